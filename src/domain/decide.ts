@@ -1,0 +1,37 @@
+// The business rules: given a command and the entry's current state, which events
+// happen. Pure: no clock, no database; refusals are thrown.
+import { PetAlreadyTracked, PetNotTracked, VersionMismatch } from './errors.ts';
+import type { DomainEvent, EntryState, PetStatus } from './events.ts';
+
+export type Command =
+  | { type: 'TrackPet'; petId: bigint; quantity: number; status: PetStatus }
+  | {
+      type: 'SetQuantity';
+      petId: bigint;
+      quantity: number;
+      /** From If-Match: does the entry's current version satisfy it? */
+      precondition?: (version: number) => boolean;
+    }
+  | { type: 'SetStatus'; petId: bigint; status: PetStatus };
+
+export function decide(command: Command, state: EntryState | undefined): DomainEvent[] {
+  switch (command.type) {
+    case 'TrackPet':
+      if (state) throw new PetAlreadyTracked(command.petId);
+      return [{ type: 'PetTracked', data: { quantity: command.quantity, status: command.status } }];
+    case 'SetQuantity':
+      if (!state) throw new PetNotTracked(command.petId);
+      if (command.precondition && !command.precondition(state.version)) {
+        throw new VersionMismatch(command.petId, state.version);
+      }
+      // Appended even when the quantity is unchanged: a confirmed count is a fact too.
+      return [{ type: 'QuantitySet', data: { quantity: command.quantity } }];
+    case 'SetStatus':
+      if (!state) throw new PetNotTracked(command.petId);
+      return [{ type: 'StatusSet', data: { status: command.status } }];
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown command ${JSON.stringify(unknown)}`);
+    }
+  }
+}

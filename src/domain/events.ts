@@ -1,0 +1,57 @@
+// The domain's vocabulary: pet statuses, events (past tense, a discriminated union) and
+// the state of one inventory entry. Pure data, no I/O.
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export const MAX_QUANTITY = 2147483647;
+export const MAX_PET_ID = 9223372036854775807n;
+
+/** An event's payload as the domain decides it, before it is recorded. */
+export type DomainEvent =
+  | { type: 'PetTracked'; data: { quantity: number; status: PetStatus } }
+  | { type: 'QuantitySet'; data: { quantity: number } }
+  | { type: 'StatusSet'; data: { status: PetStatus } };
+
+export type EventType = DomainEvent['type'];
+
+/** Who caused an event and within which request: every event row carries both. */
+export interface EventMeta {
+  actor: string;
+  requestId: string;
+}
+
+/** An event as stored in the log. */
+export type RecordedEvent = DomainEvent &
+  EventMeta & {
+    seq: number;
+    petId: bigint;
+    version: number;
+    recordedAt: string;
+  };
+
+/** The state of one tracked pet, which the domain decides on. */
+export interface EntryState {
+  quantity: number;
+  status: PetStatus;
+  /** The number of events of this entry: the optimistic-concurrency version. */
+  version: number;
+}
+
+export function isPetStatus(value: unknown): value is PetStatus {
+  return typeof value === 'string' && (PET_STATUSES as readonly string[]).includes(value);
+}
+
+export function isQuantity(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_QUANTITY;
+}
+
+/**
+ * Parses a pet id written as canonical decimal digits (no sign, no leading zero, no
+ * exponent), 1 to int64 max. Returns undefined for anything else.
+ */
+export function parsePetId(text: string): bigint | undefined {
+  if (!/^[1-9][0-9]{0,18}$/.test(text)) return undefined;
+  const id = BigInt(text);
+  return id <= MAX_PET_ID ? id : undefined;
+}

@@ -1,0 +1,27 @@
+// How one event changes an entry's state. Pure, and the only such rule: the live write
+// path and the replay (rebuild-projection) both fold events through it.
+import type { DomainEvent, EntryState } from './events.ts';
+
+export function evolve(state: EntryState | undefined, event: DomainEvent): EntryState {
+  switch (event.type) {
+    case 'PetTracked':
+      return { quantity: event.data.quantity, status: event.data.status, version: 1 };
+    case 'QuantitySet':
+      return { ...requireState(state, event), quantity: event.data.quantity, version: nextVersion(state) };
+    case 'StatusSet':
+      return { ...requireState(state, event), status: event.data.status, version: nextVersion(state) };
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function requireState(state: EntryState | undefined, event: DomainEvent): EntryState {
+  if (!state) throw new Error(`${event.type} for an entry that was never tracked`);
+  return state;
+}
+
+function nextVersion(state: EntryState | undefined): number {
+  return (state?.version ?? 0) + 1;
+}

@@ -1,0 +1,31 @@
+// Opens the SQLite file with the settings every connection of ours needs, and brings
+// its schema up to date. The service and every operator command open it here.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate } from './migrate.ts';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Open without writing anything: no migration, no journal-mode change. */
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  if (options.readonly) {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    return db;
+  }
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  // Wait for another writer (a second process, an operator command) instead of failing.
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  // A 200 means the event is on disk: every commit is synced.
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
