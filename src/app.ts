@@ -1,0 +1,47 @@
+// Builds the Koa application from its dependencies; it does not listen (server.ts does),
+// so tests drive app.callback() directly. The middleware order is the data's one road:
+// errors -> request id -> access log -> auth (/v1) -> routes (media type, size, path id,
+// body) -> command -> response.
+import type Database from 'better-sqlite3';
+import Koa from 'koa';
+import { makeCommandHandler } from './commands.ts';
+import { accessLog } from './http/access-log.ts';
+import { bearerAuth, under } from './http/auth.ts';
+import { errorHandler } from './http/errors.ts';
+import { inventoryRouter } from './http/inventory-routes.ts';
+import { operationsRouter } from './http/operations-routes.ts';
+import { requestId } from './http/request-id.ts';
+import type { Logger } from './logger.ts';
+import { loadOpenApi } from './openapi.ts';
+import { makeEventStore } from './store/event-store.ts';
+import { makeKeyStore } from './store/keys.ts';
+import { makeProjection } from './store/projection.ts';
+
+export interface AppDeps {
+  db: Database.Database;
+  logger: Logger;
+  now?: () => number;
+  /** False once the service is shutting down: /readyz then answers 503. */
+  accepting?: () => boolean;
+}
+
+export function buildApp({ db, logger, now = Date.now, accepting = () => true }: AppDeps): Koa {
+  const { text: openapiText, doc: openapi } = loadOpenApi();
+  const projection = makeProjection(db);
+  const commands = makeCommandHandler(makeEventStore(db, { projection, now }));
+  const keys = makeKeyStore(db, { now });
+
+  const app = new Koa();
+  app.use(errorHandler(logger));
+  app.use(requestId());
+  app.use(accessLog(logger));
+  app.use(under('/v1', bearerAuth(keys)));
+  for (const router of [
+    operationsRouter({ db, openapiText, accepting }),
+    inventoryRouter({ projection, commands, openapi }),
+  ]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

@@ -1,0 +1,61 @@
+// scripts/keys: create, list and revoke API keys.
+import { makeKeyStore, KEY_NAME_PATTERN } from '../store/keys.ts';
+import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { table } from './table.ts';
+
+const USAGE = `
+Usage: scripts/keys create NAME [--db PATH]
+       scripts/keys list [--db PATH]
+       scripts/keys revoke NAME [--db PATH]
+
+Manages the API keys of the inventory service.
+  create NAME   makes a new key and prints it, alone, on standard output. It is shown
+                only this once: the database keeps a hash of it. NAME (letters, digits,
+                ".", "_", "-", up to 64) is what the audit log shows as the actor.
+  list          names, creation and revocation times and who did them; never secrets.
+  revoke NAME   the key stops working at once, in a running service too. Names of
+                revoked keys stay taken.
+
+Options:
+  --db PATH     the database file (default: $INVENTORY_DB, else data/inventory.db)
+  -h, --help    this text
+
+Exit status: 0 success, 1 failure, 2 usage error.
+`;
+
+await run(USAGE, (argv) => {
+  const { values, positionals } = parse(argv, {});
+  const [action, name, ...extra] = positionals;
+  const wantsName = action === 'create' || action === 'revoke';
+  if (!['create', 'list', 'revoke'].includes(action ?? '')) throw new UsageError('name an action: create, list or revoke');
+  if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
+    throw new UsageError(wantsName ? `${action} takes one NAME` : 'list takes no arguments');
+  }
+  if (wantsName && !KEY_NAME_PATTERN.test(name!)) {
+    throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
+  }
+  const db = openDb(values);
+  try {
+    const keys = makeKeyStore(db, { now: Date.now });
+    const { actor } = operatorMeta();
+    if (action === 'create') {
+      process.stdout.write(`${keys.create(name!, actor)}\n`);
+      process.stderr.write(`created key "${name}"; it is shown only this once\n`);
+      return 0;
+    }
+    if (action === 'revoke') {
+      const outcome = keys.revoke(name!, actor);
+      if (outcome === 'unknown') {
+        process.stderr.write(`no key named "${name}"\n`);
+        return 1;
+      }
+      process.stderr.write(`key "${name}" ${outcome}\n`);
+      return 0;
+    }
+    const rows = keys.list().map((k) => [k.name, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
+    process.stdout.write(table(['NAME', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
+    return 0;
+  } finally {
+    db.close();
+  }
+});

@@ -1,0 +1,45 @@
+// scripts/set-status: change a tracked pet's status (event StatusSet).
+import { makeCommandHandler } from '../commands.ts';
+import { PetNotTracked } from '../domain/errors.ts';
+import { isPetStatus, parsePetId } from '../domain/events.ts';
+import { makeEventStore } from '../store/event-store.ts';
+import { makeProjection } from '../store/projection.ts';
+import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+
+const USAGE = `
+Usage: scripts/set-status PETID STATUS [--db PATH]
+
+Sets a tracked pet's status (event StatusSet). The quantity is not touched: quantity
+and status are independent.
+  PETID        decimal digits, 1 to 9223372036854775807
+  STATUS       available, pending or sold
+  --db PATH    the database file (default: $INVENTORY_DB, else data/inventory.db)
+  -h, --help   this text
+
+Exit status: 0 success, 1 failure (the pet is not tracked), 2 usage error.
+`;
+
+await run(USAGE, async (argv) => {
+  const { values, positionals } = parse(argv, {});
+  if (positionals.length !== 2) throw new UsageError('give PETID and STATUS');
+  const petId = parsePetId(positionals[0]!);
+  if (petId === undefined) throw new UsageError(`invalid PETID ${JSON.stringify(positionals[0])}`);
+  const status = positionals[1]!;
+  if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
+  const db = openDb(values);
+  try {
+    const projection = makeProjection(db);
+    const commands = makeCommandHandler(makeEventStore(db, { projection, now: Date.now }));
+    const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());
+    process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof PetNotTracked) {
+      process.stderr.write(`error: pet ${petId} is not tracked (track it with scripts/track)\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    db.close();
+  }
+});

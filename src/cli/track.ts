@@ -1,0 +1,69 @@
+// scripts/track: start tracking pets (event PetTracked), one or a whole file at once.
+import { readFileSync } from 'node:fs';
+import { makeCommandHandler } from '../commands.ts';
+import { PetAlreadyTracked } from '../domain/errors.ts';
+import { makeEventStore } from '../store/event-store.ts';
+import { makeProjection } from '../store/projection.ts';
+import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { parsePetFile, petRow, type PetRow } from './pet-file.ts';
+
+const USAGE = `
+Usage: scripts/track PETID [--status STATUS] [--quantity N] [--db PATH]
+       scripts/track --file FILE [--db PATH]
+
+Starts tracking pets: each gets an inventory entry (event PetTracked).
+  PETID           decimal digits, 1 to 9223372036854775807
+  --status S      available (default), pending or sold
+  --quantity N    initial stock, 0 (default) to 2147483647
+  --file FILE     many pets at once: a JSON array of {"petId", "status", "quantity"}
+                  (ids above 2^53 as strings of digits), or a CSV with the header
+                  petId,status,quantity (empty cells take the defaults). All rows are
+                  tracked, or none: one bad row or already tracked pet refuses the file.
+  --db PATH       the database file (default: $INVENTORY_DB, else data/inventory.db)
+  -h, --help      this text
+
+Tracking a pet that is tracked already is refused.
+Exit status: 0 success, 1 failure (nothing tracked), 2 usage error.
+`;
+
+function rowsFrom(argv: string[]): { rows: PetRow[]; values: Record<string, unknown> } {
+  const { values, positionals } = parse(argv, {
+    status: { type: 'string' },
+    quantity: { type: 'string' },
+    file: { type: 'string' },
+  });
+  if (typeof values.file === 'string') {
+    if (positionals.length > 0 || values.status !== undefined || values.quantity !== undefined) {
+      throw new UsageError('--file takes no PETID, --status or --quantity');
+    }
+    return { rows: parsePetFile(readFileSync(values.file, 'utf8')), values };
+  }
+  if (positionals.length !== 1) throw new UsageError('give one PETID, or --file FILE');
+  const row = petRow(positionals[0]!, String(values.status ?? ''), String(values.quantity ?? ''));
+  if (typeof row === 'string') throw new UsageError(row);
+  return { rows: [row], values };
+}
+
+await run(USAGE, async (argv) => {
+  // A bad file is a failure (exit 1), not a usage error: run() reports its problems.
+  const { rows, values } = rowsFrom(argv);
+  const db = openDb(values as Parameters<typeof openDb>[0]);
+  try {
+    const projection = makeProjection(db);
+    const commands = makeCommandHandler(makeEventStore(db, { projection, now: Date.now }));
+    const tracked = await commands.handleAll(
+      rows.map((r) => ({ type: 'TrackPet', ...r })),
+      operatorMeta(),
+    );
+    for (const e of tracked) process.stdout.write(`tracked pet ${e.petId}: quantity ${e.quantity}, ${e.status}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof PetAlreadyTracked) {
+      process.stderr.write(`error: pet ${err.petId} is tracked already; nothing was tracked\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    db.close();
+  }
+});

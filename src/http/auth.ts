@@ -1,0 +1,40 @@
+// Bearer authentication (RFC 6750) for everything under /v1, unknown paths included, so
+// that nothing is revealed to a client without a valid key. The key's name becomes the
+// actor of the events the request causes.
+import type { Middleware } from 'koa';
+import type { KeyStore } from '../store/keys.ts';
+import { HttpError } from './errors.ts';
+
+const REALM = 'Bearer realm="inventory"';
+// RFC 6750 section 2.1: b64token
+const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+export function bearerAuth(keys: KeyStore): Middleware {
+  return async function authenticate(ctx, next) {
+    const [scheme, ...rest] = ctx.get('Authorization').trim().split(/ +/);
+    if (scheme?.toLowerCase() !== 'bearer') {
+      // No credential, or another scheme (Basic, …): RFC 6750 section 3.1 says no error code.
+      throw new HttpError(401, 'unauthorized', 'an API key is required: send Authorization: Bearer <key>', {
+        'WWW-Authenticate': REALM,
+      });
+    }
+    const token = rest.length === 1 ? rest[0]! : '';
+    const actor = TOKEN.test(token) ? keys.authenticate(token) : undefined;
+    if (!actor) {
+      throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
+        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+      });
+    }
+    ctx.state.actor = actor;
+    await next();
+  };
+}
+
+/** Applies a middleware to every path under prefix (compared case-insensitively). */
+export function under(prefix: string, middleware: Middleware): Middleware {
+  const lower = prefix.toLowerCase();
+  return (ctx, next) => {
+    const path = ctx.path.toLowerCase();
+    return path === lower || path.startsWith(`${lower}/`) ? middleware(ctx, next) : next();
+  };
+}

@@ -1,0 +1,56 @@
+// Reads a JSON request body: the media type first (415), then at most 4 KiB (413, also
+// for a chunked body, which raw-body stops reading past the limit). A body that is
+// missing or not JSON is only recorded here: the path id is judged before the body.
+import type { Middleware } from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { HttpError } from './errors.ts';
+
+export const BODY_LIMIT_BYTES = 4096;
+
+export type ReadBody =
+  | { kind: 'missing' }
+  | { kind: 'malformed'; reason: string }
+  | { kind: 'parsed'; value: unknown };
+
+const ACCEPT_PATCH = { 'Accept-Patch': 'application/json' };
+
+function unsupported(message: string): HttpError {
+  return new HttpError(415, 'unsupported_media_type', message, ACCEPT_PATCH);
+}
+
+function mediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${limit}b`,
+    strict: false,
+    onerror(err: Error & { status?: number; type?: string }, ctx) {
+      if (err.status === 413) {
+        throw new HttpError(413, 'payload_too_large', `the body is larger than ${limit} bytes`);
+      }
+      if (err.status === 415) throw unsupported(`the body cannot be read: ${err.message}`);
+      ctx.state.body = { kind: 'malformed', reason: err.message } satisfies ReadBody;
+    },
+  });
+  return async function readJsonBody(ctx, next) {
+    const type = ctx.get('Content-Type');
+    const hasBody = ctx.get('Transfer-Encoding') !== '' || Number(ctx.get('Content-Length') || '0') > 0;
+    if (type === '') {
+      if (hasBody) throw unsupported('a body needs Content-Type: application/json');
+      ctx.state.body = { kind: 'missing' } satisfies ReadBody;
+      return next();
+    }
+    if (mediaType(type) !== 'application/json') {
+      throw unsupported(`Content-Type must be application/json, not ${mediaType(type).slice(0, 100)}`);
+    }
+    return parse(ctx, async () => {
+      ctx.state.body ??= (ctx.request.rawBody ?? '') === ''
+        ? ({ kind: 'missing' } satisfies ReadBody)
+        : ({ kind: 'parsed', value: ctx.request.body } satisfies ReadBody);
+      await next();
+    });
+  };
+}

@@ -1,0 +1,98 @@
+// Every failure leaves as {code, message, status}. HttpError is what the layers throw;
+// errorHandler, first in the chain, renders it, and turns anything else into a 503 (the
+// database is unavailable) or a 500 that reveals nothing internal.
+import type { Middleware } from 'koa';
+import type { Logger } from '../logger.ts';
+
+/** The fixed set of error codes: the README and the OpenAPI enum list the same. */
+export const ERROR_CODES = [
+  'bad_request',
+  'invalid_pet_id',
+  'missing_body',
+  'malformed_json',
+  'invalid_body',
+  'unauthorized',
+  'not_found',
+  'pet_not_found',
+  'method_not_allowed',
+  'precondition_failed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'internal_error',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+// SQLite answers that mean "not now" rather than "broken": full disk, read-only file,
+// I/O error, a lock held too long. The client may retry.
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCOL|NOLFS)/;
+
+// Errors thrown by the libraries below us (http-errors) carry only a status.
+const CODE_OF_STATUS: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+function toHttpError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
+  if (typeof e?.code === 'string' && UNAVAILABLE.test(e.code)) {
+    return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
+      'Retry-After': '1',
+    });
+  }
+  const code = typeof e?.status === 'number' ? CODE_OF_STATUS[e.status] : undefined;
+  if (code && e.expose === true && typeof e.message === 'string') {
+    return new HttpError(e.status as number, code, e.message);
+  }
+  return undefined;
+}
+
+export function errorHandler(logger: Logger): Middleware {
+  return async function renderErrors(ctx, next) {
+    let error: HttpError;
+    try {
+      await next();
+      // Nothing answered: an unknown path, or a known path with another method
+      // (the router has then set 405 or 501 and the Allow header).
+      if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405 && ctx.status !== 501)) return;
+      error =
+        ctx.status === 404
+          ? new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`)
+          : new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
+    } catch (err) {
+      const known = toHttpError(err);
+      if (known) {
+        error = known;
+        if (known.status >= 500) logger.warn({ requestId: ctx.state.requestId, err: describe(err) }, known.message);
+      } else {
+        logger.error({ requestId: ctx.state.requestId, err: describe(err) }, 'unexpected error');
+        error = new HttpError(500, 'internal_error', `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`);
+      }
+    }
+    ctx.set(error.headers);
+    ctx.status = error.status;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
+  };
+}
+
+function describe(err: unknown): Record<string, unknown> {
+  const e = err as { name?: unknown; message?: unknown; code?: unknown; stack?: unknown };
+  return { name: e?.name, message: e?.message, code: e?.code, stack: e?.stack };
+}

@@ -1,0 +1,91 @@
+// Judges a PATCH before any handler runs: first the path's pet id, then the body against
+// the InventoryUpdate schema compiled (once, at start) from the OpenAPI document. Each
+// 400 names the member and the rule.
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import type { Middleware } from 'koa';
+import { parsePetId } from '../domain/events.ts';
+import type { OpenApiDocument } from '../openapi.ts';
+import type { ReadBody } from './body.ts';
+import { HttpError } from './errors.ts';
+
+type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
+
+export interface ValidatedPatch {
+  petId: bigint;
+  quantity: number;
+}
+
+export function validatePatch(doc: OpenApiDocument): Middleware {
+  // OpenAPI annotations that are not JSON Schema vocabulary must still be allowed.
+  const ajv = new Ajv2020({ strict: true, allErrors: false });
+  ajv.addKeyword('example');
+  // OpenAPI's integer formats; the bounds themselves are minimum/maximum in the schema.
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  const schema = doc.components.schemas.InventoryUpdate as Schema | undefined;
+  if (!schema) throw new Error('the OpenAPI document has no InventoryUpdate schema');
+  const check = ajv.compile<{ quantity: number }>(schema);
+
+  return async function validate(ctx, next) {
+    const rawId = ctx.params?.petId ?? '';
+    const petId = parsePetId(rawId);
+    if (petId === undefined) {
+      throw new HttpError(
+        400,
+        'invalid_pet_id',
+        `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(rawId)}`,
+      );
+    }
+    const body = ctx.state.body as ReadBody;
+    if (body.kind === 'missing') {
+      throw new HttpError(400, 'missing_body', 'the body is missing: send {"quantity": <integer>} as application/json');
+    }
+    if (body.kind === 'malformed') {
+      if (/prototype/i.test(body.reason)) {
+        throw new HttpError(400, 'invalid_body', 'unknown member "__proto__": the body takes only "quantity"');
+      }
+      throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${body.reason.slice(0, 200)}`);
+    }
+    if (!check(body.value)) {
+      throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value));
+    }
+    // JSON's -0 is the number 0.
+    ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
+    await next();
+  };
+}
+
+function describe(error: ErrorObject | null | undefined, schema: Schema, value: unknown): string {
+  if (!error) return 'the body does not match the InventoryUpdate schema';
+  const members = Object.keys(schema.properties ?? {}).map((m) => `"${m}"`).join(', ');
+  const member = error.instancePath.slice(1).replaceAll('/', '.');
+  switch (error.keyword) {
+    case 'required':
+      return `member "${String(error.params.missingProperty)}" is required: send {"quantity": <integer>}`;
+    case 'additionalProperties':
+      return `unknown member "${String(error.params.additionalProperty)}": the body takes only ${members}`;
+  }
+  if (member === '') return `the body must be a JSON object with only ${members}; got ${kindOf(value)}`;
+  const rule = describeSchema(schema.properties?.[member]);
+  const got = (value as Record<string, unknown>)[member];
+  return `${member} must be ${rule}; got ${kindOf(got)}`;
+}
+
+function describeSchema(s: Record<string, unknown> | undefined): string {
+  if (s?.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
+    return `an integer from ${String(s.minimum)} to ${String(s.maximum)}`;
+  }
+  return `of type ${String(s?.type)}`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `the string ${show(value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function show(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}

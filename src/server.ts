@@ -1,0 +1,66 @@
+// The service's entry point: reads the configuration, opens the database, makes the
+// first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
+// requests, lets those in flight finish, closes the database and exits 0.
+import { createServer } from 'node:http';
+import { buildApp } from './app.ts';
+import { ensureBootstrapKey } from './bootstrap.ts';
+import { ConfigError, readConfig, type Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { openDatabase } from './store/database.ts';
+import { makeKeyStore } from './store/keys.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+let config: Config;
+try {
+  config = readConfig(process.env);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`petstore-inventory: ${err.message}\n`);
+  process.exit(2);
+}
+
+const logger = createLogger(config.logLevel);
+const db = openDatabase(config.dbPath);
+const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
+const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
+let accepting = true;
+const app = buildApp({ db, logger, accepting: () => accepting });
+const server = createServer(app.callback());
+
+server.on('error', (err) => {
+  logger.fatal({ err: { message: err.message } }, 'cannot listen');
+  db.close();
+  process.exit(1);
+});
+
+server.listen(config.port, config.host, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const baseUrl = `http://${hostInUrl}:${port}`;
+  ensureBootstrapKey(makeKeyStore(db, { now: Date.now }), baseUrl, (text) => process.stderr.write(text));
+  logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
+});
+
+function shutdown(signal: string): void {
+  if (!accepting) return;
+  accepting = false;
+  logger.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    logger.error('requests still in flight after the grace period; exiting');
+    db.close();
+    process.exit(1);
+  }, SHUTDOWN_GRACE_MS);
+  force.unref();
+  // close() stops accepting connections and waits for those open to end; idle
+  // keep-alive connections are closed now, busy ones once their response is sent.
+  server.close(() => {
+    db.close();
+    logger.info('stopped');
+    process.exit(0);
+  });
+  server.closeIdleConnections();
+}
+
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));
