@@ -1,10 +1,7 @@
 // scripts/set-status: change a tracked pet's status (event StatusSet).
-import { makeCommandHandler } from '../commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
-import { makeEventStore } from '../store/event-store.ts';
-import { makeProjection } from '../store/projection.ts';
-import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { commandsFor, openDb, operatorMeta, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/set-status PETID STATUS [--db PATH]
@@ -28,8 +25,7 @@ await run(USAGE, async (argv) => {
   if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
   const db = openDb(values);
   try {
-    const projection = makeProjection(db);
-    const commands = makeCommandHandler(makeEventStore(db, { projection, now: Date.now }));
+    const commands = commandsFor(db);
     const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());
     process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
     return 0;

@@ -1,10 +1,7 @@
 // scripts/track: start tracking pets (event PetTracked), one or a whole file at once.
 import { readFileSync } from 'node:fs';
-import { makeCommandHandler } from '../commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
-import { makeEventStore } from '../store/event-store.ts';
-import { makeProjection } from '../store/projection.ts';
-import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { commandsFor, openDb, operatorMeta, parse, run, UsageError } from './common.ts';
 import { parsePetFile, petRow, type PetRow } from './pet-file.ts';
 
 const USAGE = `
@@ -49,8 +46,7 @@ await run(USAGE, async (argv) => {
   const { rows, values } = rowsFrom(argv);
   const db = openDb(values as Parameters<typeof openDb>[0]);
   try {
-    const projection = makeProjection(db);
-    const commands = makeCommandHandler(makeEventStore(db, { projection, now: Date.now }));
+    const commands = commandsFor(db);
     const tracked = await commands.handleAll(
       rows.map((r) => ({ type: 'TrackPet', ...r })),
       operatorMeta(),
