@@ -1,10 +1,10 @@
 // The service's entry point: reads the configuration, opens the database, makes the
 // first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
 // requests, lets those in flight finish, closes the database and exits 0.
-import { createServer } from 'node:http';
 import { buildApp } from './app.ts';
 import { ensureBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
+import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
 import { openDatabase } from './store/database.ts';
 import { makeKeyStore } from './store/keys.ts';
@@ -26,7 +26,7 @@ const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
 const app = buildApp({ db, logger, accepting: () => accepting });
-const server = createServer(app.callback());
+const server = createHttpServer(app);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');

@@ -12,7 +12,8 @@ export function accessLog(logger: Logger): Middleware {
         actor: ctx.state.actor,
         method: ctx.method,
         path: ctx.path,
-        status: ctx.status,
+        // A client that went away before the answer got none: no status to report.
+        status: ctx.res.headersSent ? ctx.res.statusCode : null,
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         ...(ctx.res.writableFinished ? {} : { aborted: true }),
       });

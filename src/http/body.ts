@@ -32,6 +32,9 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
         throw new HttpError(413, 'payload_too_large', `the body is larger than ${limit} bytes`);
       }
       if (err.status === 415) throw unsupported(`the body cannot be read: ${err.message}`);
+      // Only a body that arrived whole but is not JSON is judged later, as a body fault;
+      // one that did not arrive whole (aborted, shorter than declared) is unreadable.
+      if (!(err instanceof SyntaxError)) throw new HttpError(400, 'bad_request', `the body could not be read: ${err.message}`);
       ctx.state.body = { kind: 'malformed', reason: err.message } satisfies ReadBody;
     },
   });
@@ -45,6 +48,10 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
     }
     if (mediaType(type) !== 'application/json') {
       throw unsupported(`Content-Type must be application/json, not ${mediaType(type).slice(0, 100)}`);
+    }
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      throw unsupported(`JSON is read as UTF-8 only, not charset ${charset.slice(0, 40)}`);
     }
     return parse(ctx, async () => {
       ctx.state.body ??= (ctx.request.rawBody ?? '') === ''

@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'precondition_failed',
   'payload_too_large',
   'unsupported_media_type',
+  'request_timeout',
+  'headers_too_large',
   'internal_error',
   'unavailable',
 ] as const;

@@ -6,6 +6,7 @@ import type { Middleware } from 'koa';
 import { parsePetId } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { ReadBody } from './body.ts';
+import { duplicateMember } from './duplicate-members.ts';
 import { HttpError } from './errors.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
@@ -45,6 +46,10 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
         throw new HttpError(400, 'invalid_body', 'unknown member "__proto__": the body takes only "quantity"');
       }
       throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${body.reason.slice(0, 200)}`);
+    }
+    const duplicate = duplicateMember(ctx.request.rawBody);
+    if (duplicate !== undefined) {
+      throw new HttpError(400, 'invalid_body', `member ${show(duplicate)} appears more than once: send it once`);
     }
     if (!check(body.value)) {
       throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value));
