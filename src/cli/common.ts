@@ -37,6 +37,8 @@ export function parse(argv: string[], options: Options): Parsed {
 }
 
 export function openDb(values: Parsed['values'], options?: OpenOptions): Db {
+  // An empty path would open a temporary database that vanishes on close.
+  if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
   const path = typeof values.db === 'string' ? values.db : dbPathOf(process.env);
   return openDatabase(path, options);
 }

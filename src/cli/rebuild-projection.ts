@@ -29,7 +29,7 @@ await run(USAGE, (argv) => {
   const { values, positionals } = parse(argv, { check: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const check = values.check === true;
-  const db = openDb(values);
+  const db = openDb(values, { mustExist: true });
   try {
     const report = rebuildProjection(db, { check });
     const verb = check ? 'checked' : 'rebuilt';

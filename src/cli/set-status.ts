@@ -23,7 +23,7 @@ await run(USAGE, async (argv) => {
   if (petId === undefined) throw new UsageError(`invalid PETID ${JSON.stringify(positionals[0])}`);
   const status = positionals[1]!;
   if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
-  const db = openDb(values);
+  const db = openDb(values, { mustExist: true });
   try {
     const commands = commandsFor(db);
     const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());

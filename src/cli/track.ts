@@ -36,6 +36,8 @@ function rowsFrom(argv: string[]): { rows: PetRow[]; values: Record<string, unkn
     return { rows: parsePetFile(readFileSync(values.file, 'utf8')), values };
   }
   if (positionals.length !== 1) throw new UsageError('give one PETID, or --file FILE');
+  // An empty value is not the default: `--quantity "$N"` with N unset must not track 0.
+  if (values.status === '' || values.quantity === '') throw new UsageError('--status and --quantity must not be empty');
   const row = petRow(positionals[0]!, String(values.status ?? ''), String(values.quantity ?? ''));
   if (typeof row === 'string') throw new UsageError(row);
   return { rows: [row], values };

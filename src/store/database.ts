@@ -1,6 +1,6 @@
 // Opens the SQLite file with the settings every connection of ours needs, and brings
 // its schema up to date. The service and every operator command open it here.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate } from './migrate.ts';
@@ -10,6 +10,8 @@ export type Db = Database.Database;
 export interface OpenOptions {
   /** Open without writing anything: no migration, no journal-mode change. */
   readonly?: boolean;
+  /** Refuse a path where no database is yet, instead of creating one there. */
+  mustExist?: boolean;
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
@@ -17,6 +19,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
     return db;
+  }
+  if (options.mustExist && path !== ':memory:' && !existsSync(path)) {
+    throw new Error(`no database at ${path}: check --db or INVENTORY_DB`);
   }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
