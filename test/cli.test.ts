@@ -1,0 +1,473 @@
+// End-to-end tests of the operator commands: the real wrapper scripts in scripts/, run
+// as child processes against a fresh SQLite file per test; the outcome is judged by exit
+// status, standard output and error, and the database contents.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makeCommandHandler } from '../src/commands.ts';
+import type { Command } from '../src/domain/decide.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { makeProjection } from '../src/store/projection.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEY_LINE = /^pinv_[A-Za-z0-9]{32}\n$/;
+const operator = `cli:${userInfo().username}`;
+
+interface Result {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs scripts/<name> with args; INVENTORY_DB is unset unless env sets it. */
+function script(name: string, args: string[], env: Record<string, string> = {}): Result {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  if (env.INVENTORY_DB === undefined) delete childEnv.INVENTORY_DB;
+  const r = spawnSync(join(root, 'scripts', name), args, {
+    cwd: root,
+    env: childEnv,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function expectExit(r: Result, status: number, what: string): void {
+  assert.is(r.status, status, `${what}: exit ${r.status}, expected ${status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+}
+
+interface Ctx {
+  dir: string;
+  db: string;
+}
+
+/** A suite whose tests each get a fresh temporary directory and database path. */
+function cliSuite(name: string) {
+  const s = suite<Ctx>(name, { dir: '', db: '' });
+  s.before.each((ctx) => {
+    ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-cli-'));
+    ctx.db = join(ctx.dir, 'inventory.db');
+  });
+  s.after.each((ctx) => {
+    rmSync(ctx.dir, { recursive: true, force: true });
+  });
+  return s;
+}
+
+/** Reads the database with a plain read-only connection; integers come back as BigInt. */
+function query<T = Record<string, unknown>>(path: string, sql: string, ...params: unknown[]): T[] {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).safeIntegers(true).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+function countEvents(path: string): bigint {
+  return query<{ n: bigint }>(path, 'SELECT count(*) AS n FROM events')[0]!.n;
+}
+
+/** Seeds a database in-process (saves a process start); the commands under test run as processes. */
+async function seed(path: string, commands: Command[]): Promise<void> {
+  const db = openDatabase(path);
+  try {
+    const handler = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now }));
+    for (const c of commands) await handler.handle(c, { actor: 'cli:seed', requestId: 'seed' });
+  } finally {
+    db.close();
+  }
+}
+
+const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 'sold' = 'available'): Command => ({
+  type: 'TrackPet',
+  petId,
+  quantity,
+  status,
+});
+
+// ---------------------------------------------------------------------------------------
+const keys = cliSuite('scripts/keys');
+
+keys('create prints the key alone, the table holds only its hash, list shows no secret', (ctx) => {
+  // INVENTORY_DB names the database here; --db below.
+  const created = script('keys', ['create', 'alice'], { INVENTORY_DB: ctx.db });
+  expectExit(created, 0, 'keys create');
+  assert.match(created.stdout, KEY_LINE);
+  const key = created.stdout.trim();
+  assert.not.match(created.stderr, key, 'the key is on stdout only');
+
+  const rows = query(ctx.db, 'SELECT * FROM api_keys');
+  assert.is(rows.length, 1);
+  const row = rows[0]!;
+  assert.is(row.name, 'alice');
+  assert.is(row.hash, createHash('sha256').update(key).digest('hex'));
+  assert.is(row.created_by, operator);
+  assert.match(String(row.created_at), ISO_MS);
+  assert.is(row.revoked_at, null);
+  for (const [column, value] of Object.entries(row)) {
+    assert.not.ok(String(value).includes(key), `column ${column} holds the key`);
+  }
+
+  // --db wins over INVENTORY_DB: the other file is never created.
+  const other = join(ctx.dir, 'other.db');
+  const listed = script('keys', ['list', '--db', ctx.db], { INVENTORY_DB: other });
+  expectExit(listed, 0, 'keys list');
+  assert.not.ok(existsSync(other), '--db is used, not INVENTORY_DB');
+  const lines = listed.stdout.trimEnd().split('\n');
+  assert.is(lines.length, 2, listed.stdout);
+  assert.match(lines[0]!, /NAME\s+CREATED\s+CREATED BY\s+REVOKED/);
+  assert.match(lines[1]!, new RegExp(`^alice\\s+${String(row.created_at).replace(/\./g, '\\.')}\\s+${operator}\\s+-\\s+-$`));
+  const output = listed.stdout + listed.stderr;
+  assert.not.ok(output.includes(key), 'list shows the key');
+  assert.not.ok(output.includes(String(row.hash)), 'list shows the hash');
+  assert.not.match(output, /pinv_/);
+});
+
+keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) => {
+  const created = script('keys', ['create', 'bob', '--db', ctx.db]);
+  expectExit(created, 0, 'keys create');
+  const key = created.stdout.trim();
+
+  const revoked = script('keys', ['revoke', 'bob', '--db', ctx.db]);
+  expectExit(revoked, 0, 'keys revoke');
+  const row = query(ctx.db, 'SELECT * FROM api_keys WHERE name = ?', 'bob')[0]!;
+  assert.match(String(row.revoked_at), ISO_MS);
+  assert.is(row.revoked_by, operator);
+
+  const listed = script('keys', ['list', '--db', ctx.db]);
+  expectExit(listed, 0, 'keys list');
+  assert.match(listed.stdout, new RegExp(`^bob\\s.*\\s${String(row.revoked_at).replace(/\./g, '\\.')}\\s+${operator}$`, 'm'));
+  assert.not.ok(listed.stdout.includes(key));
+
+  const unknown = script('keys', ['revoke', 'nobody', '--db', ctx.db]);
+  expectExit(unknown, 1, 'keys revoke of an unknown name');
+  assert.match(unknown.stderr, /nobody/);
+  assert.is(unknown.stdout, '');
+
+  // A revoked key's name stays taken.
+  const taken = script('keys', ['create', 'bob', '--db', ctx.db]);
+  expectExit(taken, 1, 'keys create of a taken name');
+  assert.match(taken.stderr, /bob/);
+  assert.is(taken.stdout, '', 'no key is printed');
+  const all = query(ctx.db, 'SELECT name, hash FROM api_keys');
+  assert.is(all.length, 1);
+  assert.is(all[0]!.hash, row.hash, 'the first key is untouched');
+});
+
+keys('usage errors exit 2 with the usage text; --help exits 0', (ctx) => {
+  const none = script('keys', ['--db', ctx.db]);
+  expectExit(none, 2, 'keys without an action');
+  assert.match(none.stderr, /Usage: scripts\/keys/);
+  assert.is(none.stdout, '');
+
+  const badName = script('keys', ['create', 'a b', '--db', ctx.db]);
+  expectExit(badName, 2, 'keys create "a b"');
+  assert.match(badName.stderr, /invalid NAME "a b"/);
+  assert.is(badName.stdout, '');
+  assert.not.ok(existsSync(ctx.db), 'a usage error opens no database');
+
+  const emptyDb = script('keys', ['create', 'carol', '--db', '']);
+  expectExit(emptyDb, 2, 'keys create --db ""');
+  assert.match(emptyDb.stderr, /--db/);
+  assert.is(emptyDb.stdout, '', 'no key is printed for a database that does not persist');
+
+  const help = script('keys', ['--help']);
+  expectExit(help, 0, 'keys --help');
+  assert.match(help.stdout, /^Usage: scripts\/keys create NAME/);
+  assert.match(help.stdout, /revoke NAME/);
+  assert.match(help.stdout, /Exit status: 0 success, 1 failure, 2 usage error/);
+});
+
+keys.run();
+
+// ---------------------------------------------------------------------------------------
+const trackOne = cliSuite('scripts/track PETID');
+
+trackOne('tracks a pet with the defaults: one PetTracked event and its inventory row', (ctx) => {
+  const r = script('track', ['42', '--db', ctx.db]);
+  expectExit(r, 0, 'track 42');
+  assert.match(r.stdout, /pet 42/);
+
+  const events = query(ctx.db, 'SELECT * FROM events');
+  assert.is(events.length, 1);
+  const e = events[0]!;
+  assert.is(e.pet_id, 42n);
+  assert.is(e.type, 'PetTracked');
+  assert.is(e.version, 1n);
+  const data = JSON.parse(String(e.data));
+  assert.is(data.quantity, 0);
+  assert.is(data.status, 'available');
+  assert.is(data.schemaVersion, 1);
+  assert.is(e.actor, operator);
+  assert.match(String(e.request_id), UUID);
+  assert.match(String(e.recorded_at), ISO_MS);
+  assert.ok(Math.abs(Date.parse(String(e.recorded_at)) - Date.now()) < 60_000, 'recorded_at is now');
+
+  assert.equal(query(ctx.db, 'SELECT * FROM inventory'), [
+    { pet_id: 42n, quantity: 0n, status: 'available', version: 1n, updated_at: e.recorded_at },
+  ]);
+});
+
+trackOne('--status and --quantity are kept; int64 max stays exact; tracking it again exits 1', (ctx) => {
+  const max = '9223372036854775807';
+  const r = script('track', [max, '--status', 'pending', '--quantity', '7', '--db', ctx.db]);
+  expectExit(r, 0, 'track max --status pending --quantity 7');
+  assert.ok(r.stdout.includes(max), r.stdout);
+
+  const [e] = query(ctx.db, 'SELECT pet_id, typeof(pet_id) AS t, type, version, data FROM events');
+  assert.is(e!.pet_id, BigInt(max));
+  assert.is(e!.t, 'integer', 'stored as an INTEGER, not text');
+  assert.is(e!.type, 'PetTracked');
+  const data = JSON.parse(String(e!.data));
+  assert.is(data.quantity, 7);
+  assert.is(data.status, 'pending');
+  const [row] = query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory');
+  assert.equal(row, { pet_id: BigInt(max), quantity: 7n, status: 'pending', version: 1n });
+
+  const again = script('track', [max, '--quantity', '1', '--db', ctx.db]);
+  expectExit(again, 1, 'track of a tracked pet');
+  assert.ok(again.stderr.includes(max), again.stderr);
+  assert.match(again.stderr, /already/);
+  assert.is(countEvents(ctx.db), 1n, 'nothing appended');
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory'), [row]);
+});
+
+trackOne('an invalid PETID, --status or --quantity exits 2 and touches no database', (ctx) => {
+  const cases: [string, string[], RegExp][] = [
+    ['PETID 007', ['007'], /petId/],
+    ['PETID 0', ['0'], /petId/],
+    ['PETID abc', ['abc'], /petId/],
+    ['--status lost', ['5', '--status', 'lost'], /status/],
+    ['--quantity 1.5', ['5', '--quantity', '1.5'], /quantity/],
+    ['--quantity ""', ['5', '--quantity', ''], /quantity/],
+  ];
+  for (const [what, args, message] of cases) {
+    const r = script('track', [...args, '--db', ctx.db]);
+    expectExit(r, 2, `track ${what}`);
+    assert.match(r.stderr, message, what);
+    assert.match(r.stderr, /Usage: scripts\/track/, what);
+    assert.is(r.stdout, '', what);
+  }
+  assert.not.ok(existsSync(ctx.db), 'no database was created');
+});
+
+trackOne.run();
+
+// ---------------------------------------------------------------------------------------
+const trackFile = cliSuite('scripts/track --file');
+
+trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay exact', (ctx) => {
+  const file = join(ctx.dir, 'pets.json');
+  writeFileSync(
+    file,
+    JSON.stringify([
+      { petId: 1 },
+      { petId: '9007199254740993', status: 'sold', quantity: 3 },
+      { petId: 2, status: 'pending' },
+    ]),
+  );
+  const r = script('track', ['--file', file, '--db', ctx.db]);
+  expectExit(r, 0, 'track --file pets.json');
+  assert.ok(r.stdout.includes('9007199254740993'), r.stdout);
+
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id'), [
+    { pet_id: 1n, quantity: 0n, status: 'available', version: 1n },
+    { pet_id: 2n, quantity: 0n, status: 'pending', version: 1n },
+    { pet_id: 9007199254740993n, quantity: 3n, status: 'sold', version: 1n },
+  ]);
+  const events = query(ctx.db, 'SELECT pet_id, type, actor, request_id FROM events ORDER BY seq');
+  assert.equal(
+    events.map((e) => e.pet_id),
+    [1n, 9007199254740993n, 2n],
+  );
+  assert.ok(events.every((e) => e.type === 'PetTracked' && e.actor === operator));
+  assert.is(new Set(events.map((e) => e.request_id)).size, 1, 'one request id for the whole command');
+});
+
+trackFile('a CSV with the header petId,status,quantity; empty cells take the defaults', (ctx) => {
+  const file = join(ctx.dir, 'pets.csv');
+  writeFileSync(file, 'petId,status,quantity\r\n10,,\r\n11,sold,\r\n12,,9\r\n9223372036854775807,pending,2147483647\r\n');
+  const r = script('track', ['--file', file, '--db', ctx.db]);
+  expectExit(r, 0, 'track --file pets.csv');
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id'), [
+    { pet_id: 10n, quantity: 0n, status: 'available' },
+    { pet_id: 11n, quantity: 0n, status: 'sold' },
+    { pet_id: 12n, quantity: 9n, status: 'available' },
+    { pet_id: 9223372036854775807n, quantity: 2147483647n, status: 'pending' },
+  ]);
+  assert.is(countEvents(ctx.db), 4n);
+});
+
+trackFile('a file with one bad row exits 1, names the problem and tracks nothing', async (ctx) => {
+  await seed(ctx.db, [track(500n)]);
+  const before = countEvents(ctx.db);
+  const cases: [string, string, RegExp][] = [
+    ['bad-status.json', JSON.stringify([{ petId: 1 }, { petId: 2, status: 'lost' }, { petId: 3 }]), /item 1: status/],
+    ['bad-quantity.json', JSON.stringify([{ petId: 1 }, { petId: 2 }, { petId: 3, quantity: -1 }]), /item 2: quantity/],
+    ['duplicate.csv', 'petId,status,quantity\n1,,\n2,,\n1,sold,4\n', /line 4: pet 1 appears again/],
+    ['unsafe-number.json', '[{"petId": 1}, {"petId": 9007199254740993}]', /item 1: petId above 2\^53/],
+    ['wrong-header.csv', 'id,status,quantity\n1,,\n', /CSV header must be petId,status,quantity/],
+  ];
+  for (const [name, text, message] of cases) {
+    const file = join(ctx.dir, name);
+    writeFileSync(file, text);
+    const r = script('track', ['--file', file, '--db', ctx.db]);
+    expectExit(r, 1, `track --file ${name}`);
+    assert.match(r.stderr, message, name);
+    assert.match(r.stderr, /nothing was tracked/, name);
+    assert.is(r.stdout, '', name);
+    assert.is(countEvents(ctx.db), before, `${name}: nothing appended`);
+  }
+  assert.equal(query(ctx.db, 'SELECT pet_id FROM inventory'), [{ pet_id: 500n }]);
+});
+
+trackFile('a file holding a pet that is tracked already exits 1 and tracks nothing', async (ctx) => {
+  await seed(ctx.db, [track(7n, 4)]);
+  const file = join(ctx.dir, 'pets.json');
+  writeFileSync(file, JSON.stringify([{ petId: 6 }, { petId: 7, quantity: 9 }, { petId: 8 }]));
+  const r = script('track', ['--file', file, '--db', ctx.db]);
+  expectExit(r, 1, 'track --file with a tracked pet');
+  assert.match(r.stderr, /pet 7 is tracked already/);
+  assert.match(r.stderr, /nothing was tracked/);
+  assert.is(r.stdout, '');
+  assert.is(countEvents(ctx.db), 1n, 'pet 6 was not tracked either');
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, version FROM inventory'), [
+    { pet_id: 7n, quantity: 4n, version: 1n },
+  ]);
+});
+
+trackFile.run();
+
+// ---------------------------------------------------------------------------------------
+const setStatus = cliSuite('scripts/set-status');
+
+setStatus('changes the status alone: a StatusSet event, the quantity untouched', async (ctx) => {
+  await seed(ctx.db, [track(5n, 4, 'available')]);
+  const r = script('set-status', ['5', 'sold', '--db', ctx.db]);
+  expectExit(r, 0, 'set-status 5 sold');
+  assert.match(r.stdout, /pet 5: sold, quantity 4/);
+
+  const events = query(ctx.db, 'SELECT * FROM events ORDER BY seq');
+  assert.is(events.length, 2);
+  const e = events[1]!;
+  assert.is(e.type, 'StatusSet');
+  assert.is(e.pet_id, 5n);
+  assert.is(e.version, 2n);
+  assert.is(e.actor, operator);
+  assert.match(String(e.request_id), UUID);
+  assert.match(String(e.recorded_at), ISO_MS);
+  const data = JSON.parse(String(e.data));
+  assert.is(data.status, 'sold');
+  assert.is(data.schemaVersion, 1);
+  assert.not.ok('quantity' in data, 'StatusSet carries no quantity');
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version, updated_at FROM inventory'), [
+    { pet_id: 5n, quantity: 4n, status: 'sold', version: 2n, updated_at: e.recorded_at },
+  ]);
+});
+
+setStatus('an untracked pet exits 1; a bad status exits 2; nothing is appended', async (ctx) => {
+  await seed(ctx.db, [track(5n, 4)]);
+  const untracked = script('set-status', ['99', 'sold', '--db', ctx.db]);
+  expectExit(untracked, 1, 'set-status of an untracked pet');
+  assert.match(untracked.stderr, /pet 99 is not tracked/);
+  assert.is(untracked.stdout, '');
+
+  const bad = script('set-status', ['5', 'lost', '--db', ctx.db]);
+  expectExit(bad, 2, 'set-status 5 lost');
+  assert.match(bad.stderr, /STATUS must be available, pending or sold/);
+  assert.match(bad.stderr, /Usage: scripts\/set-status/);
+
+  assert.is(countEvents(ctx.db), 1n);
+  assert.equal(query(ctx.db, 'SELECT quantity, status, version FROM inventory'), [
+    { quantity: 4n, status: 'available', version: 1n },
+  ]);
+});
+
+setStatus.run();
+
+// ---------------------------------------------------------------------------------------
+const rebuild = cliSuite('scripts/rebuild-projection');
+
+const INVENTORY = 'SELECT pet_id, quantity, status, version, updated_at FROM inventory ORDER BY pet_id';
+
+rebuild('--check finds drift and changes nothing; a rebuild repairs it to the replay', async (ctx) => {
+  await seed(ctx.db, [
+    track(1n, 5),
+    { type: 'SetQuantity', petId: 1n, quantity: 8 },
+    track(2n, 1, 'pending'),
+    { type: 'SetStatus', petId: 2n, status: 'sold' },
+    track(3n, 2),
+    track(9007199254740993n, 6),
+  ]);
+  const healthy = query(ctx.db, INVENTORY);
+
+  const clean = script('rebuild-projection', ['--check', '--db', ctx.db]);
+  expectExit(clean, 0, 'rebuild-projection --check on a healthy database');
+  assert.match(clean.stdout, /6 events replayed into 4 entries; 0 differ/);
+
+  // Corrupt the projection: a changed quantity, a missing row, a row without events.
+  const rw = new Database(ctx.db);
+  rw.prepare('UPDATE inventory SET quantity = 999 WHERE pet_id = 1').run();
+  rw.prepare('DELETE FROM inventory WHERE pet_id = ?').run(9007199254740993n);
+  rw.prepare("INSERT INTO inventory VALUES (77, 1, 'available', 1, '2026-01-01T00:00:00.000Z')").run();
+  rw.close();
+  const corrupt = query(ctx.db, INVENTORY);
+
+  const drift = script('rebuild-projection', ['--check', '--db', ctx.db]);
+  expectExit(drift, 1, 'rebuild-projection --check with drift');
+  assert.match(drift.stdout, /3 differ:/);
+  assert.match(drift.stdout, /pet 1: quantity 999, available, version 2 -> quantity 8, available, version 2/);
+  assert.match(drift.stdout, /pet 77: quantity 1, available, version 1 -> no entry/);
+  assert.match(drift.stdout, /pet 9007199254740993: no entry -> quantity 6, available, version 1/);
+  assert.not.match(drift.stdout, /pet [23]:/, 'only the differing pets are listed');
+  assert.equal(query(ctx.db, INVENTORY), corrupt, '--check changed nothing');
+
+  const repaired = script('rebuild-projection', ['--db', ctx.db]);
+  expectExit(repaired, 0, 'rebuild-projection');
+  assert.match(repaired.stdout, /rebuilt: 6 events replayed into 4 entries; 3 differed:/);
+  assert.match(repaired.stdout, /pet 1: /);
+  assert.match(repaired.stdout, /pet 77: /);
+  assert.match(repaired.stdout, /pet 9007199254740993: /);
+  assert.equal(query(ctx.db, INVENTORY), healthy, 'the projection equals the replay');
+  assert.is(countEvents(ctx.db), 6n, 'the log is untouched');
+
+  const after = script('rebuild-projection', ['--check', '--db', ctx.db]);
+  expectExit(after, 0, 'rebuild-projection --check after the rebuild');
+  assert.match(after.stdout, /0 differ/);
+});
+
+rebuild('the events table refuses UPDATE and DELETE from a plain connection', async (ctx) => {
+  await seed(ctx.db, [track(1n, 5)]);
+  const db = new Database(ctx.db);
+  try {
+    assert.throws(() => db.prepare('UPDATE events SET data = \'{"quantity":1,"status":"sold","schemaVersion":1}\'').run(), /append-only/);
+    assert.throws(() => db.prepare('DELETE FROM events').run(), /append-only/);
+    assert.is(db.prepare('SELECT count(*) FROM events').pluck().get(), 1);
+    assert.is(JSON.parse(db.prepare('SELECT data FROM events').pluck().get() as string).quantity, 5);
+  } finally {
+    db.close();
+  }
+});
+
+rebuild('a path with no database is an error (exit 1) and creates nothing', (ctx) => {
+  for (const args of [['rebuild-projection', '--check'], ['rebuild-projection'], ['keys', 'list'], ['set-status', '1', 'sold']]) {
+    const [name, ...rest] = args as [string, ...string[]];
+    const r = script(name, [...rest, '--db', ctx.db]);
+    expectExit(r, 1, args.join(' '));
+    assert.match(r.stderr, /no database at/);
+    assert.not.ok(existsSync(ctx.db), `${args.join(' ')} created a database`);
+  }
+});
+
+rebuild.run();

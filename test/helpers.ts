@@ -1,0 +1,167 @@
+// Test helpers: a fresh app on an in-memory database with a key, and a raw HTTP client
+// (node:http, so that bodies, headers and big numbers arrive exactly as sent).
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { suite } from 'uvu';
+import { buildApp } from '../src/app.ts';
+import { createHttpServer } from '../src/http/node-server.ts';
+import { makeCommandHandler } from '../src/commands.ts';
+import type { PetStatus } from '../src/domain/events.ts';
+import { createLogger } from '../src/logger.ts';
+import { openDatabase, type Db } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { makeKeyStore, type KeyStore } from '../src/store/keys.ts';
+import { makeProjection } from '../src/store/projection.ts';
+
+export interface Response {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: () => any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | number>;
+  body?: string | Buffer;
+  /** Send the body in chunks without Content-Length (Transfer-Encoding: chunked). */
+  chunked?: boolean;
+}
+
+export function send(port: number, options: RequestOptions): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    // Frame every body explicitly: Node sends a DELETE body unframed otherwise.
+    const framing: Record<string, string | number> =
+      options.body === undefined ? {} : options.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': Buffer.byteLength(options.body) };
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: { ...framing, ...options.headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (options.body !== undefined) {
+      if (options.chunked) {
+        const body = Buffer.from(options.body);
+        for (let i = 0; i < body.length; i += 1000) req.write(body.subarray(i, i + 1000));
+      } else {
+        req.write(options.body);
+      }
+    }
+    req.end();
+  });
+}
+
+export interface TestApp {
+  db: Db;
+  keys: KeyStore;
+  /** An active key named "tester". */
+  key: string;
+  logs: string[];
+  port: number;
+  accepting: boolean;
+  /** Moves the injected clock forward. */
+  tick(ms?: number): void;
+  request(options: RequestOptions): Promise<Response>;
+  /** A PATCH with the tester's key and a JSON body. */
+  patch(petId: string | bigint | number, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  get(path?: string, headers?: Record<string, string>): Promise<Response>;
+  track(petId: bigint | number, quantity?: number, status?: PetStatus): Promise<void>;
+  events(): Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export async function startApp(): Promise<TestApp> {
+  const db = openDatabase(':memory:');
+  let clock = Date.parse('2026-01-02T03:04:05.678Z');
+  const now = () => clock;
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = createLogger('info', sink);
+  const state = { accepting: true };
+  const app = buildApp({ db, logger, now, accepting: () => state.accepting });
+  const keys = makeKeyStore(db, { now });
+  const key = keys.create('tester', 'test');
+  const server: Server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const projection = makeProjection(db);
+  const commands = makeCommandHandler(makeEventStore(db, { projection, now }));
+  const auth = { Authorization: `Bearer ${key}` };
+
+  const t: TestApp = {
+    db,
+    keys,
+    key,
+    logs,
+    port,
+    get accepting() {
+      return state.accepting;
+    },
+    set accepting(value: boolean) {
+      state.accepting = value;
+    },
+    tick(ms = 1) {
+      clock += ms;
+    },
+    request: (options) => send(port, options),
+    patch: (petId, body, headers = {}) =>
+      send(port, {
+        method: 'PATCH',
+        path: `/v1/inventory/${petId}`,
+        headers: { ...auth, 'Content-Type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    get: (path = '/v1/inventory', headers = {}) => send(port, { path, headers: { ...auth, ...headers } }),
+    async track(petId, quantity = 0, status = 'available') {
+      await commands.handle(
+        { type: 'TrackPet', petId: BigInt(petId), quantity, status },
+        { actor: 'cli:test', requestId: 'track' },
+      );
+    },
+    events: () =>
+      db.prepare('SELECT * FROM events ORDER BY seq').safeIntegers(true).all() as Record<string, unknown>[],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          db.close();
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
+  };
+  return t;
+}
+
+/**
+ * A uvu suite whose every test gets a fresh app (ctx.t), seeded by `given`, and whose
+ * `then` check runs after each test, before the app closes.
+ */
+export function appSuite(name: string, hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void> } = {}) {
+  const s = suite<{ t: TestApp }>(name);
+  s.before.each(async (ctx) => {
+    ctx.t = await startApp();
+    await hooks.given?.(ctx.t);
+  });
+  s.after.each(async (ctx) => {
+    try {
+      await hooks.then?.(ctx.t);
+    } finally {
+      await ctx.t.close();
+    }
+  });
+  return s;
+}

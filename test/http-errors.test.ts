@@ -1,0 +1,268 @@
+// Bad input and refusals through the HTTP app: each gets the Error shape with the right
+// status and code, in the precedence decisions.md fixes, and leaves nothing behind.
+import { connect } from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { appSuite, type Response } from './helpers.ts';
+
+function assertError(res: Response, status: number, code: string, label = ''): void {
+  assert.is(res.status, status, `${label}: status (${res.text})`);
+  assert.match(String(res.headers['content-type']), /^application\/json/, label);
+  const body = res.json();
+  assert.equal(Object.keys(body).sort(), ['code', 'message', 'status'], label);
+  assert.is(body.status, status, label);
+  assert.is(body.code, code, `${label}: code`);
+  assert.type(body.message, 'string');
+  assert.ok(body.message.length > 0);
+}
+
+function setup(name: string) {
+  return appSuite(name, {
+    given: (t) => t.track(7, 3),
+    // Whatever was refused left nothing behind: only the PetTracked of the setup.
+    then: async (t) => {
+      assert.is(t.events().length, 1, 'no event appended by a refused request');
+      assert.is((await t.get()).text, '[{"petId":7,"quantity":3,"status":"available"}]');
+    },
+  });
+}
+
+const body = setup('PATCH body validation');
+
+body('values that are not an integer from 0 to 2147483647 are 400 invalid_body naming quantity', async ({ t }) => {
+  for (const raw of ['"5"', 'true', 'null', '1.5', '-1', '2147483648', '1e400', '[]', '{}', '5e-1']) {
+    const res = await t.patch(7, `{"quantity": ${raw}}`);
+    assertError(res, 400, 'invalid_body', raw);
+    assert.match(res.json().message, /quantity/, raw);
+    assert.match(res.json().message, /integer from 0 to 2147483647/, raw);
+  }
+});
+
+body('a missing quantity, unknown members and non-objects are 400 invalid_body', async ({ t }) => {
+  const cases: [string, RegExp][] = [
+    ['{}', /"quantity" is required/],
+    ['{"quantity": 1, "status": "sold"}', /unknown member "status"/],
+    ['{"qty": 1}', /"quantity" is required|unknown member "qty"/],
+    ['{"quantity": 1, "__proto__": {"x": 1}}', /unknown member "__proto__"/],
+    ['[{"quantity": 1}]', /JSON object/],
+    ['5', /JSON object/],
+    ['"quantity"', /JSON object/],
+    ['null', /JSON object/],
+  ];
+  for (const [raw, message] of cases) {
+    const res = await t.patch(7, raw);
+    assertError(res, 400, 'invalid_body', raw);
+    assert.match(res.json().message, message, raw);
+  }
+});
+
+body('a member given twice is 400 invalid_body, even when the last one is valid', async ({ t }) => {
+  for (const raw of ['{"quantity": 1, "quantity": 2}', '{"quantity": "x", "quantity": 5}', '{"quantity": 5, "\\u0071uantity": 6}']) {
+    const res = await t.patch(7, raw);
+    assertError(res, 400, 'invalid_body', raw);
+    assert.match(res.json().message, /"quantity" appears more than once/, raw);
+  }
+  // The same name in different objects is no duplicate (refused for the nesting alone).
+  assertError(await t.patch(7, '{"quantity": {"quantity": 1}}'), 400, 'invalid_body');
+  assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json().message, /integer/);
+});
+
+body('malformed JSON is 400 malformed_json; an empty body is 400 missing_body', async ({ t }) => {
+  for (const raw of ['{"quantity": 1', '{quantity: 1}', "{'quantity': 1}", 'quantity=1', '   ']) {
+    assertError(await t.patch(7, raw), 400, 'malformed_json', raw);
+  }
+  assertError(await t.patch(7, ''), 400, 'missing_body', 'empty with Content-Type');
+  const noType = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
+  assertError(noType, 400, 'missing_body', 'no Content-Type, no body');
+});
+
+body.run();
+
+const path = setup('PATCH path id');
+
+path('anything but canonical digits from 1 to int64 max is 400 invalid_pet_id', async ({ t }) => {
+  for (const id of ['abc', '1.5', '1e3', '+7', '007', '%207', '%20', '0', '-3', '9223372036854775808', '99999999999999999999', '7a', '0x7']) {
+    const res = await t.patch(id, { quantity: 1 });
+    assertError(res, 400, 'invalid_pet_id', id);
+    assert.match(res.json().message, /petId/, id);
+  }
+});
+
+path.run();
+
+const media = setup('PATCH media type and size');
+
+media('another media type is 415 with Accept-Patch; a body without Content-Type too', async ({ t }) => {
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/jsonx']) {
+    const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': type });
+    assertError(res, 415, 'unsupported_media_type', type);
+    assert.is(res.headers['accept-patch'], 'application/json');
+  }
+  const untyped = await t.request({
+    method: 'PATCH',
+    path: '/v1/inventory/7',
+    headers: { Authorization: `Bearer ${t.key}` },
+    body: '{"quantity": 1}',
+  });
+  assertError(untyped, 415, 'unsupported_media_type', 'no Content-Type');
+  assert.is(untyped.headers['accept-patch'], 'application/json');
+});
+
+media('JSON is read as UTF-8: another charset is 415', async ({ t }) => {
+  for (const type of ['application/json; charset=latin1', 'application/json; charset="utf-16"']) {
+    const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': type });
+    assertError(res, 415, 'unsupported_media_type', type);
+  }
+});
+
+media('a body over 4 KiB is 413, declared or chunked; 4 KiB exactly is read', async ({ t }) => {
+  const big = `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`;
+  assertError(await t.patch(7, big), 413, 'payload_too_large', 'Content-Length');
+  const chunked = await t.request({
+    method: 'PATCH',
+    path: '/v1/inventory/7',
+    headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' },
+    body: big,
+    chunked: true,
+  });
+  assertError(chunked, 413, 'payload_too_large', 'chunked');
+  const exact = `{"quantity": 1${' '.repeat(4096 - 15)}}`;
+  assert.is(Buffer.byteLength(exact), 4096);
+  // Read whole (not 413), then refused for another reason: the pet id.
+  assertError(await t.patch(0, exact), 400, 'invalid_pet_id', '4096 bytes');
+});
+
+media.run();
+
+const order = setup('precedence of errors');
+
+order('401 first: no key beats every other fault, also on unknown paths', async ({ t }) => {
+  const res = await t.request({
+    method: 'DELETE',
+    path: '/v1/inventory/abc',
+    headers: { 'Content-Type': 'text/plain' },
+    body: 'x'.repeat(5000),
+  });
+  assertError(res, 401, 'unauthorized');
+  assertError(await t.request({ path: '/v1/no/such/thing' }), 401, 'unauthorized', 'unknown path');
+  assertError(await t.request({ path: '/v1' }), 401, 'unauthorized', '/v1');
+  assertError(await t.request({ path: '/V1/inventory' }), 401, 'unauthorized', 'upper case');
+});
+
+order('405 before 415, 413 and 400: GET /v1/inventory/abc is 405 with Allow: PATCH', async ({ t }) => {
+  const res = await t.get('/v1/inventory/abc');
+  assertError(res, 405, 'method_not_allowed');
+  assert.is(res.headers.allow, 'PATCH');
+  const post = await t.request({
+    method: 'POST',
+    path: '/v1/inventory',
+    headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'text/plain' },
+    body: 'x',
+  });
+  assertError(post, 405, 'method_not_allowed', 'POST');
+  assert.match(String(post.headers.allow), /GET/);
+  const put = await t.request({ method: 'PUT', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
+  assertError(put, 405, 'method_not_allowed', 'PUT');
+});
+
+order('415 before 413, 413 before the path id, path id before body, body before 404, 404 before 412', async ({ t }) => {
+  const huge = 'x'.repeat(5000);
+  assertError(await t.patch('abc', huge, { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type');
+  assertError(await t.patch('abc', huge), 413, 'payload_too_large');
+  assertError(await t.patch('abc', '{not json'), 400, 'invalid_pet_id');
+  assertError(await t.patch('abc', ''), 400, 'invalid_pet_id');
+  assertError(await t.patch(99, '{not json'), 400, 'malformed_json');
+  assertError(await t.patch(99, { quantity: -1 }), 400, 'invalid_body');
+  assertError(await t.patch(99, { quantity: 1 }, { 'If-Match': '"42"' }), 404, 'pet_not_found');
+  assertError(await t.patch(7, { quantity: 1 }, { 'If-Match': '"42"' }), 412, 'precondition_failed');
+});
+
+order.run();
+
+const auth = setup('bearer authentication');
+
+auth('no credential, or another scheme: 401 with WWW-Authenticate Bearer realm and no error code', async ({ t }) => {
+  for (const header of [undefined, 'Basic dXNlcjpwYXNz', 'Token abc', '']) {
+    const res = await t.request({ path: '/v1/inventory', headers: header === undefined ? {} : { Authorization: header } });
+    assertError(res, 401, 'unauthorized', String(header));
+    assert.is(res.headers['www-authenticate'], 'Bearer realm="inventory"', String(header));
+  }
+});
+
+auth('a Bearer credential that is empty, malformed, unknown or revoked: 401 invalid_token', async ({ t }) => {
+  const other = t.keys.create('other', 'test');
+  t.keys.revoke('other', 'test');
+  for (const header of ['Bearer', 'Bearer ', 'Bearer pinv_unknownkey000000000000000000000', `Bearer ${t.key} extra`, 'Bearer a,b', `Bearer ${other}`]) {
+    const res = await t.request({ path: '/v1/inventory', headers: { Authorization: header } });
+    assertError(res, 401, 'unauthorized', header);
+    assert.is(res.headers['www-authenticate'], 'Bearer realm="inventory", error="invalid_token"', header);
+    assert.not.match(res.text, /pinv_/, 'the key is not echoed');
+  }
+});
+
+auth('the scheme name is case-insensitive; the key names the actor', async ({ t }) => {
+  for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+    assert.is((await t.request({ path: '/v1/inventory', headers: { Authorization: `${scheme} ${t.key}` } })).status, 200, scheme);
+  }
+});
+
+auth('a revoked key stops working at once', async ({ t }) => {
+  const key = t.keys.create('short-lived', 'test');
+  const headers = { Authorization: `Bearer ${key}` };
+  assert.is((await t.request({ path: '/v1/inventory', headers })).status, 200);
+  t.keys.revoke('short-lived', 'test');
+  assertError(await t.request({ path: '/v1/inventory', headers }), 401, 'unauthorized');
+});
+
+auth.run();
+
+/** Sends raw bytes on a new connection and returns everything the server answers. */
+function raw(port: number, text: string, endAfter = true): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(text);
+      if (endAfter) socket.end();
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+    setTimeout(() => socket.destroy(), 3000);
+  });
+}
+
+function bodyOf(response: string): any {
+  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+}
+
+const wire = setup('requests Node cannot parse');
+
+wire('garbage, a bad Content-Length and oversized headers still get the Error shape', async ({ t }) => {
+  const garbage = await raw(t.port, 'NOT HTTP AT ALL\r\n\r\n');
+  assert.match(garbage, /^HTTP\/1\.1 400 /);
+  assert.equal(bodyOf(garbage), { code: 'bad_request', message: 'the request is not valid HTTP/1.1', status: 400 });
+
+  const badLength = await raw(t.port, `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`);
+  assert.match(badLength, /^HTTP\/1\.1 400 /);
+  assert.is(bodyOf(badLength).code, 'bad_request');
+
+  const huge = await raw(t.port, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
+  assert.match(huge, /^HTTP\/1\.1 431 /);
+  assert.equal(bodyOf(huge), { code: 'headers_too_large', message: 'the request headers are too large', status: 431 });
+});
+
+wire('a body cut short (the client closes early) is 400 bad_request, writes nothing, and is logged as aborted', async ({ t }) => {
+  const res = await raw(
+    t.port,
+    `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"quantity":1}`,
+  );
+  assert.match(res, /^HTTP\/1\.1 400 /);
+  assert.is(bodyOf(res).code, 'bad_request');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === 'cut-1');
+  assert.ok(line, 'the request is logged');
+  assert.is(line.aborted, true);
+  assert.is(line.status, null);
+});
+
+wire.run();

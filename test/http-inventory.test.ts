@@ -1,0 +1,162 @@
+// The two operations, through the HTTP app: every rule of the specification and of
+// decisions.md about GET and PATCH.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { appSuite } from './helpers.ts';
+
+const get = appSuite('GET /v1/inventory');
+
+get('an empty inventory is [] with an ETag', async ({ t }) => {
+  const res = await t.get();
+  assert.is(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  assert.is(res.text, '[]');
+  assert.match(String(res.headers.etag), /^"[^"]+"$/);
+});
+
+get('one entry per tracked pet, by petId ascending, ids above 2^53 exact and bare', async ({ t }) => {
+  await t.track(9223372036854775807n, 1, 'sold');
+  await t.track(30, 5);
+  await t.track(9007199254740993n, 2, 'pending');
+  await t.track(4, 0);
+  const res = await t.get();
+  assert.is(
+    res.text,
+    '[{"petId":4,"quantity":0,"status":"available"},' +
+      '{"petId":30,"quantity":5,"status":"available"},' +
+      '{"petId":9007199254740993,"quantity":2,"status":"pending"},' +
+      '{"petId":9223372036854775807,"quantity":1,"status":"sold"}]',
+  );
+});
+
+get('If-None-Match with the current tag is 304 without a body; any change changes the tag', async ({ t }) => {
+  await t.track(1, 5);
+  const first = await t.get();
+  const tag = String(first.headers.etag);
+  const unchanged = await t.get('/v1/inventory', { 'If-None-Match': tag });
+  assert.is(unchanged.status, 304);
+  assert.is(unchanged.text, '');
+  assert.is(unchanged.headers.etag, tag);
+
+  // A confirmed count (same quantity) is a change of the entry too.
+  assert.is((await t.patch(1, { quantity: 5 })).status, 200);
+  const second = await t.get('/v1/inventory', { 'If-None-Match': tag });
+  assert.is(second.status, 200);
+  assert.is.not(second.headers.etag, tag);
+  assert.is(second.text, first.text);
+
+  await t.track(2);
+  const third = await t.get('/v1/inventory', { 'If-None-Match': String(second.headers.etag) });
+  assert.is(third.status, 200);
+  assert.is.not(third.headers.etag, second.headers.etag);
+});
+
+get('HEAD answers like GET without a body', async ({ t }) => {
+  await t.track(1, 5);
+  const res = await t.request({ method: 'HEAD', path: '/v1/inventory', headers: { Authorization: `Bearer ${t.key}` } });
+  assert.is(res.status, 200);
+  assert.is(res.text, '');
+  assert.ok(res.headers.etag);
+});
+
+get.run();
+
+const patch = appSuite('PATCH /v1/inventory/{petId}', { given: (t) => t.track(7, 3) });
+
+patch('sets the quantity, answers the entry with its version as ETag, appends one QuantitySet', async ({ t }) => {
+  const res = await t.patch(7, { quantity: 12 }, { 'X-Request-Id': 'req-123' });
+  assert.is(res.status, 200);
+  assert.is(res.text, '{"petId":7,"quantity":12,"status":"available"}');
+  assert.is(res.headers.etag, '"2"');
+  assert.is(res.headers['x-request-id'], 'req-123');
+  const events = t.events();
+  assert.is(events.length, 2);
+  const last = events[1]!;
+  assert.is(last.type, 'QuantitySet');
+  assert.is(last.pet_id, 7n);
+  assert.is(last.version, 2n);
+  assert.equal(JSON.parse(String(last.data)), { quantity: 12, schemaVersion: 1 });
+  assert.is(last.actor, 'tester');
+  assert.is(last.request_id, 'req-123');
+  assert.is(last.recorded_at, '2026-01-02T03:04:05.678Z');
+  assert.is((await t.get()).text, '[{"petId":7,"quantity":12,"status":"available"}]');
+});
+
+patch('an unchanged quantity is still an event: a confirmed count', async ({ t }) => {
+  assert.is((await t.patch(7, { quantity: 3 })).headers.etag, '"2"');
+  assert.is((await t.patch(7, { quantity: 3 })).headers.etag, '"3"');
+  assert.is(t.events().length, 3);
+});
+
+patch('the status is untouched: quantity and status are independent', async ({ t }) => {
+  await t.track(8, 1, 'sold');
+  const res = await t.patch(8, { quantity: 0 });
+  assert.is(res.text, '{"petId":8,"quantity":0,"status":"sold"}');
+});
+
+patch('numbers are judged by value: 5.0 is 5, 1e3 is 1000, -0 is 0; bounds are inclusive', async ({ t }) => {
+  for (const [raw, expected] of [
+    ['5.0', 5],
+    ['1e3', 1000],
+    ['-0', 0],
+    ['0', 0],
+    ['2147483647', 2147483647],
+    ['2147483647.0', 2147483647],
+  ] as const) {
+    const res = await t.patch(7, `{"quantity": ${raw}}`);
+    assert.is(res.status, 200, raw);
+    assert.is(res.json().quantity, expected, raw);
+  }
+});
+
+patch('the largest pet id works end to end, exact', async ({ t }) => {
+  await t.track(9223372036854775807n, 1);
+  const res = await t.patch('9223372036854775807', { quantity: 2 });
+  assert.is(res.status, 200);
+  assert.is(res.text, '{"petId":9223372036854775807,"quantity":2,"status":"available"}');
+  await t.track(9007199254740993n);
+  const near = await t.patch('9007199254740993', { quantity: 9 });
+  assert.is(near.text, '{"petId":9007199254740993,"quantity":9,"status":"available"}');
+  assert.is(t.events().at(-1)!.pet_id, 9007199254740993n);
+});
+
+patch('Content-Type with parameters is accepted', async ({ t }) => {
+  const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': 'application/json; charset=utf-8' });
+  assert.is(res.status, 200);
+});
+
+patch('a well-formed id that is not tracked is 404 pet_not_found', async ({ t }) => {
+  const res = await t.patch(8, { quantity: 1 });
+  assert.is(res.status, 404);
+  assert.equal(res.json(), { code: 'pet_not_found', message: 'pet 8 is not tracked', status: 404 });
+  assert.is(t.events().length, 1);
+});
+
+patch.run();
+
+const ifMatch = appSuite('PATCH with If-Match', { given: (t) => t.track(7, 3) });
+
+ifMatch('the current version matches; a stale one is 412 and writes nothing', async ({ t }) => {
+  assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '"1"' })).status, 200);
+  const stale = await t.patch(7, { quantity: 5 }, { 'If-Match': '"1"' });
+  assert.is(stale.status, 412);
+  assert.is(stale.json().code, 'precondition_failed');
+  assert.is(stale.json().status, 412);
+  assert.is(t.events().length, 2);
+  assert.is((await t.get()).json()[0].quantity, 4);
+});
+
+ifMatch('a list containing the version matches; * matches; a weak tag never does', async ({ t }) => {
+  assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '"9", "1"' })).status, 200);
+  assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '*' })).status, 200);
+  assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': 'W/"3"' })).status, 412);
+  assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': 'garbage' })).status, 412);
+  assert.is(t.events().length, 3);
+});
+
+ifMatch('If-Match on a pet that is not tracked is 404', async ({ t }) => {
+  const res = await t.patch(99, { quantity: 4 }, { 'If-Match': '"1"' });
+  assert.is(res.status, 404);
+});
+
+ifMatch.run();
