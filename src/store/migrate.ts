@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
+import { registerEventHash } from './hash-chain.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -27,6 +28,8 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 
 /** Returns the names of the migrations it applied. */
 export function migrate(db: Database.Database, migrations = loadMigrations()): string[] {
+  // SQL functions the migrations may call.
+  registerEventHash(db);
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,

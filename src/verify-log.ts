@@ -1,0 +1,50 @@
+// Recomputes the hash chain over the whole event log, in seq order. It finds the first
+// event whose content or link does not match (an edit, a removal, a reordering), and,
+// given a digest saved earlier, proves that today's log still extends it: rewriting
+// history before that point, even with the chain recomputed, or cutting the log short
+// of it, changes or loses the event the digest names.
+import type Database from 'better-sqlite3';
+import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
+
+export type Verdict =
+  | { ok: true; events: number; head: Digest }
+  | { ok: false; events: number; seq: number; reason: string };
+
+type Row = [bigint, bigint, bigint, string, string, string, string, string, string | null, string | null];
+
+export function verifyLog(db: Database.Database, digest?: Digest): Verdict {
+  const rows = db
+    .prepare(
+      `SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash
+       FROM events ORDER BY seq`,
+    )
+    .safeIntegers(true)
+    .raw();
+  let head: Digest = { seq: 0, hash: GENESIS_HASH };
+  let events = 0;
+  if (digest && digest.seq === 0 && digest.hash !== GENESIS_HASH) {
+    return { ok: false, events, seq: 0, reason: `seq 0 always has the hash ${GENESIS_HASH}` };
+  }
+  for (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of rows.iterate() as IterableIterator<Row>) {
+    const at = Number(seq);
+    events++;
+    if (prevHash !== head.hash) {
+      return { ok: false, events, seq: at, reason: `prev_hash does not link to the event before it (seq ${head.seq}): an event was removed, reordered or changed` };
+    }
+    const expected = eventHash({ prevHash, seq, petId, version, type, data, actor, requestId, recordedAt });
+    if (hash !== expected) {
+      return { ok: false, events, seq: at, reason: 'the hash does not match the row: a field of this event was changed' };
+    }
+    if (digest && digest.seq > head.seq && digest.seq < at) {
+      return { ok: false, events, seq: digest.seq, reason: `the digest's event is missing (seq ${head.seq} is followed by ${at})` };
+    }
+    if (digest && digest.seq === at && digest.hash !== hash) {
+      return { ok: false, events, seq: at, reason: `the event has hash ${hash}, not the digest's: history up to it was rewritten` };
+    }
+    head = { seq: at, hash };
+  }
+  if (digest && digest.seq > head.seq) {
+    return { ok: false, events, seq: digest.seq, reason: `the log ends at seq ${head.seq}, before the digest's: it was truncated` };
+  }
+  return { ok: true, events, head };
+}

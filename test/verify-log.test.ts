@@ -1,0 +1,208 @@
+// The tamper-evident log: an attacker with the file drops the triggers and edits,
+// removes, reorders or truncates events, possibly recomputing the whole chain; each is
+// caught, by the chain itself or by a digest saved before.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makeCommandHandler } from '../src/commands.ts';
+import { openDatabase, type Db } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../src/store/hash-chain.ts';
+import { loadMigrations, migrate } from '../src/store/migrate.ts';
+import { makeProjection } from '../src/store/projection.ts';
+import { verifyLog } from '../src/verify-log.ts';
+
+interface Ctx {
+  db: Db;
+  digest: Digest;
+}
+
+async function history(db: Db): Promise<void> {
+  let t = Date.parse('2026-05-01T00:00:00.000Z');
+  const commands = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: () => (t += 1000) }));
+  const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
+  await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
+  await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
+  for (let i = 0; i < 6; i++) await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
+}
+
+/** What an attacker does first: the triggers are only a guard against accidents. */
+function dropTriggers(db: Db): void {
+  db.exec('DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete; DROP TRIGGER events_chained;');
+}
+
+/** The attacker recomputes every prev_hash and hash so that the chain is intact again. */
+function recomputeChain(db: Db): void {
+  const rows = db.prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq').safeIntegers(true).all() as Record<string, any>[];
+  const update = db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?');
+  let prev = GENESIS_HASH;
+  for (const r of rows) {
+    const hash = eventHash({ prevHash: prev, seq: r.seq, petId: r.pet_id, version: r.version, type: r.type, data: r.data, actor: r.actor, requestId: r.request_id, recordedAt: r.recorded_at });
+    update.run(prev, hash, r.seq);
+    prev = hash;
+  }
+}
+
+const chain = suite<Ctx>('the hash chain');
+chain.before.each(async (ctx) => {
+  ctx.db = openDatabase(':memory:');
+  await history(ctx.db);
+  const verdict = verifyLog(ctx.db);
+  assert.ok(verdict.ok, 'an untouched log verifies');
+  ctx.digest = verdict.ok ? verdict.head : { seq: 0, hash: '' };
+  dropTriggers(ctx.db);
+});
+chain.after.each((ctx) => {
+  ctx.db.close();
+});
+
+chain('an untouched log verifies; its head is the newest event; it extends its own digests', ({ db, digest }) => {
+  assert.is(digest.seq, 8);
+  assert.is(digest.hash, db.prepare('SELECT hash FROM events WHERE seq = 8').pluck().get());
+  assert.equal(verifyLog(db, digest), { ok: true, events: 8, head: digest });
+  const earlier = { seq: 3, hash: db.prepare('SELECT hash FROM events WHERE seq = 3').pluck().get() as string };
+  assert.ok(verifyLog(db, earlier).ok);
+  assert.ok(verifyLog(db, { seq: 0, hash: GENESIS_HASH }).ok);
+});
+
+chain('each field changed is caught at its event', ({ db }) => {
+  const edits: [string, unknown][] = [
+    ['data', '{"quantity":999,"schemaVersion":1}'],
+    ['actor', 'mallory'],
+    ['pet_id', 2],
+    ['version', 7],
+    ['type', 'StatusSet'],
+    ['request_id', 'forged'],
+    ['recorded_at', '2026-05-01T00:00:04.001Z'],
+  ];
+  for (const [column, value] of edits) {
+    const before = db.prepare(`SELECT ${column} FROM events WHERE seq = 4`).safeIntegers(true).pluck().get();
+    db.prepare(`UPDATE events SET ${column} = ? WHERE seq = 4`).run(value);
+    const verdict = verifyLog(db);
+    assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason.includes('field')], [4, true], column);
+    db.prepare(`UPDATE events SET ${column} = ? WHERE seq = 4`).run(before);
+    assert.ok(verifyLog(db).ok, `${column} restored`);
+  }
+});
+
+chain('a removed event is caught at the one after it', ({ db }) => {
+  db.exec('DELETE FROM events WHERE seq = 5');
+  const verdict = verifyLog(db);
+  assert.ok(!verdict.ok && verdict.seq === 6 && verdict.reason.includes('prev_hash'));
+});
+
+chain('reordered events are caught', ({ db }) => {
+  // Swap the contents of seq 3 and 4 (their hashes go with them).
+  db.exec(`UPDATE events SET seq = -3 WHERE seq = 3; UPDATE events SET seq = 3 WHERE seq = 4; UPDATE events SET seq = 4 WHERE seq = -3;`);
+  const verdict = verifyLog(db);
+  assert.ok(!verdict.ok && verdict.seq === 3);
+});
+
+chain('a truncated tail leaves a valid chain, but not one that extends the saved digest', ({ db, digest }) => {
+  db.exec('DELETE FROM events WHERE seq > 6');
+  recomputeChain(db);
+  assert.ok(verifyLog(db).ok, 'the shorter chain is internally consistent');
+  const verdict = verifyLog(db, digest);
+  assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('truncated'));
+});
+
+chain('an edit with the whole chain recomputed is caught by the digest', ({ db, digest }) => {
+  db.exec(`UPDATE events SET data = '{"quantity":1000,"schemaVersion":1}' WHERE seq = 3`);
+  recomputeChain(db);
+  assert.ok(verifyLog(db).ok, 'the rewritten chain is internally consistent');
+  const verdict = verifyLog(db, digest);
+  assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('rewritten'));
+  // A digest from before the edit is still extended: the digest proves its prefix only.
+  const early = { seq: 2, hash: eventHash({ prevHash: db.prepare('SELECT prev_hash FROM events WHERE seq = 2').pluck().get() as string, seq: 2n, petId: 9007199254740993n, version: 1n, type: 'PetTracked', data: db.prepare('SELECT data FROM events WHERE seq = 2').pluck().get() as string, actor: 'cli:ops', requestId: db.prepare('SELECT request_id FROM events WHERE seq = 2').pluck().get() as string, recordedAt: db.prepare('SELECT recorded_at FROM events WHERE seq = 2').pluck().get() as string }) };
+  assert.ok(verifyLog(db, early).ok);
+});
+
+chain('a removed event at the digest, with the chain recomputed, is caught', ({ db, digest }) => {
+  const middle = { seq: 5, hash: db.prepare('SELECT hash FROM events WHERE seq = 5').pluck().get() as string };
+  db.exec('DELETE FROM events WHERE seq = 5');
+  recomputeChain(db);
+  const verdict = verifyLog(db, middle);
+  assert.ok(!verdict.ok && verdict.seq === 5 && verdict.reason.includes('missing'));
+  assert.not.ok(verifyLog(db, digest).ok);
+});
+
+chain.run();
+
+const upgrade = suite('the chain on a database of the previous version');
+
+upgrade('the migration chains existing events in seq order; new events continue the chain', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'inv-chain-'));
+  try {
+    const older = join(dir, 'migrations');
+    mkdirSync(older);
+    const files = readdirSync(new URL('../migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).sort();
+    for (const f of files.filter((f) => Number.parseInt(f, 10) < 5)) copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
+    const path = join(dir, 'inv.db');
+    const db = new Database(path);
+    migrate(db, loadMigrations(`${older}/`));
+    const insert = db.prepare('INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    insert.run(9007199254740993n, 1, 'PetTracked', '{"quantity":2,"status":"available","schemaVersion":1}', 'cli:x', 'r1', '2026-01-01T00:00:00.000Z');
+    insert.run(3, 1, 'PetTracked', '{"quantity":0,"status":"sold","schemaVersion":1}', 'cli:x', 'r2', '2026-01-01T00:00:01.000Z');
+    insert.run(9007199254740993n, 2, 'QuantitySet', '{"quantity":4,"schemaVersion":1}', 'k', 'r3', '2026-01-01T00:00:02.000Z');
+    db.close();
+
+    const upgraded = openDatabase(path);
+    const verdict = verifyLog(upgraded);
+    assert.ok(verdict.ok && verdict.events === 3, JSON.stringify(verdict));
+    assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
+    await makeCommandHandler(makeEventStore(upgraded, { projection: makeProjection(upgraded), now: Date.now }))
+      .handle({ type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' }, { actor: 'k', requestId: 'r4' });
+    // The projection was empty in the old database; the new event still chains on.
+    const after = verifyLog(upgraded, verdict.ok ? verdict.head : undefined);
+    assert.ok(after.ok && after.events === 4, JSON.stringify(after));
+    assert.throws(() => upgraded.exec("UPDATE events SET actor = 'x'"), /append-only/);
+    assert.throws(
+      () => upgraded.prepare("INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (5, 1, 'PetTracked', '{}', 'x', 'r', 't')").run(),
+      /hash chain/,
+    );
+    upgraded.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+upgrade.run();
+
+const cli = suite('scripts/verify-log');
+
+cli('prints the head digest alone on stdout (exit 0); a broken chain or a digest not extended exits 1', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'inv-verify-'));
+  const script = new URL('../scripts/verify-log', import.meta.url).pathname;
+  const verify = (...args: string[]) => spawnSync(script, [...args, '--db', join(dir, 'inv.db')], { encoding: 'utf8', timeout: 30_000 });
+  try {
+    const db = openDatabase(join(dir, 'inv.db'));
+    await history(db);
+    db.close();
+    const good = verify();
+    assert.is(good.status, 0, good.stderr);
+    assert.match(good.stdout, /^8:[0-9a-f]{64}\n$/);
+    assert.match(good.stderr, /8 events, chain intact/);
+    const saved = good.stdout.trim();
+    assert.is(verify('--digest', saved).status, 0);
+
+    const rw = new Database(join(dir, 'inv.db'));
+    dropTriggers(rw);
+    rw.exec(`UPDATE events SET data = '{"quantity":77,"schemaVersion":1}' WHERE seq = 6`);
+    rw.close();
+    const broken = verify();
+    assert.is(broken.status, 1);
+    assert.match(broken.stderr, /BROKEN at seq 6/);
+    assert.is(broken.stdout, '');
+
+    assert.is(verify('--digest', 'nonsense').status, 2);
+    assert.is(verify('--digest', `${formatDigest({ seq: 1, hash: 'f'.repeat(64) })}`).status, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+cli.run();
