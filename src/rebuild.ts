@@ -1,9 +1,12 @@
-// Replays the whole event log through the same applyEvent as the live write path, and
-// compares the result with the projection; unless only checking, replaces the
-// projection with it. Runs in one IMMEDIATE transaction: no write lands between the
-// replay and the replacement, and readers see the old projection until the commit.
+// Replays the whole event log through the same applyEvent as the live write path,
+// compares the result with the projection, and (unless only checking) swaps it in.
+//
+// Safe under load: the long part, replaying a snapshot of the log, holds no lock, so the
+// service keeps writing. Then, holding the write lock only briefly, it replays the
+// events appended meanwhile, writes a shadow table and swaps it in, in one transaction:
+// no PATCH is lost or overwritten, and readers see the old projection until the commit.
 import type Database from 'better-sqlite3';
-import type { RecordedEvent } from './domain/events.ts';
+import type { AppliedEvent } from './domain/events.ts';
 import { makeEventStore } from './store/event-store.ts';
 import { applyEvent, makeProjection, type Entry } from './store/projection.ts';
 
@@ -17,20 +20,30 @@ export interface Difference {
 
 export interface RebuildReport {
   eventsReplayed: number;
+  /** Events that arrived while the snapshot was replayed, applied before the swap. */
+  caughtUp: number;
   entries: number;
   differences: Difference[];
   /** False for --check: nothing was written. */
   written: boolean;
 }
 
-export function replay(events: Iterable<RecordedEvent>): { entries: Map<bigint, Entry>; count: number } {
-  const entries = new Map<bigint, Entry>();
+export interface RebuildOptions {
+  check: boolean;
+  /** Called now and then during the replay with the events done and the total. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+const PROGRESS_EVERY = 50_000;
+
+/** Folds events into entries; returns how many it applied. */
+export function replay(events: Iterable<AppliedEvent>, entries = new Map<bigint, Entry>(), onEach?: (n: number) => void): number {
   let count = 0;
   for (const event of events) {
     entries.set(event.petId, applyEvent(entries.get(event.petId), event));
-    count++;
+    if (++count % PROGRESS_EVERY === 0) onEach?.(count);
   }
-  return { entries, count };
+  return count;
 }
 
 function same(a: Entry, b: Entry): boolean {
@@ -43,20 +56,34 @@ export function compare(current: Entry[], replayed: Map<bigint, Entry>): Differe
   for (const before of current) {
     seen.add(before.petId);
     const after = replayed.get(before.petId);
-    if (!after || !same(before, after)) differences.push(after ? { petId: before.petId, before, after } : { petId: before.petId, before });
+    if (!after) differences.push({ petId: before.petId, before });
+    else if (!same(before, after)) differences.push({ petId: before.petId, before, after });
   }
   for (const [petId, after] of replayed) if (!seen.has(petId)) differences.push({ petId, after });
   return differences.sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
 }
 
-export function rebuildProjection(db: Database.Database, options: { check: boolean }): RebuildReport {
+export function rebuildProjection(db: Database.Database, options: RebuildOptions): RebuildReport {
   const projection = makeProjection(db);
   const store = makeEventStore(db, { projection, now: Date.now });
-  const rebuild = db.transaction(() => {
-    const { entries, count } = replay(store.readAll());
-    const differences = compare(projection.list(), entries);
-    if (!options.check) projection.replaceAll([...entries.values()]);
-    return { eventsReplayed: count, entries: entries.size, differences, written: !options.check };
+  const entries = new Map<bigint, Entry>();
+
+  // One read transaction: the replay and (for --check) the comparison see one snapshot.
+  const snapshot = db.transaction(() => {
+    const upTo = store.lastSeq();
+    const progress = options.onProgress && ((n: number) => options.onProgress!(n, upTo));
+    const count = replay(store.replayEvents({ upTo }), entries, progress);
+    options.onProgress?.(count, count);
+    return { upTo, count, differences: options.check ? compare(projection.list(), entries) : [] };
   });
-  return options.check ? rebuild.deferred() : rebuild.immediate();
+  const { upTo, count, differences } = snapshot.deferred();
+  if (options.check) return { eventsReplayed: count, caughtUp: 0, entries: entries.size, differences, written: false };
+
+  const swap = db.transaction(() => {
+    const caughtUp = replay(store.replayEvents({ after: upTo }), entries);
+    const diff = compare(projection.list(), entries);
+    projection.replaceAll(entries.values());
+    return { eventsReplayed: count + caughtUp, caughtUp, entries: entries.size, differences: diff, written: true };
+  });
+  return swap.immediate();
 }

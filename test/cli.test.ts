@@ -414,7 +414,7 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
 
   const clean = script('rebuild-projection', ['--check', '--db', ctx.db]);
   expectExit(clean, 0, 'rebuild-projection --check on a healthy database');
-  assert.match(clean.stdout, /6 events replayed into 4 entries; 0 differ/);
+  assert.match(clean.stdout, /^checked in [\d.]+ s: 6 events replayed, 4 entries compared, nothing written; 0 differ\n$/);
 
   // Corrupt the projection: a changed quantity, a missing row, a row without events.
   const rw = new Database(ctx.db);
@@ -435,7 +435,7 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
 
   const repaired = script('rebuild-projection', ['--db', ctx.db]);
   expectExit(repaired, 0, 'rebuild-projection');
-  assert.match(repaired.stdout, /rebuilt: 6 events replayed into 4 entries; 3 differed:/);
+  assert.match(repaired.stdout, /^rebuilt in [\d.]+ s: 6 events replayed, 4 entries written; 3 differed:/);
   assert.match(repaired.stdout, /pet 1: /);
   assert.match(repaired.stdout, /pet 77: /);
   assert.match(repaired.stdout, /pet 9007199254740993: /);

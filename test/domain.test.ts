@@ -86,6 +86,17 @@ codec('data carries the members at the top level and a schemaVersion; decoding r
   }
 });
 
+codec('the fast path for QuantitySet agrees with the general one, and refuses what it refuses', () => {
+  for (const q of [0, 7, 10, 2147483647]) {
+    assert.equal(decodeEvent('QuantitySet', `{"quantity":${q},"schemaVersion":1}`), { type: 'QuantitySet', data: { quantity: q } });
+    // Other spellings of the same JSON take the general path to the same event.
+    assert.equal(decodeEvent('QuantitySet', `{ "schemaVersion": 1, "quantity": ${q} }`), { type: 'QuantitySet', data: { quantity: q } });
+  }
+  for (const bad of ['2147483648', '-1', '01', '1.5', '', '"7"', '99999999999']) {
+    assert.throws(() => decodeEvent('QuantitySet', `{"quantity":${bad},"schemaVersion":1}`), undefined, bad);
+  }
+});
+
 codec('unknown schema versions and invalid data are refused, not guessed', () => {
   assert.throws(() => decodeEvent('QuantitySet', '{"quantity":1,"schemaVersion":2}'), /schemaVersion/);
   assert.throws(() => decodeEvent('QuantitySet', '{"quantity":-1,"schemaVersion":1}'), /quantity/);

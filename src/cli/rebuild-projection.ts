@@ -2,6 +2,7 @@
 import { rebuildProjection, type Difference } from '../rebuild.ts';
 import type { Entry } from '../store/projection.ts';
 import { openDb, parse, run, UsageError } from './common.ts';
+import { progressBar } from './progress.ts';
 
 const USAGE = `
 Usage: scripts/rebuild-projection [--check] [--db PATH]
@@ -31,10 +32,14 @@ await run(USAGE, (argv) => {
   const check = values.check === true;
   const db = openDb(values, { mustExist: true });
   try {
-    const report = rebuildProjection(db, { check });
-    const verb = check ? 'checked' : 'rebuilt';
+    const started = performance.now();
+    const report = rebuildProjection(db, { check, onProgress: progressBar(process.stderr) });
+    const seconds = ((performance.now() - started) / 1000).toFixed(2);
+    const written = check ? `${report.entries} entries compared, nothing written` : `${report.entries} entries written`;
+    const caughtUp = report.caughtUp ? ` (${report.caughtUp} of them appended during the rebuild)` : '';
     process.stdout.write(
-      `${verb}: ${report.eventsReplayed} events replayed into ${report.entries} entries; ` +
+      `${check ? 'checked' : 'rebuilt'} in ${seconds} s: ${report.eventsReplayed} events replayed${caughtUp}, ` +
+        `${written}; ` +
         `${report.differences.length} ${check ? 'differ' : 'differed'}${report.differences.length ? ':' : ''}\n`,
     );
     for (const d of report.differences) process.stdout.write(describe(d));

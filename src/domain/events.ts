@@ -21,14 +21,16 @@ export interface EventMeta {
   requestId: string;
 }
 
+/** An event with its place in the log: all that applying it to an entry needs. */
+export type AppliedEvent = DomainEvent & {
+  seq: number;
+  petId: bigint;
+  version: number;
+  recordedAt: string;
+};
+
 /** An event as stored in the log. */
-export type RecordedEvent = DomainEvent &
-  EventMeta & {
-    seq: number;
-    petId: bigint;
-    version: number;
-    recordedAt: string;
-  };
+export type RecordedEvent = AppliedEvent & EventMeta;
 
 /** The state of one tracked pet, which the domain decides on. */
 export interface EntryState {

@@ -6,10 +6,14 @@ export function evolve(state: EntryState | undefined, event: DomainEvent): Entry
   switch (event.type) {
     case 'PetTracked':
       return { quantity: event.data.quantity, status: event.data.status, version: 1 };
-    case 'QuantitySet':
-      return { ...requireState(state, event), quantity: event.data.quantity, version: nextVersion(state) };
-    case 'StatusSet':
-      return { ...requireState(state, event), status: event.data.status, version: nextVersion(state) };
+    case 'QuantitySet': {
+      const { status, version } = requireState(state, event);
+      return { quantity: event.data.quantity, status, version: version + 1 };
+    }
+    case 'StatusSet': {
+      const { quantity, version } = requireState(state, event);
+      return { quantity, status: event.data.status, version: version + 1 };
+    }
     default: {
       const unknown: never = event;
       throw new Error(`unknown event ${JSON.stringify(unknown)}`);
@@ -20,8 +24,4 @@ export function evolve(state: EntryState | undefined, event: DomainEvent): Entry
 function requireState(state: EntryState | undefined, event: DomainEvent): EntryState {
   if (!state) throw new Error(`${event.type} for an entry that was never tracked`);
   return state;
-}
-
-function nextVersion(state: EntryState | undefined): number {
-  return (state?.version ?? 0) + 1;
 }

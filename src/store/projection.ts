@@ -3,19 +3,19 @@
 // path and the replay both use it, so they cannot drift apart.
 import type Database from 'better-sqlite3';
 import { evolve } from '../domain/evolve.ts';
-import type { EntryState, PetStatus, RecordedEvent } from '../domain/events.ts';
+import type { AppliedEvent, EntryState, PetStatus } from '../domain/events.ts';
 
 export interface Entry extends EntryState {
   petId: bigint;
   updatedAt: string;
 }
 
-export function applyEvent(entry: Entry | undefined, event: RecordedEvent): Entry {
+export function applyEvent(entry: Entry | undefined, event: AppliedEvent): Entry {
   const state = evolve(entry, event);
   if (state.version !== event.version) {
     throw new Error(`event ${event.seq} has version ${event.version}, the entry expects ${state.version}`);
   }
-  return { petId: event.petId, ...state, updatedAt: event.recordedAt };
+  return { petId: event.petId, quantity: state.quantity, status: state.status, version: state.version, updatedAt: event.recordedAt };
 }
 
 interface Row {
@@ -41,10 +41,13 @@ export interface Projection {
   /** Every entry, by petId ascending. */
   list(): Entry[];
   /** Applies an event to its entry and writes the result. */
-  apply(entry: Entry | undefined, event: RecordedEvent): Entry;
+  apply(entry: Entry | undefined, event: AppliedEvent): Entry;
   write(entry: Entry): void;
-  /** Replaces every row with these entries (call inside a transaction). */
-  replaceAll(entries: Entry[]): void;
+  /**
+   * Replaces the table with one holding exactly these entries: writes a shadow table and
+   * swaps it in. Call inside a transaction, so that readers never see it half-built.
+   */
+  replaceAll(entries: Iterable<Entry>): void;
 }
 
 export function makeProjection(db: Database.Database, table = 'inventory'): Projection {
@@ -57,7 +60,8 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
      ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
        version = excluded.version, updated_at = excluded.updated_at`,
   );
-  const clear = db.prepare(`DELETE FROM ${table}`);
+  const shadow = `${table}_rebuild`;
+  const schemaOf = db.prepare("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type = 'index'").pluck();
   const write = (entry: Entry): void => {
     upsert.run(entry);
   };
@@ -76,8 +80,16 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
     },
     write,
     replaceAll(entries) {
-      clear.run();
-      for (const entry of entries) write(entry);
+      // The shadow gets the table's own definition (constraints and indexes included),
+      // as the migrations left it.
+      const [tableSql, ...indexSql] = schemaOf.all(table) as string[];
+      db.exec(`DROP TABLE IF EXISTS ${shadow}`);
+      db.exec(tableSql!.replace(/^CREATE TABLE\s+"?\w+"?/i, `CREATE TABLE ${shadow}`));
+      const insert = db.prepare(`INSERT INTO ${shadow} (${columns}) VALUES (@petId, @quantity, @status, @version, @updatedAt)`);
+      for (const entry of entries) insert.run(entry);
+      db.exec(`DROP TABLE ${table}`);
+      db.exec(`ALTER TABLE ${shadow} RENAME TO ${table}`);
+      for (const sql of indexSql) db.exec(sql);
     },
   };
 }
