@@ -15,13 +15,14 @@ export interface OpenOptions {
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  const missing = path !== ':memory:' && !existsSync(path);
+  if ((options.readonly || options.mustExist) && missing) {
+    throw new Error(`no database at ${path}: check --db or INVENTORY_DB`);
+  }
   if (options.readonly) {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
     return db;
-  }
-  if (options.mustExist && path !== ':memory:' && !existsSync(path)) {
-    throw new Error(`no database at ${path}: check --db or INVENTORY_DB`);
   }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);

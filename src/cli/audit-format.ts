@@ -1,0 +1,115 @@
+// The output formats of scripts/audit: an aligned table, CSV and JSON lines. Each turns
+// the rows of the stock_adjustments view into text one row at a time, so that the
+// command can stream any number of them.
+
+/** The columns of the stock_adjustments view, in the order they are printed. */
+export const COLUMNS = ['seq', 'recorded_at', 'pet_id', 'previous_quantity', 'quantity', 'delta', 'actor', 'request_id'] as const;
+export type Column = (typeof COLUMNS)[number];
+
+/** A value as read with safeIntegers(true): integers are bigints, so ids above 2^53 stay exact. */
+export type Value = bigint | number | string | null;
+export type AdjustmentRow = Record<Column, Value>;
+
+export const FORMATS = ['table', 'csv', 'jsonl'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export function isFormat(value: unknown): value is Format {
+  return typeof value === 'string' && (FORMATS as readonly string[]).includes(value);
+}
+
+/** Text for the start, for each row in order, and for the end; '' when there is none yet. */
+export interface Formatter {
+  begin(): string;
+  row(row: AdjustmentRow): string;
+  end(): string;
+}
+
+export function formatterFor(format: Format): Formatter {
+  switch (format) {
+    case 'table':
+      return tableFormatter();
+    case 'csv':
+      return csvFormatter();
+    case 'jsonl':
+      return jsonlFormatter();
+    default: {
+      const unknown: never = format;
+      throw new Error(`unknown format ${String(unknown)}`);
+    }
+  }
+}
+
+/** How many rows the table looks at to choose its column widths; later rows may overflow. */
+export const TABLE_SAMPLE = 500;
+
+const NUMERIC: ReadonlySet<Column> = new Set(['seq', 'pet_id', 'previous_quantity', 'quantity', 'delta']);
+const HEADER = COLUMNS.map((c) => c.toUpperCase());
+
+// A table is read by people: a newline or a tab in an actor must not break its lines.
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+function tableCell(value: Value): string {
+  if (value === null) return '-';
+  if (typeof value === 'string') return value.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return String(value);
+}
+
+/**
+ * The table holds back the first TABLE_SAMPLE rows to measure them; after that it writes
+ * each row at once, with numbers right-aligned and text left-aligned.
+ */
+function tableFormatter(): Formatter {
+  let held: string[][] | undefined = [];
+  let widths: number[] = [];
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (NUMERIC.has(COLUMNS[i]!) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd() + '\n';
+  const release = (): string => {
+    const rows = held ?? [];
+    held = undefined;
+    widths = HEADER.map((h, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), h.length));
+    return line(HEADER) + rows.map(line).join('');
+  };
+  return {
+    begin: () => '',
+    row(row) {
+      const cells = COLUMNS.map((c) => tableCell(row[c]));
+      if (held === undefined) return line(cells);
+      held.push(cells);
+      return held.length === TABLE_SAMPLE ? release() : '';
+    },
+    end: () => (held === undefined ? '' : release()),
+  };
+}
+
+/** RFC 4180, with LF line ends: a field with a comma, quote, CR or LF is quoted. */
+export function csvField(value: Value): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function csvFormatter(): Formatter {
+  return {
+    begin: () => `${COLUMNS.join(',')}\n`,
+    row: (row) => `${COLUMNS.map((c) => csvField(row[c])).join(',')}\n`,
+    end: () => '',
+  };
+}
+
+/** A JSON value written by hand for bigints, so that 9007199254740993 is not rounded. */
+export function jsonValue(value: Value): string {
+  if (typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value);
+}
+
+function jsonlFormatter(): Formatter {
+  const keys = COLUMNS.map((c) => JSON.stringify(c));
+  return {
+    begin: () => '',
+    row: (row) => `{${COLUMNS.map((c, i) => `${keys[i]}:${jsonValue(row[c])}`).join(',')}}\n`,
+    end: () => '',
+  };
+}
