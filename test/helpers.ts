@@ -79,8 +79,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startApp(): Promise<TestApp> {
-  const db = openDatabase(':memory:');
+export async function startApp(path = ':memory:'): Promise<TestApp> {
+  const db = openDatabase(path);
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = () => clock;
   const logs: string[] = [];

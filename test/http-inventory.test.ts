@@ -1,8 +1,14 @@
 // The two operations, through the HTTP app: every rule of the specification and of
 // decisions.md about GET and PATCH.
-import { suite } from 'uvu';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { appSuite } from './helpers.ts';
+import { makeCommandHandler } from '../src/commands.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { makeProjection } from '../src/store/projection.ts';
+import { appSuite, startApp } from './helpers.ts';
 
 const get = appSuite('GET /v1/inventory');
 
@@ -57,6 +63,30 @@ get('HEAD answers like GET without a body', async ({ t }) => {
   assert.is(res.status, 200);
   assert.is(res.text, '');
   assert.ok(res.headers.etag);
+});
+
+get('the list held in memory sees writes of other processes at once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'inv-cache-'));
+  const t = await startApp(join(dir, 'inventory.db'));
+  const other = openDatabase(join(dir, 'inventory.db'));
+  try {
+    await t.track(1, 5);
+    const first = await t.get();
+    assert.is(first.json().length, 1);
+    // Another connection (an operator command, a second service process) commits.
+    const commands = makeCommandHandler(makeEventStore(other, { projection: makeProjection(other), now: Date.now }));
+    await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 3, status: 'sold' }, { actor: 'cli:x', requestId: 'x' });
+    const second = await t.get('/v1/inventory', { 'If-None-Match': String(first.headers.etag) });
+    assert.is(second.status, 200);
+    assert.is(second.text, '[{"petId":1,"quantity":5,"status":"available"},{"petId":2,"quantity":3,"status":"sold"}]');
+    await commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 3 }, { actor: 'cli:x', requestId: 'y' });
+    const third = await t.get('/v1/inventory', { 'If-None-Match': String(second.headers.etag) });
+    assert.is(third.status, 200, 'a confirmed count by another process changes the tag too');
+  } finally {
+    other.close();
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 get.run();

@@ -3,6 +3,7 @@
 // database is unavailable) or a 500 that reveals nothing internal.
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
+import { CommitFailed } from '../store/group-commit.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [
@@ -53,7 +54,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
-  if (typeof e?.code === 'string' && UNAVAILABLE.test(e.code)) {
+  if (err instanceof CommitFailed || (typeof e?.code === 'string' && UNAVAILABLE.test(e.code))) {
     return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
       'Retry-After': '1',
     });

@@ -1,18 +1,59 @@
 // Writes inventory entries as JSON. Pet ids can exceed 2^53, so they are printed from
 // their BigInt as bare digits: JSON.stringify cannot, and a Number would round them.
 import { createHash } from 'node:crypto';
-import type { Entry } from '../store/projection.ts';
+import type { PetStatus } from '../domain/events.ts';
+import type { Entry, Projection } from '../store/projection.ts';
 
-export function itemJson(entry: Entry): string {
+function item(petId: bigint, quantity: number, status: PetStatus): string {
   // status is one of three fixed words: it needs no escaping.
-  return `{"petId":${entry.petId},"quantity":${entry.quantity},"status":"${entry.status}"}`;
+  return `{"petId":${petId},"quantity":${quantity},"status":"${status}"}`;
 }
 
-/** The list body and a strong ETag that changes whenever any entry changes. */
-export function inventoryJson(entries: Entry[]): { body: string; etag: string } {
-  const body = `[${entries.map(itemJson).join(',')}]`;
-  // The versions go in too: a confirmed count changes an entry without changing the body.
-  const hash = createHash('sha256').update(body);
-  for (const entry of entries) hash.update(`${entry.version},`);
-  return { body, etag: `"${hash.digest('base64url').slice(0, 27)}"` };
+export function itemJson(entry: Entry): string {
+  return item(entry.petId, entry.quantity, entry.status);
+}
+
+export interface InventoryBody {
+  body: Buffer;
+  /** Strong; changes whenever any entry changes, a confirmed count included. */
+  etag: string;
+}
+
+/** Renders the whole list, row by row, into one Buffer. */
+export function renderInventory(rows: Iterable<[bigint, number, PetStatus, number]>): InventoryBody {
+  const parts: string[] = ['['];
+  // The versions go into the tag too: a confirmed count changes an entry, not the body.
+  const versions = createHash('sha256');
+  let first = true;
+  for (const [petId, quantity, status, version] of rows) {
+    parts.push(first ? item(petId, quantity, status) : `,${item(petId, quantity, status)}`);
+    versions.update(`${petId}:${version},`);
+    first = false;
+  }
+  parts.push(']');
+  const body = Buffer.from(parts.join(''), 'latin1');
+  const tag = createHash('sha256').update(body).update(versions.digest()).digest('base64url').slice(0, 27);
+  return { body, etag: `"${tag}"` };
+}
+
+/**
+ * GET /v1/inventory's body and ETag, held in memory and rendered again only after the
+ * projection may have changed: by this process, or by another one (an operator
+ * command, a rebuild, a second service process) as SQLite's data_version tells.
+ */
+export function makeInventoryCache(projection: Projection): { current(): InventoryBody } {
+  let token: string | undefined;
+  let cached: InventoryBody | undefined;
+  return {
+    current() {
+      // The token is read before rendering: a change that lands during the render is
+      // seen by the next request.
+      const now = projection.changeToken();
+      if (now !== token || !cached) {
+        cached = renderInventory(projection.rows());
+        token = now;
+      }
+      return cached;
+    },
+  };
 }

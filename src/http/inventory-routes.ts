@@ -9,7 +9,7 @@ import type { OpenApiDocument } from '../openapi.ts';
 import type { Projection } from '../store/projection.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
-import { inventoryJson, itemJson } from './inventory-json.ts';
+import { itemJson, makeInventoryCache } from './inventory-json.ts';
 import { ifMatch } from './preconditions.ts';
 import { validatePatch, type ValidatedPatch } from './validation.ts';
 
@@ -23,8 +23,9 @@ export function inventoryRouter({ projection, commands, openapi }: InventoryDeps
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   const router = new Router({ prefix: '/v1', sensitive: true });
 
+  const inventory = makeInventoryCache(projection);
   router.get('/inventory', (ctx) => {
-    const { body, etag } = inventoryJson(projection.list());
+    const { body, etag } = inventory.current();
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');

@@ -2,11 +2,13 @@
 // entry, lets the caller decide, inserts the events (each chained to the one before by
 // its hash) and applies them to the projection, all in one transaction: the log and
 // the projection never disagree.
-// append returns a Promise, so that commits can be batched, or the log moved to another
-// database, without touching its callers.
+// Appends are group-committed: those submitted within one turn of the event loop share
+// one transaction and one sync to disk (group-commit.ts); the Promise settles after the
+// commit.
 import type Database from 'better-sqlite3';
 import { decodeEvent, encodeData } from '../domain/codec.ts';
 import type { AppliedEvent, DomainEvent, EntryState, EventMeta, RecordedEvent } from '../domain/events.ts';
+import { groupCommit, type GroupCommitHooks } from './group-commit.ts';
 import { eventHash, GENESIS_HASH, type Digest } from './hash-chain.ts';
 import type { Entry, Projection } from './projection.ts';
 
@@ -27,7 +29,7 @@ export interface SeqRange {
 
 export interface EventStore {
   append(request: AppendRequest, meta: EventMeta): Promise<Appended>;
-  /** All requests in one transaction: all are appended, or (on any throw) none. */
+  /** All requests or none: the first throw leaves nothing of them behind. */
   appendAll(requests: AppendRequest[], meta: EventMeta): Promise<Appended[]>;
   /** The events with after < seq <= upTo (default: all), by sequence number, for a replay. */
   replayEvents(range?: SeqRange): IterableIterator<AppliedEvent>;
@@ -56,7 +58,7 @@ export function toAppliedEvent([seq, petId, version, type, data, recordedAt]: Re
 
 export function makeEventStore(
   db: Database.Database,
-  deps: { projection: Projection; now: () => number },
+  deps: { projection: Projection; now: () => number } & GroupCommitHooks,
 ): EventStore {
   const { projection, now } = deps;
   const insert = db.prepare(
@@ -108,21 +110,25 @@ export function makeEventStore(
     return { entry, events };
   };
 
-  const appendInTransaction = db.transaction((requests: AppendRequest[], meta: EventMeta) => {
-    const recordedAt = new Date(now()).toISOString();
-    const tip: Digest = {
-      seq: Number(highestSeq.get() ?? 0),
-      hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
-    };
-    return requests.map((request) => appendOne(request, meta, recordedAt, tip));
+  const readTip = (): Digest => ({
+    seq: Number(highestSeq.get() ?? 0),
+    hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
   });
 
-  const appendAll = (requests: AppendRequest[], meta: EventMeta): Promise<Appended[]> =>
-    new Promise((resolve) => resolve(appendInTransaction.immediate(requests, meta)));
+  // One submission: all its requests or none (its own savepoint in a group commit).
+  const appendAll = groupCommit(
+    db,
+    ({ requests, meta }: { requests: AppendRequest[]; meta: EventMeta }) => {
+      const recordedAt = new Date(now()).toISOString();
+      const tip = readTip();
+      return requests.map((request) => appendOne(request, meta, recordedAt, tip));
+    },
+    { onCommit: deps.onCommit },
+  );
 
   return {
-    appendAll,
-    append: async (request, meta) => (await appendAll([request], meta))[0]!,
+    appendAll: (requests, meta) => appendAll({ requests, meta }),
+    append: async (request, meta) => (await appendAll({ requests: [request], meta }))[0]!,
     replayRows,
     *replayEvents(range) {
       for (const row of replayRows(range)) yield toAppliedEvent(row);

@@ -40,6 +40,13 @@ export interface Projection {
   get(petId: bigint): Entry | undefined;
   /** Every entry, by petId ascending. */
   list(): Entry[];
+  /** Every entry as [petId, quantity, status, version], by petId, one row at a time. */
+  rows(): IterableIterator<[bigint, number, PetStatus, number]>;
+  /**
+   * A token that changes whenever the database may have changed: a commit by another
+   * connection (PRAGMA data_version) or a change by this one (total_changes()).
+   */
+  changeToken(): string;
   /** Applies an event to its entry and writes the result. */
   apply(entry: Entry | undefined, event: AppliedEvent): Entry;
   write(entry: Entry): void;
@@ -55,6 +62,8 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
   // safeIntegers: pet ids above 2^53 come back exact, as BigInt.
   const get = db.prepare(`SELECT ${columns} FROM ${table} WHERE pet_id = ?`).safeIntegers(true);
   const list = db.prepare(`SELECT ${columns} FROM ${table} ORDER BY pet_id`).safeIntegers(true);
+  const rows = db.prepare(`SELECT pet_id, quantity, status, version FROM ${table} ORDER BY pet_id`).safeIntegers(true).raw();
+  const token = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw();
   const upsert = db.prepare(
     `INSERT INTO ${table} (${columns}) VALUES (@petId, @quantity, @status, @version, @updatedAt)
      ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
@@ -73,6 +82,12 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
     list() {
       return (list.all() as Row[]).map(toEntry);
     },
+    *rows() {
+      for (const [petId, quantity, status, version] of rows.iterate() as IterableIterator<[bigint, bigint, PetStatus, bigint]>) {
+        yield [petId, Number(quantity), status, Number(version)];
+      }
+    },
+    changeToken: () => (token.get() as unknown[]).join(':'),
     apply(entry, event) {
       const next = applyEvent(entry, event);
       write(next);

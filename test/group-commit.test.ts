@@ -1,0 +1,163 @@
+// Group commit: appends submitted in one turn of the event loop share one transaction;
+// each gets its own result; nobody is answered before the commit; a failed commit
+// fails exactly the appends in it and leaves nothing behind.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
+import { PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
+import { openDatabase, type Db } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { CommitFailed } from '../src/store/group-commit.ts';
+import { makeProjection } from '../src/store/projection.ts';
+import { startApp } from './helpers.ts';
+
+interface Ctx {
+  db: Db;
+  commands: CommandHandler;
+  commits: number[];
+  onCommit: (() => void) | undefined;
+}
+
+const meta = (requestId: string) => ({ actor: 'k', requestId });
+const at = (version: number) => (v: number) => v === version;
+
+const batch = suite<Ctx>('group commit');
+batch.before.each(async (ctx) => {
+  ctx.db = openDatabase(':memory:');
+  ctx.commits = [];
+  ctx.onCommit = undefined;
+  const store = makeEventStore(ctx.db, {
+    projection: makeProjection(ctx.db),
+    now: Date.now,
+    onCommit: (items) => {
+      ctx.commits.push(items);
+      ctx.onCommit?.();
+    },
+  });
+  ctx.commands = makeCommandHandler(store);
+  await ctx.commands.handleAll(
+    [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
+    meta('seed'),
+  );
+  ctx.commits.length = 0;
+});
+batch.after.each((ctx) => {
+  ctx.db.close();
+});
+
+batch('appends of one turn share one commit; each gets its own result, in arrival order', async (ctx) => {
+  const settled = await Promise.allSettled([
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6, precondition: at(1) }, meta('e')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')),
+  ]);
+  assert.equal(ctx.commits, [6], 'one commit for the whole turn');
+  const [a, b, c, d, e, f] = settled;
+  assert.ok(a.status === 'fulfilled' && a.value.quantity === 10 && a.value.version === 2);
+  assert.ok(b.status === 'rejected' && b.reason instanceof PetNotTracked);
+  assert.ok(c.status === 'fulfilled' && c.value.version === 3, 'the second write to pet 1 sees the first');
+  assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
+  assert.ok(e.status === 'fulfilled' && e.value.version === 2);
+  assert.ok(f.status === 'fulfilled' && f.value.version === 4, 'its precondition saw version 3, from c in the same batch');
+  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE request_id != 'seed' ORDER BY seq").all();
+  assert.equal(rows, [
+    { request_id: 'a', version: 2 },
+    { request_id: 'c', version: 3 },
+    { request_id: 'e', version: 2 },
+    { request_id: 'f', version: 4 },
+  ]);
+});
+
+batch('nobody is answered before the commit', async (ctx) => {
+  const answered: string[] = [];
+  let answeredAtCommit: string[] | undefined;
+  ctx.onCommit = () => {
+    answeredAtCommit = [...answered];
+    assert.ok(!ctx.db.inTransaction, 'the transaction is committed when onCommit runs');
+  };
+  await Promise.allSettled(
+    ['x', 'y', 'z'].map((id, i) =>
+      ctx.commands
+        .handle({ type: 'SetQuantity', petId: i === 1 ? 99n : 1n, quantity: i }, meta(id))
+        .finally(() => answered.push(id)),
+    ),
+  );
+  assert.equal(answeredAtCommit, [], 'no answer, success or refusal, came before the commit');
+  assert.is(answered.length, 3);
+});
+
+batch('a failed commit fails exactly the appends in it, and leaves nothing', async (ctx) => {
+  // A deferred foreign key is checked at COMMIT: this trigger makes the commit of any
+  // batch holding a request with id "doomed" fail, after every statement succeeded.
+  ctx.db.exec(`
+    CREATE TABLE parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.request_id = 'doomed'
+    BEGIN INSERT INTO child VALUES (404); END;`);
+  const before = ctx.db.prepare('SELECT count(*) FROM events').pluck().get();
+  const inventoryBefore = ctx.db.prepare('SELECT * FROM inventory ORDER BY pet_id').all();
+  const first = await Promise.allSettled([
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 7 }, meta('refused')),
+  ]);
+  assert.ok(first.every((r) => r.status === 'rejected'));
+  assert.ok(first[0]!.status === 'rejected' && first[0]!.reason instanceof CommitFailed);
+  assert.ok(first[1]!.status === 'rejected' && first[1]!.reason instanceof CommitFailed);
+  assert.is(ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), before, 'no event of the batch remains');
+  assert.equal(ctx.db.prepare('SELECT * FROM inventory ORDER BY pet_id').all(), inventoryBefore, 'no row changed');
+  assert.equal(ctx.commits, [], 'nothing was reported committed');
+  // The next batch, without the doomed request, commits normally.
+  const next = await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'));
+  assert.is(next.version, 2);
+});
+
+batch('a full disk mid-batch: each append is whole or absent, and the service recovers', async (ctx) => {
+  const pages = ctx.db.pragma('page_count', { simple: true }) as number;
+  ctx.db.pragma(`max_page_count = ${pages + 2}`);
+  const before = ctx.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+  const results = await Promise.allSettled(
+    Array.from({ length: 20 }, (_, i) =>
+      ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: i }, meta(`full-${i}-`.padEnd(2000, 'x'))),
+    ),
+  );
+  const ok = results.filter((r) => r.status === 'fulfilled').length;
+  const full = results.filter((r) => r.status === 'rejected' && /SQLITE_FULL/.test(String((r.reason as { code?: string }).code)));
+  assert.ok(ok > 0 && full.length > 0, `some fit, some did not: ${ok} ok, ${full.length} full`);
+  assert.is(ok + full.length, 20, 'every failure is the full disk');
+  assert.is(ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), before + ok, 'exactly the acknowledged appends');
+  assert.is(ctx.db.prepare('SELECT version FROM inventory WHERE pet_id = 1').pluck().get(), 1 + ok, 'the projection agrees');
+  assert.ok(!ctx.db.inTransaction);
+  ctx.db.pragma('max_page_count = 1073741823');
+  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('after'))).version, 2 + ok);
+});
+
+batch.run();
+
+const http = suite('group commit over HTTP');
+
+http('a failed commit answers 503 in the Error shape; the service recovers', async () => {
+  const t = await startApp();
+  try {
+    await t.track(7, 1);
+    t.db.exec(`
+      CREATE TABLE parent (id INTEGER PRIMARY KEY);
+      CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.request_id = 'doomed'
+      BEGIN INSERT INTO child VALUES (404); END;`);
+    const res = await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'doomed' });
+    assert.is(res.status, 503);
+    assert.equal(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
+    assert.is(res.json().code, 'unavailable');
+    assert.not.match(res.text, /FOREIGN|sqlite|constraint/i);
+    assert.is(t.events().length, 1);
+    assert.is((await t.patch(7, { quantity: 2 })).status, 200);
+  } finally {
+    await t.close();
+  }
+});
+
+http.run();
