@@ -40,12 +40,15 @@ server.listen(config.port, config.host, () => {
   const baseUrl = `http://${hostInUrl}:${port}`;
   ensureBootstrapKey(makeKeyStore(db, { now: Date.now }), baseUrl, (text) => process.stderr.write(text));
   logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
+  // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
+  logger.flush();
 });
 
 function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
   logger.info({ signal }, 'shutting down');
+  logger.flush();
   const force = setTimeout(() => {
     logger.error('requests still in flight after the grace period; exiting');
     db.close();

@@ -35,3 +35,14 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   migrate(db);
   return db;
 }
+
+/**
+ * A token that changes whenever the database may have changed: a commit by another
+ * connection (PRAGMA data_version) or a change made through this one (total_changes()).
+ * Caches check it to know when to refresh.
+ */
+export function makeChangeToken(db: Db): () => string {
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const ownChanges = db.prepare('SELECT total_changes()').pluck();
+  return () => `${dataVersion.get() as number}:${ownChanges.get() as number}`;
+}

@@ -1,10 +1,10 @@
 // API keys. A key is shown once, when it is created; the table keeps only its SHA-256
 // hash (a key is 190 random bits, so a fast hash cannot be brute-forced) and its name,
 // which the audit log shows as the actor. Lookups go by hash, so no secret is ever
-// compared byte by byte, and every lookup reads the table: a revoked key stops working
-// at once, in a running service too.
+// compared byte by byte; a revoked key stops working at once, in a running service too.
 import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { makeChangeToken } from './database.ts';
 
 export const KEY_PREFIX = 'pinv_';
 const KEY_LENGTH = 32; // base62 characters: 32 * log2(62) ≈ 190 bits
@@ -67,6 +67,9 @@ export function makeKeyStore(db: Database.Database, deps: { now: () => number })
   );
   const count = db.prepare('SELECT count(*) FROM api_keys').pluck();
   const timestamp = () => new Date(deps.now()).toISOString();
+  const changeToken = makeChangeToken(db);
+  const known = new Map<string, string>();
+  let cacheToken = '';
 
   return {
     create(name, createdBy) {
@@ -84,7 +87,23 @@ export function makeKeyStore(db: Database.Database, deps: { now: () => number })
       revoke.run(timestamp(), revokedBy, name);
       return 'revoked';
     },
-    authenticate: (key) => active.get(hashKey(key)) as string | undefined,
+    authenticate(key) {
+      // Active keys are remembered by hash until the database changes in any way (a
+      // revocation by another process included), so a revoked key still fails at once.
+      const token = changeToken();
+      if (token !== cacheToken) {
+        known.clear();
+        cacheToken = token;
+      }
+      const hash = hashKey(key);
+      let name = known.get(hash);
+      if (name === undefined) {
+        name = active.get(hash) as string | undefined;
+        // Only keys that exist are remembered: random guesses cannot grow the map.
+        if (name !== undefined) known.set(hash, name);
+      }
+      return name;
+    },
     count: () => count.get() as number,
   };
 }

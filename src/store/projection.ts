@@ -3,6 +3,7 @@
 // path and the replay both use it, so they cannot drift apart.
 import type Database from 'better-sqlite3';
 import { evolve } from '../domain/evolve.ts';
+import { makeChangeToken } from './database.ts';
 import type { AppliedEvent, EntryState, PetStatus } from '../domain/events.ts';
 
 export interface Entry extends EntryState {
@@ -42,10 +43,7 @@ export interface Projection {
   list(): Entry[];
   /** Every entry as [petId, quantity, status, version], by petId, one row at a time. */
   rows(): IterableIterator<[bigint, number, PetStatus, number]>;
-  /**
-   * A token that changes whenever the database may have changed: a commit by another
-   * connection (PRAGMA data_version) or a change by this one (total_changes()).
-   */
+  /** Changes whenever the database may have changed (see makeChangeToken). */
   changeToken(): string;
   /** Applies an event to its entry and writes the result. */
   apply(entry: Entry | undefined, event: AppliedEvent): Entry;
@@ -63,7 +61,7 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
   const get = db.prepare(`SELECT ${columns} FROM ${table} WHERE pet_id = ?`).safeIntegers(true);
   const list = db.prepare(`SELECT ${columns} FROM ${table} ORDER BY pet_id`).safeIntegers(true);
   const rows = db.prepare(`SELECT pet_id, quantity, status, version FROM ${table} ORDER BY pet_id`).safeIntegers(true).raw();
-  const token = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw();
+  const changeToken = makeChangeToken(db);
   const upsert = db.prepare(
     `INSERT INTO ${table} (${columns}) VALUES (@petId, @quantity, @status, @version, @updatedAt)
      ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
@@ -87,7 +85,7 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
         yield [petId, Number(quantity), status, Number(version)];
       }
     },
-    changeToken: () => (token.get() as unknown[]).join(':'),
+    changeToken,
     apply(entry, event) {
       const next = applyEvent(entry, event);
       write(next);

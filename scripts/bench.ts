@@ -1,0 +1,186 @@
+// npm run bench — the service against the limits of this machine, in one run.
+// Starts, each as its own process on 127.0.0.1: the service (as npm start runs it), a
+// bare node:http server sending the same GET bytes precomputed, and a bare node:http
+// server doing one durable transaction per PATCH; drives each with autocannon (also its
+// own process) for a fixed time, after a short warm-up; then a fresh service with
+// 100,000 pets under 10 clients, reading its peak RSS. Prints requests/s, p50 and p99
+// latency, errors and the ratios; writes them to bench-results/bench.json.
+//   npm run bench [-- --seconds N]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { makeCommandHandler } from '../src/commands.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { makeEventStore } from '../src/store/event-store.ts';
+import { makeKeyStore } from '../src/store/keys.ts';
+import { makeProjection } from '../src/store/projection.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
+const SECONDS = Number(values.seconds);
+const WARMUP_SECONDS = 2;
+const ROOT = new URL('..', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+
+interface Load {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** A database with `pets` tracked pets and a key; returns the key. */
+async function makeDatabase(path: string, pets: number): Promise<string> {
+  const db = openDatabase(path);
+  const key = makeKeyStore(db, { now: Date.now }).create('bench', 'bench');
+  const commands = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now }));
+  for (let from = 1; from <= pets; from += 10_000) {
+    const batch = [];
+    for (let id = from; id < from + 10_000 && id <= pets; id++) {
+      batch.push({ type: 'TrackPet' as const, petId: BigInt(id), quantity: id % 100, status: 'available' as const });
+    }
+    await commands.handleAll(batch, { actor: 'cli:bench', requestId: 'bench' });
+  }
+  db.close();
+  return key;
+}
+
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+/** Waits until the port answers HTTP (any status), at most 20 s. */
+async function ready(port: number, path = '/'): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}${path}`);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`nothing answers on port ${port}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+function load(port: number, mode: 'get' | 'patch' | 'mix', seconds: number, connections: number, key: string, pets: number): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/bench/load.ts', `http://127.0.0.1:${port}`, mode, String(seconds), String(connections), key, String(pets)],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Load) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
+
+async function measure(port: number, mode: 'get' | 'patch' | 'mix', connections: number, key: string, pets: number): Promise<Load> {
+  await load(port, mode, WARMUP_SECONDS, connections, key, pets);
+  return load(port, mode, SECONDS, connections, key, pets);
+}
+
+/** Peak resident set size of a process so far, in MB (Linux: VmHWM). */
+function peakRssMb(pid: number): number {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await gone;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+try {
+  const PETS = 1000;
+  console.log(`npm run bench: ${SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up, node ${process.version}, 127.0.0.1 only`);
+  const key = await makeDatabase(join(dir, 'service.db'), PETS);
+  await makeDatabase(join(dir, 'bare.db'), PETS);
+  const servicePort = await freePort();
+  const service = start(['src/server.ts'], { PORT: String(servicePort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info' });
+  await ready(servicePort, '/healthz');
+  const body = Buffer.from(await (await fetch(`http://127.0.0.1:${servicePort}/v1/inventory`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
+  writeFileSync(join(dir, 'body.json'), body);
+  const bareGetPort = await freePort();
+  const bareGet = start(['scripts/bench/bare-get.ts', String(bareGetPort), join(dir, 'body.json')]);
+  const barePatchPort = await freePort();
+  const barePatch = start(['scripts/bench/bare-patch.ts', String(barePatchPort), join(dir, 'bare.db')]);
+  await Promise.all([ready(bareGetPort), ready(barePatchPort, '/healthz-not-a-patch').catch(() => undefined)]);
+  await new Promise((r) => setTimeout(r, 1000));
+
+  const results: Record<string, Load> = {};
+  const run = async (name: string, port: number, mode: 'get' | 'patch' | 'mix', connections: number, pets = PETS) => {
+    results[name] = await measure(port, mode, connections, key, pets);
+    const r = results[name]!;
+    console.log(
+      `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(8)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
+        `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
+    );
+  };
+  await run(`service GET, ${PETS} pets, 50 connections`, servicePort, 'get', 50);
+  await run('bare GET, same bytes precomputed, 50 conn.', bareGetPort, 'get', 50);
+  await run(`service PATCH over ${PETS} pets, 50 connections`, servicePort, 'patch', 50);
+  await run('bare PATCH, 1 durable tx per request, 50 c.', barePatchPort, 'patch', 50);
+  await run('service 90/10 GET/PATCH mix, 50 connections', servicePort, 'mix', 50);
+  await Promise.all([stop(service), stop(bareGet), stop(barePatch)]);
+
+  const BIG = 100_000;
+  const bigKey = await makeDatabase(join(dir, 'big.db'), BIG);
+  const bigPort = await freePort();
+  const big = start(['src/server.ts'], { PORT: String(bigPort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'big.db'), LOG_LEVEL: 'info' });
+  await ready(bigPort, '/healthz');
+  results[`service GET, ${BIG} pets, 10 connections`] = await load(bigPort, 'get', SECONDS, 10, bigKey, BIG);
+  const bigRun = results[`service GET, ${BIG} pets, 10 connections`]!;
+  const rss = peakRssMb(big.pid!);
+  console.log(
+    `${`service GET, ${BIG} pets, 10 connections`.padEnd(44)} ${bigRun.requests.average.toFixed(0).padStart(8)} req/s  ` +
+      `p50 ${String(bigRun.latency.p50).padStart(4)} ms  p99 ${String(bigRun.latency.p99).padStart(4)} ms  ` +
+      `errors ${bigRun.errors + bigRun.timeouts}  non-2xx ${bigRun.non2xx}  peak RSS ${rss.toFixed(0)} MB`,
+  );
+  await stop(big);
+
+  const [sGet, bGet, sPatch, bPatch] = Object.values(results) as Load[];
+  const getRatio = sGet!.requests.average / bGet!.requests.average;
+  const patchRatio = sPatch!.requests.average / bPatch!.requests.average;
+  const allClean = Object.values(results).every((r) => r.non2xx === 0 && r.errors === 0 && r.timeouts === 0);
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log('');
+  console.log(`GET ratio service/bare: ${getRatio.toFixed(2)}x (target >= 0.8x: ${verdict(getRatio >= 0.8)})`);
+  console.log(`PATCH ratio service/bare: ${patchRatio.toFixed(2)}x req/s (target >= 4x: ${verdict(patchRatio >= 4)}); ` +
+    `p99 ${sPatch!.latency.p99} ms vs bare ${bPatch!.latency.p99} ms (target <=: ${verdict(sPatch!.latency.p99 <= bPatch!.latency.p99)})`);
+  console.log(`100,000 pets: peak RSS ${rss.toFixed(0)} MB (target <= 150 MB: ${verdict(rss <= 150)})`);
+  console.log(`non-2xx responses and errors in every run: ${allClean ? 'none' : 'SOME'} (target: none: ${verdict(allClean)})`);
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench-results', 'bench.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, results, ratios: { get: getRatio, patch: patchRatio }, peakRssMb100k: rss }, null, 2)}\n`,
+  );
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}

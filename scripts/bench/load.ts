@@ -1,0 +1,34 @@
+// The load generator of npm run bench, run as a process of its own so that it does not
+// share an event loop with what it measures. autocannon, 127.0.0.1 only, for a fixed
+// time. Prints autocannon's result as JSON on standard output.
+//   load.ts URL MODE SECONDS CONNECTIONS KEY PETS
+//   MODE: get (GET /v1/inventory), patch (PATCH a random pet), mix (90% get, 10% patch)
+import autocannon, { type Request } from 'autocannon';
+
+const [url, mode, seconds, connections, key, pets] = process.argv.slice(2);
+if (!url || !['get', 'patch', 'mix'].includes(mode ?? '') || !new URL(url).hostname.startsWith('127.')) {
+  process.stderr.write('usage: load.ts http://127.0.0.1:PORT get|patch|mix SECONDS CONNECTIONS KEY PETS\n');
+  process.exit(2);
+}
+const petCount = Number(pets);
+// Each method its own headers: a GET that inherits a PATCH's framing is not valid HTTP.
+const getHeaders = { authorization: `Bearer ${key}` };
+const patchHeaders = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+const result = await autocannon({
+  url,
+  connections: Number(connections),
+  duration: Number(seconds),
+  requests: [
+    {
+      setupRequest: (request: Request): Request => {
+        const patch = mode === 'patch' || (mode === 'mix' && Math.random() < 0.1);
+        if (!patch) return { ...request, method: 'GET', path: '/v1/inventory', headers: getHeaders, body: undefined };
+        const petId = 1 + Math.floor(Math.random() * petCount);
+        const body = JSON.stringify({ quantity: Math.floor(Math.random() * 1000) });
+        return { ...request, method: 'PATCH', path: `/v1/inventory/${petId}`, headers: patchHeaders, body };
+      },
+    },
+  ],
+});
+process.stdout.write(`${JSON.stringify(result)}\n`);
