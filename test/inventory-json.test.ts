@@ -12,7 +12,7 @@ render('equals a naive rendering across chunk boundaries; the tag follows versio
     const rows: [bigint, number, PetStatus, number][] = Array.from({ length: count }, (_, i) => [
       9223372036854775807n - BigInt(count - i),
       (i * 7919) % 2147483648,
-      (['available', 'pending', 'sold'] as const)[i % 3],
+      (['available', 'pending', 'sold'] as const)[i % 3]!,
       1 + (i % 5),
     ]);
     const naive = `[${rows.map(([p, q, s]) => `{"petId":${p},"quantity":${q},"status":"${s}"}`).join(',')}]`;
