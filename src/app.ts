@@ -16,6 +16,7 @@ import { loadOpenApi } from './openapi.ts';
 import { makeEventStore } from './store/event-store.ts';
 import { makeKeyStore } from './store/keys.ts';
 import { makeProjection } from './store/projection.ts';
+import { makeStorageHealth } from './store/storage-health.ts';
 
 export interface AppDeps {
   db: Database.Database;
@@ -28,16 +29,17 @@ export interface AppDeps {
 export function buildApp({ db, logger, now = Date.now, accepting = () => true }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const projection = makeProjection(db);
-  const commands = makeCommandHandler(makeEventStore(db, { projection, now }));
+  const storage = makeStorageHealth(db, { now });
+  const commands = makeCommandHandler(makeEventStore(db, { projection, now, onCommit: () => storage.succeeded() }));
   const keys = makeKeyStore(db, { now });
 
   const app = new Koa();
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, (error) => storage.failed(error)));
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(under('/v1', bearerAuth(keys)));
   for (const router of [
-    operationsRouter({ db, openapiText, accepting }),
+    operationsRouter({ storage, openapiText, accepting }),
     inventoryRouter({ projection, commands, openapi }),
   ]) {
     app.use(router.routes());

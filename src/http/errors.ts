@@ -66,7 +66,8 @@ function toHttpError(err: unknown): HttpError | undefined {
   return undefined;
 }
 
-export function errorHandler(logger: Logger): Middleware {
+/** onUnavailable hears of every 503 that a failure caused (storage health listens). */
+export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => void = () => {}): Middleware {
   return async function renderErrors(ctx, next) {
     let error: HttpError;
     try {
@@ -82,7 +83,10 @@ export function errorHandler(logger: Logger): Middleware {
       const known = toHttpError(err);
       if (known) {
         error = known;
-        if (known.status >= 500) logger.warn({ requestId: ctx.state.requestId, err: describe(err) }, known.message);
+        if (known.status >= 500) {
+          logger.warn({ requestId: ctx.state.requestId, err: describe(err) }, known.message);
+          onUnavailable(err);
+        }
       } else {
         logger.error({ requestId: ctx.state.requestId, err: describe(err) }, 'unexpected error');
         error = new HttpError(500, 'internal_error', `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`);

@@ -1,19 +1,18 @@
-// What operators and tools reach without a key: the OpenAPI document, liveness and
-// readiness.
+// What operators and tools reach without a key: the OpenAPI document, liveness, and
+// readiness (the database answers and can take writes, and we are not shutting down).
 import Router from '@koa/router';
-import type Database from 'better-sqlite3';
+import type { StorageHealth } from '../store/storage-health.ts';
 import { HttpError } from './errors.ts';
 
 export interface OperationsDeps {
-  db: Database.Database;
+  storage: StorageHealth;
   openapiText: string;
   /** False once the service is shutting down. */
   accepting: () => boolean;
 }
 
-export function operationsRouter({ db, openapiText, accepting }: OperationsDeps): Router {
+export function operationsRouter({ storage, openapiText, accepting }: OperationsDeps): Router {
   const router = new Router({ sensitive: true });
-  const ping = db.prepare('SELECT 1').pluck();
 
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
@@ -24,11 +23,8 @@ export function operationsRouter({ db, openapiText, accepting }: OperationsDeps)
   });
   router.get('/readyz', (ctx) => {
     if (!accepting()) throw new HttpError(503, 'unavailable', 'the service is shutting down');
-    try {
-      ping.get();
-    } catch {
-      throw new HttpError(503, 'unavailable', 'the database does not answer');
-    }
+    const problem = storage.problem();
+    if (problem) throw new HttpError(503, 'unavailable', problem);
     ctx.body = { status: 'ok' };
   });
   return router;

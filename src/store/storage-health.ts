@@ -1,0 +1,60 @@
+// Whether the database can take writes. A storage fault on a write (a full disk, a
+// read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
+// a second, with a real write that needs new pages, and a successful probe or commit
+// marks it writable again: the service recovers by itself once the fault is gone.
+import type Database from 'better-sqlite3';
+
+const STORAGE_FAULT = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM)/;
+
+export interface StorageHealth {
+  /** Call with any error of a write: storage faults mark the database unwritable. */
+  failed(error: unknown): void;
+  succeeded(): void;
+  /** undefined when ready, else why not. */
+  problem(): string | undefined;
+}
+
+export function storageFault(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (typeof e.code === 'string' && STORAGE_FAULT.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+export function makeStorageHealth(db: Database.Database, deps: { now: () => number; probeEveryMs?: number }): StorageHealth {
+  const probeEveryMs = deps.probeEveryMs ?? 1000;
+  const ping = db.prepare('SELECT 1').pluck();
+  const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
+  const shrink = db.prepare('DELETE FROM service_health WHERE id = 1');
+  const probe = db.transaction(() => {
+    grow.run();
+    shrink.run();
+  });
+  let fault: string | undefined;
+  let lastProbe = -Infinity;
+  return {
+    failed(error) {
+      fault = storageFault(error) ?? fault;
+    },
+    succeeded() {
+      fault = undefined;
+    },
+    problem() {
+      try {
+        ping.get();
+      } catch (error) {
+        return `the database does not answer (${storageFault(error) ?? 'error'})`;
+      }
+      if (fault && deps.now() - lastProbe >= probeEveryMs) {
+        lastProbe = deps.now();
+        try {
+          probe.immediate();
+          fault = undefined;
+        } catch (error) {
+          fault = storageFault(error) ?? fault;
+        }
+      }
+      return fault && `the database cannot take writes (${fault})`;
+    },
+  };
+}
