@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import { buildApp } from '../src/app.ts';
-import { createHttpServer } from '../src/http/node-server.ts';
+import { createHttpServer, type ServerLimits } from '../src/http/node-server.ts';
 import { makeCommandHandler } from '../src/commands.ts';
 import type { PetStatus } from '../src/domain/events.ts';
 import { createLogger } from '../src/logger.ts';
@@ -79,7 +79,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startApp(path = ':memory:'): Promise<TestApp> {
+export async function startApp(path = ':memory:', limits?: ServerLimits): Promise<TestApp> {
   const db = openDatabase(path);
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = () => clock;
@@ -95,7 +95,7 @@ export async function startApp(path = ':memory:'): Promise<TestApp> {
   const app = buildApp({ db, logger, now, accepting: () => state.accepting });
   const keys = makeKeyStore(db, { now });
   const key = keys.create('tester', 'test');
-  const server: Server = createHttpServer(app);
+  const server: Server = createHttpServer(app, limits);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const projection = makeProjection(db);

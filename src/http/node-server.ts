@@ -1,5 +1,6 @@
-// The node:http server around the Koa app. Requests that Node cannot parse never reach
-// Koa; clientError answers them in the Error shape too, instead of a bare 400.
+// The node:http server around the Koa app: limits against slow and greedy clients, and
+// the Error shape for requests that never reach Koa (unparseable, too slow, headers too
+// large), which clientError answers instead of Node's bare 400.
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
@@ -16,8 +17,42 @@ function answer(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
   }
 }
 
-export function createHttpServer(app: Koa): Server {
-  const server = createServer(app.callback());
+/** Limits against slow and greedy clients (a slow-loris holds sockets open for free). */
+export interface ServerLimits {
+  /** All request headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** A keep-alive connection is closed after this many requests. */
+  maxRequestsPerSocket: number;
+  /** How often the timeouts above are checked (Node's default is 30 s). */
+  checkIntervalMs: number;
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxRequestsPerSocket: 10_000,
+  checkIntervalMs: 1_000,
+  maxHeaderBytes: 16 * 1024,
+};
+
+export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+      maxHeaderSize: limits.maxHeaderBytes,
+    },
+    app.callback(),
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
     // A response already under way, or a socket that is gone, cannot take an answer.
     if (err.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
