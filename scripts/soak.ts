@@ -6,15 +6,10 @@
 //   npm run soak [-- --seconds N --connections N]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { makeCommandHandler } from '../src/commands.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeKeyStore } from '../src/store/keys.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { freePort, makeDatabase } from './bench/fixtures.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, connections: { type: 'string', default: '20' } } });
 const SECONDS = Number(values.seconds);
@@ -23,20 +18,8 @@ const PETS = 1000;
 
 const dir = mkdtempSync(join(tmpdir(), 'soak-'));
 const path = join(dir, 'inventory.db');
-const db = openDatabase(path);
-const key = makeKeyStore(db, { now: Date.now }).create('soak', 'soak');
-await makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now })).handleAll(
-  Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 0, status: 'available' as const })),
-  { actor: 'cli:soak', requestId: 'soak' },
-);
-db.close();
-
-const port = await new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
-  });
-});
+const key = await makeDatabase(path, PETS);
+const port = await freePort();
 const service = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
   cwd: ROOT,
   env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: path, LOG_LEVEL: 'info' },
