@@ -10,24 +10,13 @@ import { compare, rebuildProjection, replay } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { makeEventStore } from '../src/store/event-store.ts';
 import { makeProjection } from '../src/store/projection.ts';
-
-/** mulberry32: a small, fast, seedable generator. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from './random.ts';
 
 const property = suite('replay equals the live projection');
 
 property('for 40 random histories of up to 300 commands over ids small and above 2^53', async () => {
   for (let seed = 1; seed <= 40; seed++) {
-    const rnd = random(seed);
+    const rnd = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
     const ids = Array.from({ length: 1 + Math.floor(rnd() * 12) }, (_, i) =>
       rnd() < 0.3 ? 9223372036854775807n - BigInt(i) : BigInt(1 + Math.floor(rnd() * 1000)),
