@@ -56,6 +56,19 @@ body('a missing quantity, unknown members and non-objects are 400 invalid_body',
   }
 });
 
+body('a number that JSON.parse would round to an integer is still a fraction: 400', async ({ t }) => {
+  for (const raw of ['5.0000000000000001', '1e-400', '2147483646.99999999999', '1.55e1']) {
+    const res = await t.patch(7, `{"quantity": ${raw}}`);
+    assertError(res, 400, 'invalid_body', raw);
+    assert.match(res.json().message, /quantity must be an integer from 0 to 2147483647/, raw);
+  }
+});
+
+body('a body that merely mentions prototype is malformed JSON, not a forbidden member', async ({ t }) => {
+  assertError(await t.patch(7, 'prototype'), 400, 'malformed_json');
+  assertError(await t.patch(7, '{"quantity": 1, "prototype": 2}'), 400, 'invalid_body');
+});
+
 body('a member given twice is 400 invalid_body, even when the last one is valid', async ({ t }) => {
   for (const raw of ['{"quantity": 1, "quantity": 2}', '{"quantity": "x", "quantity": 5}', '{"quantity": 5, "\\u0071uantity": 6}']) {
     const res = await t.patch(7, raw);
@@ -163,6 +176,13 @@ order('405 before 415, 413 and 400: GET /v1/inventory/abc is 405 with Allow: PAT
   assert.match(String(post.headers.allow), /GET/);
   const put = await t.request({ method: 'PUT', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
   assertError(put, 405, 'method_not_allowed', 'PUT');
+  // A method the router does not know at all: 405 with Allow on a path that exists,
+  // 404 on one that does not.
+  const unknownMethod = await t.request({ method: 'PROPFIND', path: '/v1/inventory', headers: { Authorization: `Bearer ${t.key}` } });
+  assertError(unknownMethod, 405, 'method_not_allowed', 'PROPFIND on a route');
+  assert.match(String(unknownMethod.headers.allow), /GET/);
+  assertError(await t.request({ method: 'PROPFIND', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found', 'PROPFIND elsewhere');
+  assertError(await t.request({ method: 'PROPFIND', path: '/nope' }), 404, 'not_found', 'PROPFIND outside /v1');
 });
 
 order('415 before 413, 413 before the path id, path id before body, body before 404, 404 before 412', async ({ t }) => {
@@ -240,6 +260,7 @@ const wire = setup('requests Node cannot parse');
 wire('garbage, a bad Content-Length and oversized headers still get the Error shape', async ({ t }) => {
   const garbage = await raw(t.port, 'NOT HTTP AT ALL\r\n\r\n');
   assert.match(garbage, /^HTTP\/1\.1 400 /);
+  assert.match(garbage, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/, 'every response carries a request id');
   assert.equal(bodyOf(garbage), { code: 'bad_request', message: 'the request is not valid HTTP/1.1', status: 400 });
 
   const badLength = await raw(t.port, `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`);

@@ -132,6 +132,9 @@ patch('numbers are judged by value: 5.0 is 5, 1e3 is 1000, -0 is 0; bounds are i
     ['0', 0],
     ['2147483647', 2147483647],
     ['2147483647.0', 2147483647],
+    ['1.5e1', 15],
+    ['150e-1', 15],
+    ['0.1e1', 1],
   ] as const) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assert.is(res.status, 200, raw);

@@ -10,7 +10,12 @@ export const BODY_LIMIT_BYTES = 4096;
 export type ReadBody =
   | { kind: 'missing' }
   | { kind: 'malformed'; reason: string }
+  /** Valid JSON with a member the parser refuses to build (__proto__). */
+  | { kind: 'forbidden'; member: string }
   | { kind: 'parsed'; value: unknown };
+
+// What the JSON parser (@hapi/bourne, under co-body) says of a __proto__ member.
+const PROTOTYPE_POISONING = 'Object contains forbidden prototype property';
 
 const ACCEPT_PATCH = { 'Accept-Patch': 'application/json' };
 
@@ -35,7 +40,9 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
       // Only a body that arrived whole but is not JSON is judged later, as a body fault;
       // one that did not arrive whole (aborted, shorter than declared) is unreadable.
       if (!(err instanceof SyntaxError)) throw new HttpError(400, 'bad_request', `the body could not be read: ${err.message}`);
-      ctx.state.body = { kind: 'malformed', reason: err.message } satisfies ReadBody;
+      ctx.state.body = (
+        err.message === PROTOTYPE_POISONING ? { kind: 'forbidden', member: '__proto__' } : { kind: 'malformed', reason: err.message }
+      ) satisfies ReadBody;
     },
   });
   return async function readJsonBody(ctx, next) {

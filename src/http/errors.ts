@@ -75,10 +75,13 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
       // Nothing answered: an unknown path, or a known path with another method
       // (the router has then set 405 or 501 and the Allow header).
       if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405 && ctx.status !== 501)) return;
+      // The router answers 501 for a method it does not know at all; on a path that
+      // exists (Allow lists its methods) that is a 405, on any other path a 404.
+      const allow = ctx.response.get('Allow');
       error =
-        ctx.status === 404
+        ctx.status === 404 || allow === ''
           ? new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`)
-          : new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow')}`);
+          : new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`);
     } catch (err) {
       const known = toHttpError(err);
       if (known) {

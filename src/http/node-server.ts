@@ -1,6 +1,7 @@
 // The node:http server around the Koa app: limits against slow and greedy clients, and
 // the Error shape for requests that never reach Koa (unparseable, too slow, headers too
 // large), which clientError answers instead of Node's bare 400.
+import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
@@ -61,9 +62,10 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
     }
     const [status, code, message] = answer(err);
     const body = JSON.stringify({ code, message, status });
+    // No request was read, so no X-Request-Id of the client's: a new one, as always.
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   return server;

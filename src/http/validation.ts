@@ -42,10 +42,10 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
       throw new HttpError(400, 'missing_body', 'the body is missing: send {"quantity": <integer>} as application/json');
     }
     if (body.kind === 'malformed') {
-      if (/prototype/i.test(body.reason)) {
-        throw new HttpError(400, 'invalid_body', 'unknown member "__proto__": the body takes only "quantity"');
-      }
       throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${body.reason.slice(0, 200)}`);
+    }
+    if (body.kind === 'forbidden') {
+      throw new HttpError(400, 'invalid_body', `unknown member ${show(body.member)}: the body takes only "quantity"`);
     }
     const duplicate = duplicateMember(ctx.request.rawBody);
     if (duplicate !== undefined) {
@@ -54,10 +54,26 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
     if (!check(body.value)) {
       throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value));
     }
+    // JSON.parse rounds 5.0000000000000001 to 5 and 1e-400 to 0: judge the number as
+    // written. (The body is now exactly one member, so its one number ends the text.)
+    const literal = /:\s*(-?[0-9][0-9.eE+-]*)\s*\}\s*$/.exec(ctx.request.rawBody)?.[1];
+    if (literal !== undefined && !isIntegerLiteral(literal)) {
+      throw new HttpError(400, 'invalid_body', `quantity must be ${describeSchema(schema.properties?.quantity)}; got the fraction ${show(literal)}`);
+    }
     // JSON's -0 is the number 0.
     ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
     await next();
   };
+}
+
+/** Whether a JSON number, as written, is an integer: 5.0 and 1e3 are, 5.5 and 1e-400 not. */
+export function isIntegerLiteral(literal: string): boolean {
+  const m = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
+  if (!m) return false;
+  const digits = m[1]! + (m[2] ?? '');
+  // Where the decimal point falls in the digits, after the exponent moves it.
+  const point = m[1]!.length + Number(m[3] ?? 0);
+  return /^0*$/.test(digits.slice(Math.max(0, point)));
 }
 
 function describe(error: ErrorObject | null | undefined, schema: Schema, value: unknown): string {
