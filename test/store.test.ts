@@ -58,6 +58,16 @@ log('a failure inside the transaction leaves neither event nor row', async ({ db
   assert.is(db.prepare('SELECT quantity FROM inventory').pluck().get(), 2);
 });
 
+log('a projection row edited by hand cannot put a gap into the log', async ({ db, commands }) => {
+  await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
+  await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 3 }, meta());
+  db.exec("UPDATE inventory SET version = 10, quantity = 999, status = 'sold' WHERE pet_id = 5");
+  const entry = await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => v === 2 }, meta());
+  assert.equal({ quantity: entry.quantity, status: entry.status, version: entry.version }, { quantity: 4, status: 'pending', version: 3 });
+  assert.equal(db.prepare('SELECT version FROM events WHERE pet_id = 5 ORDER BY seq').pluck().all(), [1, 2, 3]);
+  assert.equal(db.prepare('SELECT quantity, status, version FROM inventory WHERE pet_id = 5').get(), { quantity: 4, status: 'pending', version: 3 });
+});
+
 log('handleAll is all or nothing', async ({ db, commands }) => {
   await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 0, status: 'available' }, meta());
   let refused = false;

@@ -10,7 +10,7 @@ import { decodeEvent, encodeData } from '../domain/codec.ts';
 import type { AppliedEvent, DomainEvent, EntryState, EventMeta, RecordedEvent } from '../domain/events.ts';
 import { groupCommit, type GroupCommitHooks } from './group-commit.ts';
 import { eventHash, GENESIS_HASH, type Digest } from './hash-chain.ts';
-import type { Entry, Projection } from './projection.ts';
+import { applyEvent, type Entry, type Projection } from './projection.ts';
 
 export interface AppendRequest {
   petId: bigint;
@@ -83,8 +83,21 @@ export function makeEventStore(
     }
   }
 
+  // The log, not the projection, decides an entry's version: a projection row edited by
+  // hand must not put a gap into the log. The UNIQUE (pet_id, version) index answers this.
+  const logVersion = db.prepare('SELECT coalesce(max(version), 0) FROM events WHERE pet_id = ?').pluck();
+  const petEvents = db.prepare(`SELECT ${REPLAY_COLUMNS} FROM events WHERE pet_id = ? ORDER BY seq`).safeIntegers(true).raw();
+  const currentEntry = (petId: bigint): Entry | undefined => {
+    const entry = projection.get(petId);
+    if ((entry?.version ?? 0) === logVersion.get(petId)) return entry;
+    // The projection drifted: this entry is replayed from its own events.
+    let replayed: Entry | undefined;
+    for (const row of petEvents.all(petId) as ReplayRow[]) replayed = applyEvent(replayed, toAppliedEvent(row));
+    return replayed;
+  };
+
   const appendOne = (request: AppendRequest, meta: EventMeta, recordedAt: string, tip: Digest): Appended => {
-    let entry = projection.get(request.petId);
+    let entry = currentEntry(request.petId);
     const events: RecordedEvent[] = [];
     for (const event of request.decide(entry)) {
       const row = {
