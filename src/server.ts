@@ -2,11 +2,11 @@
 // first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
 // requests, lets those in flight finish, closes the database and exits 0.
 import { buildApp } from './app.ts';
-import { ensureBootstrapKey } from './bootstrap.ts';
+import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase } from './store/database.ts';
+import { openDatabase, type Db } from './store/database.ts';
 import { makeKeyStore } from './store/keys.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -21,7 +21,15 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const db = openDatabase(config.dbPath);
+let db: Db;
+let bootstrapKey: string | undefined;
+try {
+  db = openDatabase(config.dbPath);
+  bootstrapKey = createBootstrapKey(makeKeyStore(db, { now: Date.now }));
+} catch (err) {
+  process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
@@ -38,7 +46,7 @@ server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const baseUrl = `http://${hostInUrl}:${port}`;
-  ensureBootstrapKey(makeKeyStore(db, { now: Date.now }), baseUrl, (text) => process.stderr.write(text));
+  if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
   logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
   // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
   logger.flush();

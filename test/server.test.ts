@@ -119,6 +119,18 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
   }
 });
 
+server('two services starting together on a new file make one bootstrap key between them', async (ctx) => {
+  const [a, b] = await Promise.all([startService(ctx.db, { expectKey: false }), startService(ctx.db, { expectKey: false })]);
+  // The bootstrap message is written right after listening; give it a moment.
+  await new Promise((r) => setTimeout(r, 300));
+  const printed = [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
+  assert.is(printed.length, 1, 'exactly one of them printed a key');
+  assert.equal(apiKeys(ctx.db).map((k) => k.name), ['bootstrap']);
+  const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printed[0]!.err())![1]!;
+  for (const s of [a, b]) assert.is((await s.get('/v1/inventory', key)).status, 200);
+  for (const s of [a, b]) assert.is((await s.stop()).code, 0);
+});
+
 server('revoking from the CLI stops a key at once; a database with only revoked keys gets none', async (ctx) => {
   const first = await startService(ctx.db, { expectKey: true });
   const key = first.bootstrapKey!;

@@ -28,6 +28,9 @@ export class KeyNameTaken extends Error {
 
 export interface KeyStore {
   create(name: string, createdBy: string): string;
+  /** Creates a key only if none was ever created (atomically: one of several starting
+   * processes wins); returns it, or undefined when keys exist. */
+  createFirst(name: string, createdBy: string): string | undefined;
   list(): KeyInfo[];
   revoke(name: string, revokedBy: string): 'revoked' | 'already revoked' | 'unknown';
   /** The name of the active key, or undefined for an unknown or revoked one. */
@@ -71,14 +74,25 @@ export function makeKeyStore(db: Database.Database, deps: { now: () => number })
   const known = new Map<string, string>();
   let cacheToken = '';
 
-  return {
-    create(name, createdBy) {
-      if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
-      if (exists.get(name)) throw new KeyNameTaken(name);
-      const key = generateKey();
+  function create(name: string, createdBy: string): string {
+    if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
+    const key = generateKey();
+    try {
       insert.run(name, hashKey(key), timestamp(), createdBy);
-      return key;
-    },
+    } catch (err) {
+      // Taken, also by another process between our look and our insert.
+      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && exists.get(name)) throw new KeyNameTaken(name);
+      throw err;
+    }
+    return key;
+  }
+  const createFirst = db.transaction((name: string, createdBy: string) =>
+    (count.get() as number) === 0 ? create(name, createdBy) : undefined,
+  );
+
+  return {
+    create,
+    createFirst: (name, createdBy) => createFirst.immediate(name, createdBy),
     list: () => list.all() as KeyInfo[],
     revoke(name, revokedBy) {
       const row = exists.get(name) as { revoked_at: string | null } | undefined;
