@@ -2,8 +2,9 @@
 // events, and the store appends them and updates the projection in one transaction.
 import { decide, type Command } from './domain/decide.ts';
 import type { EventMeta } from './domain/events.ts';
-import type { EventStore } from './store/event-store.ts';
-import type { Entry } from './store/projection.ts';
+import type Database from 'better-sqlite3';
+import { makeEventStore, type EventStore } from './store/event-store.ts';
+import { makeProjection, type Entry } from './store/projection.ts';
 
 export interface CommandHandler {
   handle(command: Command, meta: EventMeta): Promise<Entry>;
@@ -21,4 +22,9 @@ export function makeCommandHandler(store: EventStore): CommandHandler {
     handleAll: async (commands, meta) =>
       (await store.appendAll(commands.map(request), meta)).map((appended) => appended.entry),
   };
+}
+
+/** A command handler over db's own event store and projection, as the operator commands use. */
+export function commandsFor(db: Database.Database, now: () => number = Date.now): CommandHandler {
+  return makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now }));
 }

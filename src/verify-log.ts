@@ -4,28 +4,20 @@
 // history before that point, even with the chain recomputed, or cutting the log short
 // of it, changes or loses the event the digest names.
 import type Database from 'better-sqlite3';
+import { readChain } from './store/event-store.ts';
 import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
 
 export type Verdict =
   | { ok: true; events: number; head: Digest }
   | { ok: false; events: number; seq: number; reason: string };
 
-type Row = [bigint, bigint, bigint, string, string, string, string, string, string | null, string | null];
-
 export function verifyLog(db: Database.Database, digest?: Digest): Verdict {
-  const rows = db
-    .prepare(
-      `SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash
-       FROM events ORDER BY seq`,
-    )
-    .safeIntegers(true)
-    .raw();
   let head: Digest = { seq: 0, hash: GENESIS_HASH };
   let events = 0;
   if (digest && digest.seq === 0 && digest.hash !== GENESIS_HASH) {
     return { ok: false, events, seq: 0, reason: `seq 0 always has the hash ${GENESIS_HASH}` };
   }
-  for (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of rows.iterate() as IterableIterator<Row>) {
+  for (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of readChain(db)) {
     const at = Number(seq);
     events++;
     if (prevHash !== head.hash) {

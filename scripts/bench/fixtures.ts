@@ -1,17 +1,15 @@
 // What the benchmark and the soak run both set up: a database with tracked pets and a
 // key, and a free port on 127.0.0.1.
 import { createServer } from 'node:net';
-import { makeCommandHandler } from '../../src/commands.ts';
+import { commandsFor } from '../../src/commands.ts';
 import { openDatabase } from '../../src/store/database.ts';
-import { makeEventStore } from '../../src/store/event-store.ts';
 import { makeKeyStore } from '../../src/store/keys.ts';
-import { makeProjection } from '../../src/store/projection.ts';
 
 /** A database at path with pets 1..pets tracked and a key named "bench"; returns the key. */
 export async function makeDatabase(path: string, pets: number): Promise<string> {
   const db = openDatabase(path);
   const key = makeKeyStore(db, { now: Date.now }).create('bench', 'bench');
-  const commands = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now }));
+  const commands = commandsFor(db);
   for (let from = 1; from <= pets; from += 10_000) {
     const batch = [];
     for (let id = from; id < from + 10_000 && id <= pets; id++) {

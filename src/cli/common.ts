@@ -5,11 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, dbPathOf } from '../config.ts';
-import { makeCommandHandler, type CommandHandler } from '../commands.ts';
 import type { EventMeta } from '../domain/events.ts';
 import { openDatabase, type Db, type OpenOptions } from '../store/database.ts';
-import { makeEventStore } from '../store/event-store.ts';
-import { makeProjection } from '../store/projection.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -41,10 +38,6 @@ export function openDb(values: Parsed['values'], options?: OpenOptions): Db {
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
   const path = typeof values.db === 'string' ? values.db : dbPathOf(process.env);
   return openDatabase(path, options);
-}
-
-export function commandsFor(db: Db): CommandHandler {
-  return makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now }));
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

@@ -1,7 +1,8 @@
 // scripts/set-status: change a tracked pet's status (event StatusSet).
+import { commandsFor } from '../commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
-import { commandsFor, openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/set-status PETID STATUS [--db PATH]

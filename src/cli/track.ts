@@ -1,7 +1,8 @@
 // scripts/track: start tracking pets (event PetTracked), one or a whole file at once.
 import { readFileSync } from 'node:fs';
+import { commandsFor } from '../commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
-import { commandsFor, openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
 import { parsePetFile, petRow, type PetRow } from './pet-file.ts';
 
 const USAGE = `

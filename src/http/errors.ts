@@ -4,6 +4,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger.ts';
 import { CommitFailed } from '../store/group-commit.ts';
+import { sqliteFault } from '../store/sqlite-errors.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [
@@ -38,10 +39,6 @@ export class HttpError extends Error {
   }
 }
 
-// SQLite answers that mean "not now" rather than "broken": full disk, read-only file,
-// I/O error, a lock held too long. The client may retry.
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|PROTOCOL|NOLFS)/;
-
 // Errors thrown by the libraries below us (http-errors) carry only a status.
 const CODE_OF_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -54,7 +51,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
-  if (err instanceof CommitFailed || (typeof e?.code === 'string' && UNAVAILABLE.test(e.code))) {
+  if (err instanceof CommitFailed || sqliteFault(err)) {
     return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
       'Retry-After': '1',
     });

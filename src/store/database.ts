@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrate } from './migrate.ts';
+import { loadMigrations, migrate } from './migrate.ts';
 
 export type Db = Database.Database;
 
@@ -22,6 +22,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   if (options.readonly) {
     const db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
+    requireCurrentSchema(db, path);
     return db;
   }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -45,4 +46,22 @@ export function makeChangeToken(db: Db): () => string {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const ownChanges = db.prepare('SELECT total_changes()').pluck();
   return () => `${dataVersion.get() as number}:${ownChanges.get() as number}`;
+}
+
+/** A read-only connection cannot upgrade the schema: it refuses an older one, saying how. */
+function requireCurrentSchema(db: Db, path: string): void {
+  const latest = loadMigrations().at(-1)?.version ?? 0;
+  let applied: number;
+  try {
+    applied = (db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get() as number) ?? 0;
+  } catch {
+    applied = 0;
+  }
+  if (applied < latest) {
+    db.close();
+    throw new Error(
+      `${path} has schema version ${applied}, this version reads ${latest}: start the service, or run ` +
+        'scripts/rebuild-projection --check --db PATH, once to upgrade it in place',
+    );
+  }
 }

@@ -149,3 +149,18 @@ export function makeEventStore(
     lastSeq: () => lastSeq.get() as number,
   };
 }
+
+/** An event row with its chain columns, as verify-log reads it (raw, integers as BigInt). */
+export type ChainRow = [
+  seq: bigint, petId: bigint, version: bigint, type: string, data: string, actor: string,
+  requestId: string, recordedAt: string, prevHash: string | null, hash: string | null,
+];
+
+/** Every event with its hash-chain columns, by seq (works on a read-only connection). */
+export function readChain(db: Database.Database): IterableIterator<ChainRow> {
+  return db
+    .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .raw()
+    .iterate() as IterableIterator<ChainRow>;
+}

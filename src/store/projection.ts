@@ -47,7 +47,6 @@ export interface Projection {
   changeToken(): string;
   /** Applies an event to its entry and writes the result. */
   apply(entry: Entry | undefined, event: AppliedEvent): Entry;
-  write(entry: Entry): void;
   /**
    * Replaces the table with one holding exactly these entries: writes a shadow table and
    * swaps it in. Call inside a transaction, so that readers never see it half-built.
@@ -91,7 +90,6 @@ export function makeProjection(db: Database.Database, table = 'inventory'): Proj
       write(next);
       return next;
     },
-    write,
     replaceAll(entries) {
       // The shadow gets the table's own definition (constraints and indexes included),
       // as the migrations left it.

@@ -3,8 +3,7 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import type Database from 'better-sqlite3';
-
-const STORAGE_FAULT = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM)/;
+import { sqliteFault } from './sqlite-errors.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -14,11 +13,10 @@ export interface StorageHealth {
   problem(): string | undefined;
 }
 
-export function storageFault(error: unknown): string | undefined {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (typeof e.code === 'string' && STORAGE_FAULT.test(e.code)) return e.code;
-  }
-  return undefined;
+/** The code of a storage fault (not mere contention), else undefined. */
+function storageFault(error: unknown): string | undefined {
+  const fault = sqliteFault(error);
+  return fault?.kind === 'storage' ? fault.code : undefined;
 }
 
 export function makeStorageHealth(db: Database.Database, deps: { now: () => number; probeEveryMs?: number }): StorageHealth {
