@@ -8,6 +8,7 @@ import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
 import { errorHandler } from './http/errors.ts';
+import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
 import { requestId } from './http/request-id.ts';
@@ -37,6 +38,7 @@ export function buildApp({ db, logger, now = Date.now, accepting = () => true }:
   app.use(errorHandler(logger, (error) => storage.failed(error)));
   app.use(requestId());
   app.use(accessLog(logger));
+  app.use(requireHost());
   app.use(under('/v1', bearerAuth(keys)));
   for (const router of [
     operationsRouter({ storage, openapiText, accepting }),

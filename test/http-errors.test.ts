@@ -1,6 +1,7 @@
 // Bad input and refusals through the HTTP app: each gets the Error shape with the right
 // status and code, in the precedence decisions.md fixes, and leaves nothing behind.
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appSuite, type Response } from './helpers.ts';
@@ -121,6 +122,12 @@ media('another media type is 415 with Accept-Patch; a body without Content-Type 
   assert.is(untyped.headers['accept-patch'], 'application/json');
 });
 
+media('a malformed Content-Type is 415, before the size is judged', async ({ t }) => {
+  for (const type of ['application/json; foo', 'application/json; charset', 'application/json/x', ';']) {
+    assertError(await t.patch(7, `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`, { 'Content-Type': type }), 415, 'unsupported_media_type', type);
+  }
+});
+
 media('JSON is read as UTF-8: another charset is 415', async ({ t }) => {
   for (const type of ['application/json; charset=latin1', 'application/json; charset="utf-16"']) {
     const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': type });
@@ -237,7 +244,7 @@ auth('a revoked key stops working at once', async ({ t }) => {
 auth.run();
 
 /** Sends raw bytes on a new connection and returns everything the server answers. */
-function raw(port: number, text: string, endAfter = true): Promise<string> {
+function raw(port: number, text: string | Buffer, endAfter = true): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(text);
@@ -286,4 +293,37 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
   assert.is(line.status, null);
 });
 
+wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Node bare', async ({ t }) => {
+  const noHost = await raw(t.port, 'GET /healthz HTTP/1.1\r\n\r\n');
+  assert.match(noHost, /^HTTP\/1\.1 400 /);
+  assert.is(bodyOf(noHost).code, 'bad_request');
+  assert.match(noHost, /\r\nX-Request-Id: /);
+  const http10 = await raw(t.port, 'GET /healthz HTTP/1.0\r\n\r\n');
+  assert.match(http10, /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host');
+  const expect = await raw(t.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n');
+  assert.match(expect, /^HTTP\/1\.1 417 /);
+  assert.equal(bodyOf(expect), { code: 'expectation_failed', message: 'only Expect: 100-continue is supported', status: 417 });
+  const tunnel = await raw(t.port, 'CONNECT x:80 HTTP/1.1\r\nHost: x\r\n\r\n');
+  assert.match(tunnel, /^HTTP\/1\.1 400 /);
+  assert.is(bodyOf(tunnel).code, 'bad_request');
+});
+
 wire.run();
+
+const halfClose = appSuite('a client that closes its side after sending', { given: (t) => t.track(7, 3) });
+
+halfClose('still gets the answer of its PATCH, after the commit', async ({ t }) => {
+  // gzip makes the body arrive through zlib, asynchronously: the answer is not ready
+  // at once, when the client's FIN arrives.
+  const body = gzipSync('{"quantity": 4}');
+  const head =
+    `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\n` +
+    `Content-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const res = await raw(t.port, Buffer.concat([Buffer.from(head), body]));
+  assert.match(res, /^HTTP\/1\.1 200 /);
+  assert.is(bodyOf(res).quantity, 4);
+  assert.is(t.events().length, 2);
+});
+
+halfClose.run()
+

@@ -27,6 +27,10 @@ function mediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
 
+// RFC 9110 section 8.3.1: type/subtype *( ";" name=value ), value a token or quoted.
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const WELL_FORMED = new RegExp(`^\\s*${TOKEN}/${TOKEN}\\s*(;\\s*${TOKEN}=(${TOKEN}|"([^"\\\\]|\\\\.)*")\\s*)*;?\\s*$`);
+
 export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
   const parse = bodyParser({
     enableTypes: ['json'],
@@ -53,6 +57,7 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
       ctx.state.body = { kind: 'missing' } satisfies ReadBody;
       return next();
     }
+    if (!WELL_FORMED.test(type)) throw unsupported('the Content-Type header is malformed');
     if (mediaType(type) !== 'application/json') {
       throw unsupported(`Content-Type must be application/json, not ${mediaType(type).slice(0, 100)}`);
     }

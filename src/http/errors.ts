@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'request_timeout',
+  'expectation_failed',
   'headers_too_large',
   'internal_error',
   'unavailable',

@@ -2,7 +2,7 @@
 // the Error shape for requests that never reach Koa (unparseable, too slow, headers too
 // large), which clientError answers instead of Node's bare 400.
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { ErrorCode } from './errors.ts';
@@ -37,10 +37,22 @@ export const DEFAULT_LIMITS: ServerLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
-  maxRequestsPerSocket: 10_000,
+  // 0: no count limit. Past a limit Node answers a bare 503 with no body of ours;
+  // the keep-alive timeout already bounds what an idle connection holds.
+  maxRequestsPerSocket: 0,
   checkIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
 };
+
+/** Writes an answer in the Error shape straight onto a socket (no request object). */
+function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message: string): void {
+  const body = JSON.stringify({ code, message, status });
+  // No request was read, so no X-Request-Id of the client's: a new one, as always.
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS): Server {
   const server = createServer(
@@ -49,11 +61,33 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: limits.checkIntervalMs,
       maxHeaderSize: limits.maxHeaderBytes,
+      // Node would answer a missing Host with a bare 400; the app answers it (host.ts).
+      requireHostHeader: false,
     },
     app.callback(),
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
+  // A client that sends its request and then closes its side (half-close) still gets
+  // the answer; by default Node drops the connection on the client's FIN, which loses
+  // any answer not ready at once, a committed PATCH's included.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  // An Expect other than 100-continue: Node would answer a bare 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({ code: 'expectation_failed', message: 'only Expect: 100-continue is supported', status: 417 });
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': randomUUID(),
+      Connection: 'close',
+    });
+    res.end(body);
+    req.resume();
+  });
+  // CONNECT (a tunnel request) is not served; Node would just close the socket.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerOnSocket(socket, 400, 'bad_request', 'CONNECT is not served here');
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
     // A response already under way, or a socket that is gone, cannot take an answer.
     if (err.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
@@ -61,12 +95,7 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       return;
     }
     const [status, code, message] = answer(err);
-    const body = JSON.stringify({ code, message, status });
-    // No request was read, so no X-Request-Id of the client's: a new one, as always.
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    answerOnSocket(socket, status, code, message);
   });
   return server;
 }
