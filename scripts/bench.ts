@@ -15,7 +15,7 @@ import { freePort, makeDatabase } from './bench/fixtures.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
 const SECONDS = Number(values.seconds);
-const WARMUP_SECONDS = 2;
+const WARMUP_SECONDS = 5;
 const ROOT = new URL('..', import.meta.url).pathname;
 const children = new Set<ChildProcess>();
 
