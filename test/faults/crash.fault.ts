@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDatabase } from '../../src/store/database.ts';
 import { killAll, startService, withTimeout, WAIT_MS, type Service } from '../service.ts';
 import {
   assertNoSecrets,
@@ -18,8 +17,7 @@ import {
   httpSend,
   patch,
   prng,
-  readEvents,
-  readInventory,
+  readLog,
   replay,
   seedDatabase,
   seedFromEnv,
@@ -99,15 +97,7 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   assert.ok(acked.length > ROUNDS * 10, `too little load to mean anything: ${acked.length} writes acknowledged`);
 
   // The log, read-only, as the crashes left it (recovered from the WAL on open).
-  const db = openDatabase(path, { readonly: true });
-  let events;
-  let inventory;
-  try {
-    events = readEvents(db);
-    inventory = readInventory(db);
-  } finally {
-    db.close();
-  }
+  const { events, inventory } = readLog(path);
   const { problems, found, committedUnanswered } = checkLog(events, writes, { pets: PETS, actorOf: () => 'crash-load' });
   assert.equal(problems.slice(0, 20), [], `${problems.length} problems in the log`);
   assert.is(found, acked.length, 'every acknowledged write is in events');

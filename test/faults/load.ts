@@ -297,3 +297,14 @@ export function assertNoSecrets(outputs: { name: string; text: string }[], keys:
     assert.not.ok(/pinv_[A-Za-z0-9]{32}/.test(text), `${name} contains something shaped like a key`);
   }
 }
+
+/** The log and the projection as a test run left them, read through a read-only connection. */
+export function readLog(path: string): { events: ReturnType<typeof readEvents>; inventory: ReturnType<typeof readInventory> } {
+  const db = openDatabase(path, { readonly: true });
+  try {
+    return { events: readEvents(db), inventory: readInventory(db) };
+  } finally {
+    db.close();
+  }
+}
+

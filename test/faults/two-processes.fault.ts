@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDatabase } from '../../src/store/database.ts';
 import { killAll, startService, type Service } from '../service.ts';
 import {
   assertNoSecrets,
@@ -19,8 +18,7 @@ import {
   patch,
   percentile,
   prng,
-  readEvents,
-  readInventory,
+  readLog,
   replay,
   seedDatabase,
   seedFromEnv,
@@ -152,15 +150,7 @@ two('concurrent writes through both: no 5xx, nothing lost, each sees the other',
   const stops = await Promise.all(procs.map((p) => p.service.stop()));
   for (const [i, s] of stops.entries()) assert.is(s.code, 0, `${procs[i]!.name} stops cleanly`);
 
-  const db = openDatabase(path, { readonly: true });
-  let events;
-  let inventory;
-  try {
-    events = readEvents(db);
-    inventory = readInventory(db);
-  } finally {
-    db.close();
-  }
+  const { events, inventory } = readLog(path);
   const actorOf = (w: Write) => w.via;
   const { problems, found } = checkLog(events, writes, { pets: PETS, actorOf });
   assert.equal(problems.slice(0, 20), [], `${problems.length} problems in the log`);
