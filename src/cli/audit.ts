@@ -58,28 +58,21 @@ interface Query {
   params: Record<string, bigint | string>;
 }
 
-/** The SELECT with one fixed condition per filter given; the values are bound, never spliced. */
-function buildQuery(filters: { petId?: bigint; actor?: string; since?: string; until?: string }): Query {
-  const conditions: string[] = [];
-  const params: Query['params'] = {};
-  if (filters.petId !== undefined) {
-    conditions.push('pet_id = @pet');
-    params.pet = filters.petId;
-  }
-  if (filters.actor !== undefined) {
-    conditions.push('actor = @actor');
-    params.actor = filters.actor;
-  }
-  if (filters.since !== undefined) {
-    conditions.push('recorded_at >= @since');
-    params.since = filters.since;
-  }
-  if (filters.until !== undefined) {
-    conditions.push('recorded_at < @until');
-    params.until = filters.until;
-  }
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
-  return { sql: `SELECT ${COLUMNS.join(', ')} FROM stock_adjustments${where} ORDER BY seq`, params };
+// One fixed condition per filter; the values are bound, never spliced into the SQL.
+const CONDITIONS = {
+  pet: 'pet_id = @pet',
+  actor: 'actor = @actor',
+  since: 'recorded_at >= @since',
+  until: 'recorded_at < @until',
+} as const;
+
+function buildQuery(filters: Partial<Record<keyof typeof CONDITIONS, bigint | string>>): Query {
+  const given = (Object.keys(CONDITIONS) as (keyof typeof CONDITIONS)[]).filter((name) => filters[name] !== undefined);
+  const where = given.length > 0 ? ` WHERE ${given.map((name) => CONDITIONS[name]).join(' AND ')}` : '';
+  return {
+    sql: `SELECT ${COLUMNS.join(', ')} FROM stock_adjustments${where} ORDER BY seq`,
+    params: Object.fromEntries(given.map((name) => [name, filters[name]!])),
+  };
 }
 
 function timeOption(values: Parsed['values'], name: 'since' | 'until'): string | undefined {
@@ -141,7 +134,7 @@ await run(USAGE, async (argv) => {
   const actor = typeof values.actor === 'string' ? values.actor : undefined;
   // An empty value is not "every actor": `--actor "$NAME"` with NAME unset must not list all.
   if (actor === '') throw new UsageError('--actor must not be empty');
-  const query = buildQuery({ petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') });
+  const query = buildQuery({ pet: petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') });
 
   const db = openDb(values, { readonly: true });
   try {
