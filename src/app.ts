@@ -1,7 +1,7 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does),
 // so tests drive app.callback() directly. The middleware order is the data's one road:
-// errors -> request id -> access log -> auth (/v1) -> routes (media type, size, path id,
-// body) -> command -> response.
+// errors -> request id -> access log -> Host present -> auth (/v1) -> routes (media type,
+// size, path id, body) -> command (decide, append + project in one transaction) -> response.
 import type Database from 'better-sqlite3';
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
