@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
+import { commandsFor, makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { makeEventStore } from '../src/store/event-store.ts';
@@ -71,7 +71,7 @@ async function seed(path: string, steps: Step[]): Promise<void> {
   const db = openDatabase(path);
   try {
     let clock = 0;
-    const handler = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: () => clock }));
+    const handler = commandsFor(db, () => clock);
     for (const step of steps) {
       clock = Date.parse(step.at);
       await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId });

@@ -10,11 +10,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { commandsFor } from '../src/commands.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -82,7 +80,7 @@ function countEvents(path: string): bigint {
 async function seed(path: string, commands: Command[]): Promise<void> {
   const db = openDatabase(path);
   try {
-    const handler = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now }));
+    const handler = commandsFor(db, Date.now);
     for (const c of commands) await handler.handle(c, { actor: 'cli:seed', requestId: 'seed' });
   } finally {
     db.close();

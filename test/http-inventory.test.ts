@@ -4,11 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeProjection } from '../src/store/projection.ts';
 import { appSuite, startApp } from './helpers.ts';
+import { commandsFor } from '../src/commands.ts';
 
 const get = appSuite('GET /v1/inventory');
 
@@ -74,7 +72,7 @@ get('the list held in memory sees writes of other processes at once', async () =
     const first = await t.get();
     assert.is(first.json().length, 1);
     // Another connection (an operator command, a second service process) commits.
-    const commands = makeCommandHandler(makeEventStore(other, { projection: makeProjection(other), now: Date.now }));
+    const commands = commandsFor(other, Date.now);
     await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 3, status: 'sold' }, { actor: 'cli:x', requestId: 'x' });
     const second = await t.get('/v1/inventory', { 'If-None-Match': String(first.headers.etag) });
     assert.is(second.status, 200);

@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
 import { makeKeyStore } from '../src/store/keys.ts';
-import { makeProjection } from '../src/store/projection.ts';
 import { send } from './helpers.ts';
 import { killAll, startService, withTimeout } from './service.ts';
+import { commandsFor } from '../src/commands.ts';
 
 const shutdown = suite<{ dir: string; path: string; key: string }>('graceful shutdown', { dir: '', path: '', key: '' });
 shutdown.before.each(async (ctx) => {
@@ -22,7 +20,7 @@ shutdown.before.each(async (ctx) => {
   ctx.path = join(ctx.dir, 'inventory.db');
   const db = openDatabase(ctx.path);
   ctx.key = makeKeyStore(db, { now: Date.now }).create('k', 'test');
-  await makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: Date.now })).handle(
+  await commandsFor(db, Date.now).handle(
     { type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' },
     { actor: 'cli:t', requestId: 't' },
   );

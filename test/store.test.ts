@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
+import { commandsFor, type CommandHandler } from '../src/commands.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
 import { makeEventStore } from '../src/store/event-store.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
@@ -23,7 +23,7 @@ const log = suite<Ctx>('the event log');
 log.before.each((ctx) => {
   ctx.db = openDatabase(':memory:');
   let t = Date.parse('2026-03-04T05:06:07.089Z');
-  ctx.commands = makeCommandHandler(makeEventStore(ctx.db, { projection: makeProjection(ctx.db), now: () => (t += 1000) }));
+  ctx.commands = commandsFor(ctx.db, () => (t += 1000));
 });
 log.after.each((ctx) => {
   ctx.db.close();

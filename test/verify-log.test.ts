@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
 import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../src/store/hash-chain.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
-import { makeProjection } from '../src/store/projection.ts';
 import { verifyLog } from '../src/verify-log.ts';
+import { commandsFor } from '../src/commands.ts';
 
 interface Ctx {
   db: Db;
@@ -23,7 +21,7 @@ interface Ctx {
 
 async function history(db: Db): Promise<void> {
   let t = Date.parse('2026-05-01T00:00:00.000Z');
-  const commands = makeCommandHandler(makeEventStore(db, { projection: makeProjection(db), now: () => (t += 1000) }));
+  const commands = commandsFor(db, () => (t += 1000));
   const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
   await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
   await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
@@ -154,7 +152,7 @@ upgrade('the migration chains existing events in seq order; new events continue 
     const verdict = verifyLog(upgraded);
     assert.ok(verdict.ok && verdict.events === 3, JSON.stringify(verdict));
     assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
-    await makeCommandHandler(makeEventStore(upgraded, { projection: makeProjection(upgraded), now: Date.now }))
+    await commandsFor(upgraded, Date.now)
       .handle({ type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' }, { actor: 'k', requestId: 'r4' });
     // The projection was empty in the old database; the new event still chains on.
     const after = verifyLog(upgraded, verdict.ok ? verdict.head : undefined);
