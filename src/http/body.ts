@@ -16,7 +16,6 @@ export type ReadBody =
   | { kind: 'forbidden'; member: string }
   | { kind: 'parsed'; value: unknown };
 
-
 const ACCEPT_PATCH = { 'Accept-Patch': 'application/json' };
 
 function unsupported(message: string): HttpError {
