@@ -33,7 +33,7 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
-const app = buildApp({ db, logger, accepting: () => accepting });
+const app = buildApp({ db, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
 const server = createHttpServer(app);
 
 server.on('error', (err) => {

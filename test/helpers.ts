@@ -79,7 +79,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startApp(path = ':memory:', limits?: ServerLimits): Promise<TestApp> {
+export interface AppOptions {
+  /** Origins allowed by CORS (CORS_ORIGINS); none unless given. */
+  corsOrigins?: readonly string[];
+}
+
+export async function startApp(path = ':memory:', limits?: ServerLimits, options: AppOptions = {}): Promise<TestApp> {
   const db = openDatabase(path);
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = () => clock;
@@ -92,7 +97,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits): Promis
   });
   const logger = createLogger('info', sink);
   const state = { accepting: true };
-  const app = buildApp({ db, logger, now, accepting: () => state.accepting });
+  const app = buildApp({ db, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
   const keys = makeKeyStore(db, { now });
   const key = keys.create('tester', 'test');
   const server: Server = createHttpServer(app, limits);
@@ -150,10 +155,13 @@ export async function startApp(path = ':memory:', limits?: ServerLimits): Promis
  * A uvu suite whose every test gets a fresh app (ctx.t), seeded by `given`, and whose
  * `then` check runs after each test, before the app closes.
  */
-export function appSuite(name: string, hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void> } = {}) {
+export function appSuite(
+  name: string,
+  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void>; app?: AppOptions } = {},
+) {
   const s = suite<{ t: TestApp }>(name);
   s.before.each(async (ctx) => {
-    ctx.t = await startApp();
+    ctx.t = await startApp(':memory:', undefined, hooks.app);
     await hooks.given?.(ctx.t);
   });
   s.after.each(async (ctx) => {
