@@ -38,6 +38,7 @@ const server = createHttpServer(app);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');
+  logger.flush();
   db.close();
   process.exit(1);
 });

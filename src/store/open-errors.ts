@@ -35,8 +35,11 @@ export function explainOpenError(err: unknown, path: string, access: 'read' | 'w
   if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return explained(`${path} is locked by another process (waited 5 s): try again`);
   if (isDirectory(path)) return explained(`${path} is a directory, not a database file: check --db or INVENTORY_DB`);
 
-  const exists = can(path, constants.F_OK);
   const dir = dirname(path);
+  if (can(dir, constants.F_OK) && !can(dir, constants.X_OK)) {
+    return explained(`cannot open ${path}: this user has no permission to enter its directory ${dir}`);
+  }
+  const exists = can(path, constants.F_OK);
   if (exists && !can(path, constants.R_OK)) return explained(`cannot read ${path}: this user has no permission to read it`);
   if (access === 'write' && exists && !can(path, constants.W_OK)) {
     return explained(`cannot write ${path}: it is read-only for this user`);
