@@ -112,6 +112,10 @@ function schemaSuite(name: string) {
     await killAll();
     rmSync(ctx.dir, { recursive: true, force: true });
   });
+  // uvu skips after.each when a test fails: no service may outlive the suite.
+  s.after(async () => {
+    await killAll();
+  });
   return s;
 }
 
