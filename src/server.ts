@@ -1,6 +1,8 @@
-// The service's entry point: reads the configuration, opens the database, makes the
-// first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
-// requests, lets those in flight finish, closes the database and exits 0.
+// The service's entry point: reads the configuration, opens the database (creating or
+// upgrading it), listens, and only then makes the first key if there is none, so that a
+// key is never created by a start that cannot listen and never prints it. On SIGTERM or
+// SIGINT it stops taking requests, lets those in flight finish, closes the database and
+// exits 0.
 import { buildApp } from './app.ts';
 import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
@@ -22,10 +24,8 @@ try {
 
 const logger = createLogger(config.logLevel);
 let db: Db;
-let bootstrapKey: string | undefined;
 try {
   db = openDatabase(config.dbPath);
-  bootstrapKey = createBootstrapKey(makeKeyStore(db, { now: Date.now }));
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -38,6 +38,7 @@ const server = createHttpServer(app);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');
+  logger.flush();
   db.close();
   process.exit(1);
 });
@@ -46,6 +47,18 @@ server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const baseUrl = `http://${hostInUrl}:${port}`;
+  // Created here, once the port is ours, and printed at once: a start that cannot listen
+  // creates no key, and a key that exists was shown. Of several processes starting on
+  // one new file, the one whose createFirst wins prints it.
+  let bootstrapKey: string | undefined;
+  try {
+    bootstrapKey = createBootstrapKey(makeKeyStore(db, { now: Date.now }));
+  } catch (err) {
+    logger.fatal({ err: { message: (err as Error).message } }, 'cannot create the first API key');
+    logger.flush();
+    db.close();
+    process.exit(1);
+  }
   if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
   logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
   // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).

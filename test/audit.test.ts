@@ -326,7 +326,7 @@ test('usage errors exit 2 with the usage text and print nothing on stdout; --hel
 test('a path with no database exits 1 with a clear message and creates nothing', async (ctx) => {
   const viaOption = await audit(['--db', ctx.db]);
   expectExit(viaOption, 1, 'audit --db missing');
-  assert.is(viaOption.stderr, `error: no database at ${ctx.db}: check --db or INVENTORY_DB\n`);
+  assert.is(viaOption.stderr, `error: no database at ${ctx.db}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${ctx.db}\n`);
   assert.is(viaOption.stdout, '');
   const viaEnv = await audit(['--format', 'jsonl'], { INVENTORY_DB: ctx.db });
   expectExit(viaEnv, 1, 'INVENTORY_DB=missing audit');

@@ -87,6 +87,11 @@ async function seed(path: string, commands: Command[]): Promise<void> {
   }
 }
 
+/** A new, empty database of the current schema (operator commands create none). */
+function createDb(path: string): void {
+  openDatabase(path).close();
+}
+
 const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 'sold' = 'available'): Command => ({
   type: 'TrackPet',
   petId,
@@ -98,6 +103,7 @@ const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 's
 const keys = cliSuite('scripts/keys');
 
 keys('create prints the key alone, the table holds only its hash, list shows no secret', (ctx) => {
+  createDb(ctx.db);
   // INVENTORY_DB names the database here; --db below.
   const created = script('keys', ['create', 'alice'], { INVENTORY_DB: ctx.db });
   expectExit(created, 0, 'keys create');
@@ -133,6 +139,7 @@ keys('create prints the key alone, the table holds only its hash, list shows no 
 });
 
 keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) => {
+  createDb(ctx.db);
   const created = script('keys', ['create', 'bob', '--db', ctx.db]);
   expectExit(created, 0, 'keys create');
   const key = created.stdout.trim();
@@ -193,6 +200,7 @@ keys.run();
 const trackOne = cliSuite('scripts/track PETID');
 
 trackOne('tracks a pet with the defaults: one PetTracked event and its inventory row', (ctx) => {
+  createDb(ctx.db);
   const r = script('track', ['42', '--db', ctx.db]);
   expectExit(r, 0, 'track 42');
   assert.match(r.stdout, /pet 42/);
@@ -218,6 +226,7 @@ trackOne('tracks a pet with the defaults: one PetTracked event and its inventory
 });
 
 trackOne('--status and --quantity are kept; int64 max stays exact; tracking it again exits 1', (ctx) => {
+  createDb(ctx.db);
   const max = '9223372036854775807';
   const r = script('track', [max, '--status', 'pending', '--quantity', '7', '--db', ctx.db]);
   expectExit(r, 0, 'track max --status pending --quantity 7');
@@ -266,6 +275,7 @@ trackOne.run();
 const trackFile = cliSuite('scripts/track --file');
 
 trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay exact', (ctx) => {
+  createDb(ctx.db);
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(
     file,
@@ -294,6 +304,7 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
 });
 
 trackFile('a CSV with the header petId,status,quantity; empty cells take the defaults', (ctx) => {
+  createDb(ctx.db);
   const file = join(ctx.dir, 'pets.csv');
   writeFileSync(file, 'petId,status,quantity\r\n10,,\r\n11,sold,\r\n12,,9\r\n9223372036854775807,pending,2147483647\r\n');
   const r = script('track', ['--file', file, '--db', ctx.db]);

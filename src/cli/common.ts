@@ -33,11 +33,19 @@ export function parse(argv: string[], options: Options): Parsed {
   }
 }
 
-export function openDb(values: Parsed['values'], options?: OpenOptions): Db {
+/** The database path: --db, else INVENTORY_DB, else the default. */
+export function dbPathArg(values: Parsed['values']): string {
   // An empty path would open a temporary database that vanishes on close.
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
-  const path = typeof values.db === 'string' ? values.db : dbPathOf(process.env);
-  return openDatabase(path, options);
+  return typeof values.db === 'string' ? values.db : dbPathOf(process.env);
+}
+
+/**
+ * Opens an existing database whose schema is current (read-only if asked): operator
+ * commands never create a database or change a schema; scripts/migrate does that.
+ */
+export function openDb(values: Parsed['values'], options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {}): Db {
+  return openDatabase(dbPathArg(values), { ...options, mustExist: true });
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

@@ -34,8 +34,8 @@ await run(USAGE, (argv) => {
   if (wantsName && !KEY_NAME_PATTERN.test(name!)) {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
-  // Only a new key may bring a new database into being; list and revoke need one.
-  const db = openDb(values, { mustExist: action !== 'create' });
+  // Listing only reads: it must work beside a writer and on a file it may not write.
+  const db = openDb(values, { readonly: action === 'list' });
   try {
     const keys = makeKeyStore(db, { now: Date.now });
     const { actor } = operatorMeta();

@@ -30,7 +30,8 @@ await run(USAGE, (argv) => {
   const { values, positionals } = parse(argv, { check: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const check = values.check === true;
-  const db = openDb(values, { mustExist: true });
+  // --check changes nothing, so it opens read-only: no write, no write lock.
+  const db = openDb(values, { readonly: check });
   try {
     const started = performance.now();
     const report = rebuildProjection(db, { check, onProgress: progressBar(process.stderr) });
