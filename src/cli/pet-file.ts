@@ -6,6 +6,7 @@
 import { isPetStatus, isQuantity, parsePetId, type PetStatus } from '../domain/events.ts';
 import { integerInRange } from '../json/json-number.ts';
 import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
+import { systemWords } from './messages.ts';
 
 export interface PetRow {
   petId: bigint;
@@ -14,9 +15,34 @@ export interface PetRow {
 }
 
 export class BadPetFile extends Error {
-  constructor(readonly problems: string[]) {
-    super(`the file was refused whole, nothing was tracked:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  constructor(
+    readonly problems: string[],
+    source = 'the file',
+  ) {
+    super(`${source} was refused whole, nothing was tracked:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     this.name = 'BadPetFile';
+  }
+}
+
+/**
+ * Reads and judges a pet file. Its bytes must be UTF-8, as a PATCH body's must: a
+ * replacement character silently put in place of a bad byte would be tracked as data.
+ */
+export function readPetFile(path: string, read: (path: string) => Uint8Array): PetRow[] {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(read(path));
+  } catch (err) {
+    if (err instanceof TypeError) throw new BadPetFile(['the file is not valid UTF-8 text'], path);
+    const words = systemWords(err);
+    if (words === undefined) throw err;
+    throw new Error(`cannot read ${path}: ${words}`);
+  }
+  try {
+    return parsePetFile(text);
+  } catch (err) {
+    if (err instanceof BadPetFile) throw new BadPetFile(err.problems, path);
+    throw err;
   }
 }
 
