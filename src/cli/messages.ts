@@ -7,6 +7,7 @@ const SYSTEM_WORDS: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'permission denied',
   EISDIR: 'it is a directory',
+  EEXIST: 'a file is in the way',
   ENOTDIR: 'a part of the path is not a directory',
   ENOSPC: 'no space left on the device',
   EROFS: 'the file system is read-only',
