@@ -7,6 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, dbPathOf } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
 import { openDatabase, type Db, type OpenOptions } from '../store/database.ts';
+import { argumentProblem, failureMessage } from './messages.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -29,7 +30,7 @@ export function parse(argv: string[], options: Options): Parsed {
     });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(argumentProblem(err, argv));
   }
 }
 
@@ -60,8 +61,10 @@ export function operatorMeta(): EventMeta {
 }
 
 /**
- * Runs a command's main function and exits with its status. A UsageError exits 2 with
- * the usage text; any other error exits 1 with its message (no stack: operators read it).
+ * Runs a command's main function and exits with its status. Every error is one line
+ * `error: …` on standard error: a UsageError (or a bad environment variable) exits 2 and
+ * points to --help, any other error exits 1 (no stack, no raw Node.js words: operators
+ * read it). A message of several lines keeps them, indented under the first.
  */
 export async function run(usage: string, main: (argv: string[]) => Promise<number> | number): Promise<void> {
   const argv = process.argv.slice(2);
@@ -75,12 +78,18 @@ export async function run(usage: string, main: (argv: string[]) => Promise<numbe
     }
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${usage.trim()}\n`);
+      process.stderr.write(`${errorLine(err.message)}see --help\n`);
       status = 2;
     } else {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
+      process.stderr.write(errorLine(failureMessage(err)));
       status = 1;
     }
   }
   process.exitCode = status;
+}
+
+/** `error: ` and the message, its further lines (a file's problems) indented under it. */
+export function errorLine(message: string): string {
+  const [first, ...rest] = message.split('\n');
+  return `error: ${first}\n${rest.map((line) => `  ${line.trimStart()}\n`).join('')}`;
 }

@@ -47,7 +47,7 @@ await run(USAGE, (argv) => {
     if (action === 'revoke') {
       const outcome = keys.revoke(name!, actor);
       if (outcome === 'unknown') {
-        process.stderr.write(`no key named "${name}"\n`);
+        process.stderr.write(`error: no key named "${name}"\n`);
         return 1;
       }
       process.stderr.write(`key "${name}" ${outcome}\n`);
