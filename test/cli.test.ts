@@ -327,6 +327,7 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
 trackFile('JSON numbers count as written: 2e1 and 5.0 are integers, a bare id above 2^53 stays exact', (ctx) => {
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(file, '[{"petId": 2e1, "quantity": 5.0}, {"petId": 9007199254740993}, {"petId": 9223372036854775807, "quantity": 2.147483647e9}]');
+  createDb(ctx.db);
   const r = script('track', ['--file', file, '--db', ctx.db]);
   expectExit(r, 0, 'track --file with written numbers');
   assert.equal(query(ctx.db, 'SELECT pet_id, quantity FROM inventory ORDER BY pet_id'), [
@@ -535,10 +536,10 @@ rebuild('a path with no database is an error (exit 1) and creates nothing', (ctx
 
 rebuild('a database path under a plain file is one error line in plain words', (ctx) => {
   writeFileSync(join(ctx.dir, 'plain'), '');
-  const r = script('keys', ['create', 'dave', '--db', join(ctx.dir, 'plain', 'x.db')]);
-  expectFailure(r, /^error: cannot create the directory .*plain: a file is in the way\n$/, 'keys create under a file');
+  const r = script('migrate', ['--db', join(ctx.dir, 'plain', 'x.db')]);
+  expectFailure(r, /^error: cannot open .*x\.db: .*plain is a file, not a directory: check --db or INVENTORY_DB\n$/, 'migrate under a file');
   assert.not.match(r.stderr, RAW_NODE);
-  assert.is(r.stdout, '', 'no key is printed');
+  assert.is(r.stdout, '', 'nothing is reported as created');
 });
 
 rebuild.run();

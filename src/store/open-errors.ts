@@ -23,6 +23,14 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/** The nearest existing ancestor of dir (itself included) when it is not a directory. */
+function fileInTheWay(dir: string): string | undefined {
+  for (let at = dir; ; at = dirname(at)) {
+    if (can(at, constants.F_OK)) return isDirectory(at) ? undefined : at;
+    if (dirname(at) === at) return undefined;
+  }
+}
+
 /** Errors without a code (our own, or a bug) pass through unchanged. */
 export function explainOpenError(err: unknown, path: string, access: 'read' | 'write'): unknown {
   const code = (err as { code?: unknown } | undefined)?.code;
@@ -36,6 +44,10 @@ export function explainOpenError(err: unknown, path: string, access: 'read' | 'w
   if (isDirectory(path)) return explained(`${path} is a directory, not a database file: check --db or INVENTORY_DB`);
 
   const dir = dirname(path);
+  const inTheWay = fileInTheWay(dir);
+  if (inTheWay !== undefined) {
+    return explained(`cannot open ${path}: ${inTheWay} is a file, not a directory: check --db or INVENTORY_DB`);
+  }
   if (can(dir, constants.F_OK) && !can(dir, constants.X_OK)) {
     return explained(`cannot open ${path}: this user has no permission to enter its directory ${dir}`);
   }
