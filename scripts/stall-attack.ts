@@ -24,7 +24,7 @@ const { values } = parseArgs({
     pets: { type: 'string', default: '100000' },
     sockets: { type: 'string', default: '300' },
     open: { type: 'string', default: '2000' },
-    // How long to watch after each attack: past the 30 s stall limit.
+    // How long to watch after the service has answered everything: past the 30 s stall limit.
     watch: { type: 'string', default: '40' },
   },
 });
@@ -72,6 +72,12 @@ function socketsOf(pid: number): number {
   return n;
 }
 
+/** CPU seconds the service has used (user + system). */
+function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function opened(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => resolve(socket));
@@ -96,8 +102,18 @@ async function attack(name: string, pid: number, port: number, sockets: number, 
     }
     attackers.push(socket);
   }
-  console.log(`${name}: sent in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   let peak = memory(pid).rss;
+  // The service may still be working through the requests (each GET renders 100,000
+  // rows after its PATCH): the watch starts once it is idle, so that every request has
+  // been answered into a socket that nobody reads.
+  for (let cpu = cpuOf(pid), idle = 0; idle < 2 && Date.now() - t0 < 300_000; ) {
+    await sleep(500);
+    peak = Math.max(peak, memory(pid).rss);
+    const used = cpuOf(pid) - cpu;
+    cpu += used;
+    idle = used < 0.05 ? idle + 1 : 0;
+  }
+  console.log(`${name}: sent and answered in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const started = Date.now();
   const openAt: Record<number, number> = {};
   while (Date.now() - started < WATCH_S * 1000) {
@@ -110,8 +126,8 @@ async function attack(name: string, pid: number, port: number, sockets: number, 
   const seconds = Object.keys(openAt).map(Number);
   const at = (s: number) => openAt[seconds.filter((x) => x <= s).at(-1) ?? 0];
   console.log(
-    `${name}: RSS ${before.rss.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB (VmHWM ${after.peak.toFixed(0)} MB), ` +
-      `${after.rss.toFixed(0)} MB after ${WATCH_S} s; the service still had open, of ${sockets}: ${at(5)} at 5 s, ` +
+    `${name}: RSS ${before.rss.toFixed(0)} MB before, overall peak ${peak.toFixed(0)} MB (VmHWM ${after.peak.toFixed(0)} MB), ` +
+      `${after.rss.toFixed(0)} MB ${WATCH_S} s after it was idle; the service still had open, of ${sockets}: ${at(0)} when idle, ${at(5)} at 5 s, ` +
       `${at(20)} at 20 s, ${at(35)} at 35 s, ${at(WATCH_S)} at ${WATCH_S} s`,
   );
   for (const s of attackers) s.destroy();

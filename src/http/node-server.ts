@@ -87,8 +87,10 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
     server,
     { stallTimeoutMs: limits.stallTimeoutMs, maxPinnedBytes: limits.maxPinnedBytes, checkIntervalMs: limits.checkIntervalMs },
     {
-      onClosed: (report) =>
-        warn?.('stalled_connections', report.stalled + report.overCap, { ...report }, 'closed connections that took no response bytes'),
+      onClosed: ({ stalled, overCap, pinnedBytes }) => {
+        if (stalled) warn?.('stalled', stalled, { pinnedBytes }, `closed connections that took no response bytes for ${limits.stallTimeoutMs} ms`);
+        if (overCap) warn?.('over-cap', overCap, { pinnedBytes }, 'closed connections that took no response bytes: stalled ones pinned too much');
+      },
     },
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
