@@ -34,7 +34,7 @@ const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
 const app = buildApp({ db, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
-const server = createHttpServer(app);
+const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');

@@ -66,6 +66,7 @@ export interface TestApp {
   /** An active key named "tester". */
   key: string;
   logs: string[];
+  server: Server;
   port: number;
   accepting: boolean;
   /** Moves the injected clock forward. */
@@ -100,7 +101,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
   const app = buildApp({ db, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
   const keys = makeKeyStore(db, { now });
   const key = keys.create('tester', 'test');
-  const server: Server = createHttpServer(app, limits);
+  const server: Server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const projection = makeProjection(db);
@@ -112,6 +113,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
     keys,
     key,
     logs,
+    server,
     port,
     get accepting() {
       return state.accepting;
