@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startApp, type Response, type TestApp } from './helpers.ts';
+import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
 
 type Obj = Record<string, any>;
 const doc: Obj = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
@@ -70,9 +71,7 @@ function raw(port: number, request: string, waitMs = 5_000): Promise<Pick<Respon
 
 const live = suite<{ t: TestApp }>('the document describes the answers the service gives');
 live.before.each(async (ctx) => {
-  ctx.t = await startApp(':memory:', {
-    headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5_000, maxRequestsPerSocket: 0, checkIntervalMs: 100, maxHeaderBytes: 16 * 1024,
-  });
+  ctx.t = await startApp(':memory:', { ...DEFAULT_LIMITS, headersTimeoutMs: 300, requestTimeoutMs: 600, checkIntervalMs: 100 });
   await ctx.t.track(7, 3);
 });
 live.after.each(async (ctx) => ctx.t.close());
