@@ -103,7 +103,7 @@ live('listInventory: 200, 304 (weak, list, *), 401', async ({ t }) => {
 live('listInventory: If-Match is judged too: 412 with the current ETag, before If-None-Match', async ({ t }) => {
   const current = (await t.get()).headers.etag as string;
   for (const ifMatch of ['"stale"', `W/${current}`, 'not-a-tag', '']) {
-    for (const sent of [{ 'If-Match': ifMatch }, { 'If-Match': ifMatch, 'If-None-Match': current }]) {
+    for (const sent of [{ 'If-Match': ifMatch }, { 'If-Match': ifMatch, 'If-None-Match': current }] as Record<string, string>[]) {
       const res = await t.get('/v1/inventory', sent);
       assert.is(res.status, 412, JSON.stringify(sent));
       assert.is(res.headers.etag, current, 'the 412 carries the current ETag');
