@@ -28,12 +28,23 @@ function operationOf(method: string, path: string): Obj {
   return op;
 }
 
-function conforms(method: string, path: string, res: Pick<Response, 'status' | 'headers' | 'text'>): void {
+// Request headers the service judges: where a test sends one, the operation must declare it.
+const JUDGED = ['if-match', 'if-none-match', 'x-request-id'];
+
+function conforms(method: string, path: string, res: Pick<Response, 'status' | 'headers' | 'text'>, sent: Record<string, string> = {}): void {
   const op = operationOf(method, path);
   const what = `${op.operationId} ${res.status}`;
+  const parameters = new Set((op.parameters ?? []).map(deref).filter((p: Obj) => p.in === 'header').map((p: Obj) => p.name.toLowerCase()));
+  for (const name of Object.keys(sent).map((n) => n.toLowerCase()).filter((n) => JUDGED.includes(n))) {
+    assert.ok(parameters.has(name), `${op.operationId}: the service judges ${name}, which the operation does not declare`);
+  }
   const documented = op.responses[String(res.status)];
   assert.ok(documented, `${what}: the status is not listed on the operation`);
-  const response = deref(documented);
+  conformsTo(what, deref(documented), res);
+}
+
+/** The answer matches one documented response: headers declared and required, Error body. */
+function conformsTo(what: string, response: Obj, res: Pick<Response, 'status' | 'headers' | 'text'>): void {
   const declared = new Map(Object.entries(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), deref(h as Obj)]));
   for (const name of WATCHED.filter((n) => res.headers[n] !== undefined)) {
     assert.ok(declared.has(name), `${what}: sends ${name}, which the document does not declare`);
@@ -82,10 +93,71 @@ live('listInventory: 200, 304 (weak, list, *), 401', async ({ t }) => {
   for (const inm of [ok.headers.etag as string, `W/${ok.headers.etag}`, `"other", ${ok.headers.etag}`, '*']) {
     const res = await t.get('/v1/inventory', { 'If-None-Match': inm });
     assert.is(res.status, 304, inm);
-    conforms('GET', '/v1/inventory', res);
+    conforms('GET', '/v1/inventory', res, { 'If-None-Match': inm });
   }
   conforms('GET', '/v1/inventory', await t.request({ path: '/v1/inventory' }));
   conforms('GET', '/v1/inventory', await t.request({ path: '/v1/inventory', headers: { Authorization: 'Bearer pinv_nope' } }));
+});
+
+live('listInventory: If-Match is judged too: 412 with the current ETag, before If-None-Match', async ({ t }) => {
+  const current = (await t.get()).headers.etag as string;
+  for (const ifMatch of ['"stale"', `W/${current}`, 'not-a-tag', '']) {
+    for (const sent of [{ 'If-Match': ifMatch }, { 'If-Match': ifMatch, 'If-None-Match': current }] as Record<string, string>[]) {
+      const res = await t.get('/v1/inventory', sent);
+      assert.is(res.status, 412, JSON.stringify(sent));
+      assert.is(res.headers.etag, current, 'the 412 carries the current ETag');
+      assert.is(res.json().code, 'precondition_failed');
+      conforms('GET', '/v1/inventory', res, sent);
+    }
+  }
+  for (const ifMatch of [current, `"other", ${current}`, '*']) {
+    const res = await t.get('/v1/inventory', { 'If-Match': ifMatch });
+    assert.is(res.status, 200, ifMatch);
+    conforms('GET', '/v1/inventory', res, { 'If-Match': ifMatch });
+  }
+});
+
+live('updateInventory: 415 for any media type but application/json with charset=utf-8 at most once', async ({ t }) => {
+  const refused = [
+    'application/json; charset=utf-16',
+    'application/json; charset=utf8',
+    'application/json; charset=iso-8859-1',
+    'application/json; foo=bar',
+    'application/json; charset=utf-8; charset=utf-8',
+    'application/json; charset=utf-8; foo=bar',
+    'application/json; foo',
+    'text/json',
+  ];
+  for (const type of refused) {
+    const res = await t.patch(7, { quantity: 5 }, { 'Content-Type': type });
+    assert.is(res.status, 415, type);
+    assert.is(res.json().code, 'unsupported_media_type', type);
+    conforms('PATCH', '/v1/inventory/7', res);
+  }
+  for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf-8"']) {
+    const res = await t.patch(7, { quantity: 5 }, { 'Content-Type': type });
+    assert.is(res.status, 200, type);
+    conforms('PATCH', '/v1/inventory/7', res);
+  }
+  assert.is(t.events().length, 3, 'only the two accepted PATCHes were written');
+});
+
+live('updateInventory: a body that is not UTF-8 is 400 malformed_json; a malformed If-None-Match is 412', async ({ t }) => {
+  const path = '/v1/inventory/7';
+  const headers = { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' };
+  // {"quantity":1} with a lone continuation byte inside the member name.
+  const body = Buffer.from([0x7b, 0x22, 0x71, 0x80, 0x22, 0x3a, 0x31, 0x7d]);
+  const notUtf8 = await t.request({ method: 'PATCH', path, headers, body });
+  assert.is(notUtf8.status, 400);
+  assert.is(notUtf8.json().code, 'malformed_json');
+  conforms('PATCH', path, notUtf8);
+  for (const inm of ['not-a-tag', '', '"1" "2"']) {
+    const res = await t.patch(7, { quantity: 5 }, { 'If-None-Match': inm });
+    assert.is(res.status, 412, JSON.stringify(inm));
+    assert.is(res.headers.etag, '"1"', 'the 412 carries the current version');
+    conforms('PATCH', path, res, { 'If-None-Match': inm });
+  }
+  assert.is(t.events().length, 1, 'nothing was written');
 });
 
 live('updateInventory: 200, 400, 401, 404, 412, 413, 415', async ({ t }) => {
@@ -97,7 +169,7 @@ live('updateInventory: 200, 400, 401, 404, 412, 413, 415', async ({ t }) => {
   conforms('PATCH', '/v1/inventory/8', await t.patch(8, { quantity: 1 }));
   const stale = await t.patch(7, { quantity: 1 }, { 'If-Match': '"1"' });
   assert.is(stale.status, 412);
-  conforms('PATCH', path, stale);
+  conforms('PATCH', path, stale, { 'If-Match': '"1"' });
   conforms('PATCH', path, await t.patch(7, `{"quantity":${' '.repeat(5000)}1}`));
   conforms('PATCH', path, await t.patch(7, { quantity: 1 }, { 'Content-Type': 'text/plain' }));
 });
@@ -139,6 +211,44 @@ live('a wrong method is 405 with Allow, which the document describes, and lists 
   assert.ok(/405/.test(doc.info.description) && /`Allow`/.test(doc.info.description), 'the description explains 405 and Allow');
 });
 
+/** A concrete request path for a documented path. */
+const concrete = (docPath: string) => (docPath.startsWith('/inventory') ? `/v1${docPath.replace('{petId}', '7')}` : docPath);
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The Allow an OPTIONS on the path must answer: the document's methods, HEAD with GET, and OPTIONS. */
+function allowOf(docPath: string): string[] {
+  const methods = Object.keys(doc.paths[docPath]).filter((m) => METHODS.includes(m));
+  return [...methods.flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()])), 'OPTIONS'];
+}
+
+// What info.description says every OPTIONS answer carries.
+const OPTIONS_ANSWER: Obj = {
+  headers: { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' }, Allow: { required: true, schema: { type: 'string' } } },
+};
+
+live('OPTIONS: 204, no body, Allow naming every method of the path; 401 without a key under /v1; described, not an operation', async ({ t }) => {
+  for (const docPath of Object.keys(doc.paths)) {
+    assert.not.ok(doc.paths[docPath].options, `${docPath}: OPTIONS is described in info, not listed as an operation`);
+    const expected = allowOf(docPath);
+    assert.ok(doc.info.description.includes(`\`${expected.join(', ')}\``), `info.description gives Allow: ${expected.join(', ')}`);
+    assert.ok(doc.info.description.includes(`\`${docPath}\``), `info.description names ${docPath} with its Allow`);
+    const path = concrete(docPath);
+    const withKey = await t.request({ method: 'OPTIONS', path, headers: { Authorization: `Bearer ${t.key}` } });
+    const anonymous = await t.request({ method: 'OPTIONS', path });
+    for (const res of path.startsWith('/v1/') ? [withKey] : [withKey, anonymous]) {
+      assert.is(res.status, 204, `OPTIONS ${path}: ${res.text}`);
+      assert.is(res.text, '', `OPTIONS ${path}: no body`);
+      assert.equal(String(res.headers.allow).split(/,\s*/).sort(), [...expected].sort(), `OPTIONS ${path}: Allow`);
+      conformsTo(`OPTIONS ${path}`, OPTIONS_ANSWER, res);
+    }
+    if (path.startsWith('/v1/')) {
+      assert.is(anonymous.status, 401, `OPTIONS ${path} without a key`);
+      conformsTo(`OPTIONS ${path} 401`, deref({ $ref: '#/components/responses/Unauthorized' }), anonymous);
+    }
+  }
+  assert.ok(/`OPTIONS`[^.]*204/.test(doc.info.description) && /\(401 without one\)/.test(doc.info.description), 'info.description: 204, and 401 without a key');
+});
+
 live('X-Request-Id: every id the service accepts (and keeps or replaces) is valid for the parameter schema', async ({ t }) => {
   const param = deref({ $ref: '#/components/parameters/RequestId' });
   for (const id of ['abc-1.2:3_x', 'has space', 'ü', 'x'.repeat(129), '']) {
@@ -164,6 +274,65 @@ live('servers: production and staging (variables with defaults) and the local on
 });
 
 live.run();
+
+const ORIGIN = 'https://shop.example.com';
+const cors = suite<{ t: TestApp }>('with CORS_ORIGINS, the answers stay as documented and the CORS headers as described');
+cors.before.each(async (ctx) => {
+  ctx.t = await startApp(':memory:', undefined, { corsOrigins: [ORIGIN] });
+  await ctx.t.track(7, 3);
+});
+cors.after.each(async (ctx) => ctx.t.close());
+
+/** Every CORS header sent is named in info.description, with its value where that is fixed. */
+function corsDescribed(what: string, res: Response): string[] {
+  const description = doc.info.description.toLowerCase();
+  const sent = Object.keys(res.headers).filter((n) => n.startsWith('access-control-') || n === 'vary');
+  for (const name of sent) {
+    const value = String(res.headers[name]).toLowerCase();
+    if (name === 'access-control-allow-origin') {
+      assert.is(value, ORIGIN, `${what}: the origin itself`);
+      assert.ok(description.includes(`\`${name}\``), `${what}: info.description names ${name}`);
+    } else {
+      assert.ok(description.includes(`\`${name}: ${value}\``), `${what}: info.description gives ${name}: ${value}`);
+    }
+  }
+  return sent.sort();
+}
+
+cors('preflights and actual answers from an allowed origin; none for another origin', async ({ t }) => {
+  const auth = { Authorization: `Bearer ${t.key}`, Origin: ORIGIN };
+  for (const [path, method] of [['/v1/inventory', 'GET'], ['/v1/inventory/7', 'PATCH']] as const) {
+    const res = await t.request({ method: 'OPTIONS', path, headers: { Origin: ORIGIN, 'Access-Control-Request-Method': method } });
+    assert.is(res.status, 204, `preflight ${path}: ${res.text}`);
+    assert.is(res.text, '');
+    assert.equal(
+      corsDescribed(`preflight ${path}`, res),
+      ['access-control-allow-headers', 'access-control-allow-methods', 'access-control-allow-origin', 'access-control-max-age', 'vary'],
+    );
+  }
+  const current = (await t.get('/v1/inventory', { Origin: ORIGIN })).headers.etag as string;
+  const answers: [string, string, Record<string, string>, Response, number][] = [
+    ['GET', '/v1/inventory', {}, await t.request({ path: '/v1/inventory', headers: auth }), 200],
+    ['GET', '/v1/inventory', { 'If-None-Match': current }, await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-None-Match': current } }), 304],
+    ['GET', '/v1/inventory', { 'If-Match': '"x"' }, await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-Match': '"x"' } }), 412],
+    ['GET', '/v1/inventory', {}, await t.request({ path: '/v1/inventory', headers: { Origin: ORIGIN } }), 401],
+    ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN }), 200],
+    ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN, 'Content-Type': 'text/plain' }), 415],
+    ['GET', '/healthz', {}, await t.request({ path: '/healthz', headers: { Origin: ORIGIN } }), 200],
+  ];
+  for (const [method, path, sent, res, status] of answers) {
+    const what = `${method} ${path} ${status}`;
+    assert.is(res.status, status, what);
+    conforms(method, path, res, sent);
+    assert.equal(corsDescribed(what, res), ['access-control-allow-origin', 'access-control-expose-headers', 'vary'], what);
+  }
+  const other = await t.request({ method: 'OPTIONS', path: '/v1/inventory', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'GET' } });
+  assert.is(other.status, 401, 'another origin\'s preflight is an ordinary OPTIONS');
+  assert.equal(corsDescribed('another origin', other), ['vary']);
+  conformsTo('another origin 401', deref({ $ref: '#/components/responses/Unauthorized' }), other);
+});
+
+cors.run();
 
 const meta = suite('the document\'s metadata');
 meta('the license names no SPDX licence the private package does not have', () => {
