@@ -2,7 +2,6 @@
 // so tests drive app.callback() directly. The middleware order is the data's one road:
 // errors -> request id -> access log -> Host present -> auth (/v1) -> routes (media type,
 // size, path id, body) -> command (decide, append + project in one transaction) -> response.
-import type Database from 'better-sqlite3';
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
@@ -14,35 +13,32 @@ import { operationsRouter } from './http/operations-routes.ts';
 import { requestId } from './http/request-id.ts';
 import type { Logger } from './logger.ts';
 import { loadOpenApi } from './openapi.ts';
-import { makeEventStore } from './store/event-store.ts';
-import { makeKeyStore } from './store/keys.ts';
-import { makeProjection } from './store/projection.ts';
+import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth } from './store/storage-health.ts';
 
 export interface AppDeps {
-  db: Database.Database;
+  /** The storage port: nothing here knows which database is behind it. */
+  store: InventoryStore;
   logger: Logger;
   now?: () => number;
   /** False once the service is shutting down: /readyz then answers 503. */
   accepting?: () => boolean;
 }
 
-export function buildApp({ db, logger, now = Date.now, accepting = () => true }: AppDeps): Koa {
+export function buildApp({ store, logger, now = Date.now, accepting = () => true }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
-  const projection = makeProjection(db);
-  const storage = makeStorageHealth(db, { now });
-  const commands = makeCommandHandler(makeEventStore(db, { projection, now, onCommit: () => storage.succeeded() }));
-  const keys = makeKeyStore(db, { now });
+  const storage = makeStorageHealth(store, { now });
+  const commands = makeCommandHandler({ store, now, onCommit: () => storage.succeeded() });
 
   const app = new Koa();
   app.use(errorHandler(logger, (error) => storage.failed(error)));
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());
-  app.use(under('/v1', bearerAuth(keys)));
+  app.use(under('/v1', bearerAuth(store.keys)));
   for (const router of [
     operationsRouter({ storage, openapiText, accepting }),
-    inventoryRouter({ projection, commands, openapi }),
+    inventoryRouter({ store, commands, openapi }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

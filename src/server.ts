@@ -1,13 +1,14 @@
 // The service's entry point: reads the configuration, opens the database, makes the
 // first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
-// requests, lets those in flight finish, closes the database and exits 0.
+// requests, lets those in flight finish, stops the writer thread, closes the database
+// and exits 0.
 import { buildApp } from './app.ts';
 import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase, type Db } from './store/database.ts';
-import { makeKeyStore } from './store/keys.ts';
+import type { InventoryStore } from './store/port.ts';
+import { openSqliteStore } from './store/sqlite/store.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -21,11 +22,12 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-let db: Db;
+let store: InventoryStore;
 let bootstrapKey: string | undefined;
 try {
-  db = openDatabase(config.dbPath);
-  bootstrapKey = createBootstrapKey(makeKeyStore(db, { now: Date.now }));
+  // Writes go to a worker thread: waiting for the lock or the disk never stalls requests.
+  store = await openSqliteStore(config.dbPath, { writer: 'thread' });
+  bootstrapKey = await createBootstrapKey(store.keys);
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -33,13 +35,12 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
-const app = buildApp({ db, logger, accepting: () => accepting });
+const app = buildApp({ store, logger, accepting: () => accepting });
 const server = createHttpServer(app);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');
-  db.close();
-  process.exit(1);
+  void store.close().finally(() => process.exit(1));
 });
 
 server.listen(config.port, config.host, () => {
@@ -59,16 +60,22 @@ function shutdown(signal: string): void {
   logger.flush();
   const force = setTimeout(() => {
     logger.error('requests still in flight after the grace period; exiting');
-    db.close();
     process.exit(1);
   }, SHUTDOWN_GRACE_MS);
   force.unref();
   // close() stops accepting connections and waits for those open to end; idle
   // keep-alive connections are closed now, busy ones once their response is sent.
   server.close(() => {
-    db.close();
-    logger.info('stopped');
-    process.exit(0);
+    store.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: Error) => {
+        logger.error({ err: { message: err.message } }, 'the database did not close cleanly');
+        process.exit(1);
+      },
+    );
   });
   server.closeIdleConnections();
 }

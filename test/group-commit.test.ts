@@ -6,9 +6,8 @@ import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
 import { PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
 import { CommitFailed } from '../src/store/group-commit.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { startApp } from './helpers.ts';
 
 interface Ctx {
@@ -26,15 +25,14 @@ batch.before.each(async (ctx) => {
   ctx.db = openDatabase(':memory:');
   ctx.commits = [];
   ctx.onCommit = undefined;
-  const store = makeEventStore(ctx.db, {
-    projection: makeProjection(ctx.db),
+  ctx.commands = makeCommandHandler({
+    store: sqliteStoreOn(ctx.db),
     now: Date.now,
     onCommit: (items) => {
       ctx.commits.push(items);
       ctx.onCommit?.();
     },
   });
-  ctx.commands = makeCommandHandler(store);
   await ctx.commands.handleAll(
     [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
     meta('seed'),

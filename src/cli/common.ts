@@ -6,7 +6,8 @@ import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, dbPathOf } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
-import { openDatabase, type Db, type OpenOptions } from '../store/database.ts';
+import type { InventoryStore } from '../store/port.ts';
+import { openSqliteStore, type SqliteOpenOptions } from '../store/sqlite/store.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -33,11 +34,13 @@ export function parse(argv: string[], options: Options): Parsed {
   }
 }
 
-export function openDb(values: Parsed['values'], options?: OpenOptions): Db {
+/** The storage port over --db (or INVENTORY_DB), writing in place: an operator command
+ * serves no one else while it waits. */
+export function openStore(values: Parsed['values'], options?: Pick<SqliteOpenOptions, 'readonly' | 'mustExist'>): Promise<InventoryStore> {
   // An empty path would open a temporary database that vanishes on close.
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
   const path = typeof values.db === 'string' ? values.db : dbPathOf(process.env);
-  return openDatabase(path, options);
+  return openSqliteStore(path, options);
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

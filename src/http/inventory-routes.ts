@@ -6,7 +6,7 @@ import type { CommandHandler } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
-import type { Projection } from '../store/projection.ts';
+import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
 import { itemJson, makeInventoryCache } from './inventory-json.ts';
@@ -14,18 +14,18 @@ import { ifMatch } from './preconditions.ts';
 import { validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
-  projection: Projection;
+  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
 }
 
-export function inventoryRouter({ projection, commands, openapi }: InventoryDeps): Router {
+export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   const router = new Router({ prefix: '/v1', sensitive: true });
 
-  const inventory = makeInventoryCache(projection);
-  router.get('/inventory', (ctx) => {
-    const { body, etag } = inventory.current();
+  const inventory = makeInventoryCache(store);
+  router.get('/inventory', async (ctx) => {
+    const { body, etag } = await inventory.current();
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');

@@ -1,0 +1,69 @@
+// Starts the writer thread (worker.ts) and calls its operations as promises. The
+// writer's synchronous functions become asynchronous ones with the same arguments.
+import { Worker } from 'node:worker_threads';
+import type { Outcome } from '../port.ts';
+import { fromWire, type WireError } from './errors.ts';
+import type { Reply, Request } from './worker-protocol.ts';
+import type { Writer } from './writer.ts';
+
+export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
+  close(): Promise<void>;
+};
+
+/** Resolves once the thread has opened (and migrated) the database. */
+export function startWriterThread(path: string): Promise<AsyncWriter> {
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path } });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  let nextId = 1;
+  let stopped: Error | undefined;
+
+  const fail = (error: Error) => {
+    stopped ??= error;
+    for (const p of pending.values()) p.reject(stopped);
+    pending.clear();
+  };
+  worker.on('message', (reply: Reply) => {
+    const p = pending.get(reply.id);
+    if (!p) return;
+    pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply.value);
+    else p.reject(fromWire(reply.error));
+  });
+  worker.on('error', (error) => fail(error));
+  worker.on('exit', (code) => fail(new Error(`the database writer thread stopped (exit code ${code})`)));
+
+  const call = (op: Request['op'], args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (stopped) return reject(stopped);
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args } satisfies Request);
+    });
+
+  const ready = new Promise<void>((resolve, reject) => {
+    pending.set(0, { resolve: () => resolve(), reject });
+  });
+
+  const writer: AsyncWriter = {
+    appendBatch: async (submissions) => {
+      const outcomes = (await call('appendBatch', [submissions])) as Outcome<unknown>[];
+      return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
+    },
+    createKey: (...args) => call('createKey', args) as Promise<string>,
+    createFirstKey: (...args) => call('createFirstKey', args) as Promise<string | undefined>,
+    revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
+    probeWrite: () => call('probeWrite', []) as Promise<void>,
+    replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
+    async close() {
+      if (!stopped) await call('close', []);
+      await worker.terminate();
+    },
+  };
+  return ready.then(
+    () => writer,
+    async (error) => {
+      await worker.terminate();
+      throw error;
+    },
+  );
+}
