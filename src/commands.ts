@@ -6,7 +6,8 @@
 // decided together and appended as one batch. A later command on the same pet in a
 // batch is decided against the earlier one's result. The store checks each append's
 // expected version inside its transaction; when another writer (another process) came
-// first, the command is loaded and decided again, a bounded number of times.
+// first, the command is loaded and decided again, a bounded number of times. However
+// many batches a command goes through, it waits for the write lock at most 5 s in all.
 import { decide, type Command } from './domain/decide.ts';
 import type { EventMeta } from './domain/events.ts';
 import { evolve } from './domain/evolve.ts';
@@ -29,9 +30,13 @@ export interface CommandDeps extends GroupCommitHooks {
 interface Job {
   commands: Command[];
   meta: EventMeta;
+  /** Date.now() by which the command is answered, whatever the lock does. */
+  deadline: number;
 }
 
 const DEFAULT_ATTEMPTS = 5;
+/** The longest a command waits for the database's write lock, in all its batches. */
+export const LOCK_WAIT_MS = 5_000;
 
 export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT_ATTEMPTS }: CommandDeps): CommandHandler {
   const commitBatch = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
@@ -64,7 +69,9 @@ export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT
       }
     });
     if (submissions.length > 0) {
-      const appended = await store.appendBatch(submissions);
+      // Real time, not the injected clock: this bounds how long a client waits.
+      const waitUntil = Math.min(...positions.map((i) => jobs[i]!.deadline));
+      const appended = await store.appendBatch(submissions, { waitUntil });
       appended.forEach((outcome, k) => {
         outcomes[positions[k]!] = outcome.ok ? { ok: true, value: outcome.value.map((a) => a.entry) } : outcome;
       });
@@ -74,9 +81,10 @@ export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT
   const submit = groupCommit(commitBatch, { onCommit });
 
   const handleAll = async (commands: Command[], meta: EventMeta): Promise<Entry[]> => {
+    const deadline = Date.now() + LOCK_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await submit({ commands, meta });
+        return await submit({ commands, meta, deadline });
       } catch (error) {
         if (!(error instanceof VersionConflict)) throw error;
         // Others kept writing this entry: "not now", like a lock held too long.

@@ -90,15 +90,26 @@ lock('/healthz and GET answer at once throughout; PATCH gets 503 with Retry-Afte
     }
   })();
 
-  const started = Date.now();
-  const refused = await patch(2, 'during-the-lock');
-  const waited = Date.now() - started;
+  const timed = async (quantity: number, requestId: string) => {
+    const started = Date.now();
+    const res = await patch(quantity, requestId);
+    return { res, waited: Date.now() - started };
+  };
+  const first = timed(2, 'during-the-lock');
+  // Arrives while the first one's batch waits: it must not wait for that batch and then
+  // 5 s more in its own.
+  await sleep(2_000);
+  const second = await timed(4, 'queued-behind');
+  const { res: refused, waited } = await first;
   assert.is(refused.status, 503, refused.text);
   assert.equal(Object.keys(refused.json()).sort(), ['code', 'message', 'status']);
   assert.is(refused.json().code, 'unavailable');
   assert.ok(refused.headers['retry-after'], 'Retry-After is sent');
   assert.ok(waited < 6_000, `answered after ${waited} ms`);
   assert.ok(waited >= 4_000, `it waited for the lock (busy_timeout 5 s), not ${waited} ms`);
+  assert.is(second.res.status, 503, second.res.text);
+  assert.is(second.res.json().code, 'unavailable');
+  assert.ok(second.waited < 6_000, `a PATCH queued behind a waiting batch answered after ${second.waited} ms`);
 
   await withTimeout(holder.released, HOLD_MS + 5_000, 'the other process to release the lock');
   await prober;
@@ -112,7 +123,7 @@ lock('/healthz and GET answer at once throughout; PATCH gets 503 with Retry-Afte
 
   const { events, inventory } = readLog(path);
   assert.equal(
-    events.filter((e) => e.request_id === 'during-the-lock'),
+    events.filter((e) => e.request_id === 'during-the-lock' || e.request_id === 'queued-behind'),
     [],
     'nothing of the refused PATCH was written',
   );

@@ -34,6 +34,12 @@ export interface Appended {
   events: RecordedEvent[];
 }
 
+export interface BatchOptions {
+  /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
+   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. */
+  waitUntil?: number;
+}
+
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /** The entry is no longer at the version the append was decided against. */
@@ -99,7 +105,7 @@ export interface InventoryStore {
    * conflicted, else with its error. Rejects, leaving nothing,
    * when the batch as a whole could not be committed (the lock, the disk).
    */
-  appendBatch(submissions: readonly Submission[]): Promise<Outcome<Appended[]>[]>;
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
 
   /** Changes whenever the projection may have changed, by this process or another. */
   changeToken(): Promise<string>;

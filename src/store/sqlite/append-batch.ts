@@ -6,12 +6,12 @@ import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import type { Db } from '../database.ts';
 import { eventHash, GENESIS_HASH, type Digest } from '../hash-chain.ts';
-import { VersionConflict, type Appended, type Outcome, type Submission } from '../port.ts';
+import { VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import type { ProjectionTable } from './projection-table.ts';
 
 export interface EventWriter {
-  appendBatch(submissions: readonly Submission[]): Outcome<Appended[]>[];
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
 }
 
 export function makeEventWriter(db: Db, projection: ProjectionTable): EventWriter {
@@ -88,9 +88,21 @@ export function makeEventWriter(db: Db, projection: ProjectionTable): EventWrite
     });
   });
 
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
   return {
     // IMMEDIATE: take the write lock at BEGIN, so that another process's writer makes
-    // us wait (busy_timeout, 5 s) rather than fail halfway.
-    appendBatch: (submissions) => batch.immediate(submissions),
+    // us wait (busy_timeout) rather than fail halfway. The wait ends at the batch's
+    // deadline: a request that already waited behind an earlier batch does not wait
+    // the full time again.
+    appendBatch(submissions, options = {}) {
+      if (options.waitUntil === undefined) return batch.immediate(submissions);
+      const waitMs = Math.max(0, Math.min(busyTimeout, Math.floor(options.waitUntil - Date.now())));
+      db.pragma(`busy_timeout = ${waitMs}`);
+      try {
+        return batch.immediate(submissions);
+      } finally {
+        db.pragma(`busy_timeout = ${busyTimeout}`);
+      }
+    },
   };
 }

@@ -29,7 +29,7 @@ function assemble(reader: Reader, writer: AsyncWriter, now: () => number): Inven
   };
   return {
     loadEntries: async (petIds) => reader.loadEntries(petIds),
-    appendBatch: (submissions) => writer.appendBatch(submissions),
+    appendBatch: (submissions, options) => writer.appendBatch(submissions, options),
     changeToken: async () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
     entries: () => reader.entries(),

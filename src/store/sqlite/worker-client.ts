@@ -45,8 +45,8 @@ export function startWriterThread(path: string): Promise<AsyncWriter> {
   });
 
   const writer: AsyncWriter = {
-    appendBatch: async (submissions) => {
-      const outcomes = (await call('appendBatch', [submissions])) as Outcome<unknown>[];
+    appendBatch: async (submissions, options) => {
+      const outcomes = (await call('appendBatch', [submissions, options])) as Outcome<unknown>[];
       return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
     },
     createKey: (...args) => call('createKey', args) as Promise<string>,

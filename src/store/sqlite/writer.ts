@@ -4,7 +4,7 @@
 // serve both.
 import type { Db } from '../database.ts';
 import type { Revocation } from '../keys.ts';
-import type { Appended, Entry, Outcome, ReplayRow, Submission } from '../port.ts';
+import type { Appended, BatchOptions, Entry, Outcome, ReplayRow, Submission } from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
@@ -12,7 +12,7 @@ import { makeKeyWriter } from './key-table.ts';
 import { makeProjectionTable } from './projection-table.ts';
 
 export interface Writer {
-  appendBatch(submissions: readonly Submission[]): Outcome<Appended[]>[];
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
   createKey(name: string, createdBy: string, at: string): string;
   createFirstKey(name: string, createdBy: string, at: string): string | undefined;
   revokeKey(name: string, revokedBy: string, at: string): Revocation;
