@@ -1,15 +1,18 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does),
 // so tests drive app.callback() directly. The middleware order is the data's one road:
-// errors -> request id -> access log -> Host present -> auth (/v1) -> routes (media type,
-// size, path id, body) -> command (decide, append + project in one transaction) -> response.
+// errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
+// (/v1) -> routes (media type, size, path id, body) -> command (decide, preconditions,
+// append + project in one transaction) -> response.
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
+import { corsFor } from './http/cors.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
+import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
 import type { Logger } from './logger.ts';
 import { loadOpenApi } from './openapi.ts';
@@ -23,9 +26,11 @@ export interface AppDeps {
   now?: () => number;
   /** False once the service is shutting down: /readyz then answers 503. */
   accepting?: () => boolean;
+  /** Origins allowed by CORS (CORS_ORIGINS); none: no CORS at all. */
+  corsOrigins?: readonly string[];
 }
 
-export function buildApp({ store, logger, now = Date.now, accepting = () => true }: AppDeps): Koa {
+export function buildApp({ store, logger, now = Date.now, accepting = () => true, corsOrigins = [] }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
   const commands = makeCommandHandler({ store, now, onCommit: () => storage.succeeded() });
@@ -35,13 +40,14 @@ export function buildApp({ store, logger, now = Date.now, accepting = () => true
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());
+  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
   app.use(under('/v1', bearerAuth(store.keys)));
   for (const router of [
     operationsRouter({ storage, openapiText, accepting }),
     inventoryRouter({ store, commands, openapi }),
   ]) {
     app.use(router.routes());
-    app.use(router.allowedMethods());
+    app.use(allowedMethods(router));
   }
   return app;
 }

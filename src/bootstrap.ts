@@ -1,7 +1,9 @@
 // First start on a database that has never had a key: create one named "bootstrap" and
 // show it once, with how to use it. A database whose keys were all revoked gets none
 // (an operator may have locked it on purpose). Two processes starting together on a new
-// file make one key between them (createFirst is atomic).
+// file make one key between them (createFirst is atomic). The service calls this only
+// once it listens, and prints the key at once: a start that fails to listen (the port is
+// taken) must not leave behind a key that nobody was shown.
 import type { KeyStore } from './store/keys.ts';
 
 /** The new key, or undefined when the database has (or had) keys. */

@@ -5,6 +5,8 @@ export interface Config {
   readonly host: string;
   readonly dbPath: string;
   readonly logLevel: string;
+  /** Origins allowed by CORS, exactly as browsers send them in Origin; none by default. */
+  readonly corsOrigins: readonly string[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -24,7 +26,32 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(logLevel)}`);
   }
-  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel });
+  const corsOrigins = Object.freeze(corsOriginsOf(env.CORS_ORIGINS ?? ''));
+  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel, corsOrigins });
+}
+
+/**
+ * CORS_ORIGINS: comma-separated origins, each compared exactly with a browser's Origin
+ * header, so each must be written as browsers write one: scheme, lower-case host and a
+ * port only when not the default (https://shop.example.com, http://localhost:3000).
+ */
+function corsOriginsOf(value: string): string[] {
+  if (value.trim() === '') return [];
+  return value.split(',').map((item) => {
+    const origin = item.trim();
+    const bad = (why: string) => new ConfigError(`CORS_ORIGINS must be comma-separated origins such as https://shop.example.com; ${JSON.stringify(origin)} ${why}`);
+    if (origin === '') throw bad('is empty (two commas in a row?)');
+    if (origin.includes('*')) throw bad('is a wildcard: name each origin');
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw bad('is not an origin');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('is not http or https');
+    if (url.origin !== origin) throw bad(`is not written as a browser sends it: ${JSON.stringify(url.origin)} (no path, no trailing slash, lower-case host, no default port)`);
+    return origin;
+  });
 }
 
 /** The database path: INVENTORY_DB, or data/inventory.db. Operator commands use it too. */

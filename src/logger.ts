@@ -20,3 +20,42 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   process.on('exit', () => stdout.flushSync());
   return pino(options, stdout);
 }
+
+export type RepeatedWarning = (key: string, count: number, fields: Record<string, unknown>, message: string) => void;
+
+/**
+ * Warnings that may come in floods (every request failing the same way on a full disk,
+ * thousands of stalled connections): the first of a kind is logged at once, then at most
+ * one line a second per kind with `count`, how many happened since the line before.
+ * A quiet second ends the kind's window, so the next one is again logged at once.
+ */
+export function repeatedWarnings(
+  logger: Logger,
+  deps: { everyMs?: number; setTimer?: (run: () => void, ms: number) => void } = {},
+): RepeatedWarning {
+  const everyMs = deps.everyMs ?? 1000;
+  // Unref'd: a pending summary never keeps the process alive.
+  const setTimer = deps.setTimer ?? ((run, ms) => setTimeout(run, ms).unref());
+  const open = new Map<string, { count: number; fields: Record<string, unknown>; message: string }>();
+  const close = (key: string) => {
+    const window = open.get(key)!;
+    if (window.count === 0) {
+      open.delete(key);
+      return;
+    }
+    logger.warn({ ...window.fields, count: window.count, perMs: everyMs }, window.message);
+    window.count = 0;
+    setTimer(() => close(key), everyMs);
+  };
+  return (key, count, fields, message) => {
+    const window = open.get(key);
+    if (window) {
+      window.count += count;
+      window.fields = fields;
+      return;
+    }
+    logger.warn({ ...fields, count }, message);
+    open.set(key, { count: 0, fields, message });
+    setTimer(() => close(key), everyMs);
+  };
+}

@@ -1,7 +1,8 @@
-// The service's entry point: reads the configuration, opens the database, makes the
-// first key if there is none, and listens. On SIGTERM or SIGINT it stops taking
-// requests, lets those in flight finish, stops the writer thread, closes the database
-// and exits 0.
+// The service's entry point: reads the configuration, opens the database (creating or
+// upgrading it; its writer thread does that), listens, and only then makes the first key
+// if there is none, so that a key is never created by a start that cannot listen and
+// never prints it. On SIGTERM or SIGINT it stops taking requests, lets those in flight
+// finish, stops the writer thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
 import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
@@ -23,11 +24,9 @@ try {
 
 const logger = createLogger(config.logLevel);
 let store: InventoryStore;
-let bootstrapKey: string | undefined;
 try {
   // Writes go to a worker thread: waiting for the lock or the disk never stalls requests.
   store = await openSqliteStore(config.dbPath, { writer: 'thread' });
-  bootstrapKey = await createBootstrapKey(store.keys);
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -35,11 +34,12 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
-const app = buildApp({ store, logger, accepting: () => accepting });
-const server = createHttpServer(app);
+const app = buildApp({ store, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
+const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');
+  logger.flush();
   void store.close().finally(() => process.exit(1));
 });
 
@@ -47,10 +47,22 @@ server.listen(config.port, config.host, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const baseUrl = `http://${hostInUrl}:${port}`;
-  if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
-  logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
-  // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
-  logger.flush();
+  // Created here, once the port is ours, and printed at once: a start that cannot listen
+  // creates no key, and a key that exists was shown. Of several processes starting on
+  // one new file, the one whose createFirst wins prints it.
+  createBootstrapKey(store.keys).then(
+    (bootstrapKey) => {
+      if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
+      logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
+      // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
+      logger.flush();
+    },
+    (err: Error) => {
+      logger.fatal({ err: { message: err.message } }, 'cannot create the first API key');
+      logger.flush();
+      void store.close().finally(() => process.exit(1));
+    },
+  );
 });
 
 function shutdown(signal: string): void {

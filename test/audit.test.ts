@@ -182,6 +182,23 @@ test('times with an offset or a date alone are converted to UTC before comparing
   ]);
 });
 
+test('every ISO 8601 offset form: Z, +hh:mm, +hhmm, +hh; seconds and fractions optional', async (ctx) => {
+  await seedFixture(ctx.db);
+  await expectListings(ctx.db, [
+    [['--since', '2026-11-21T14:00:00+0200'], [7, 9], '+0200 is +02:00'],
+    [['--since', '2026-11-21T14:00:00+02'], [7, 9], '+02 is +02:00'],
+    [['--since', '2026-11-21T14:00+02'], [7, 9], 'no seconds'],
+    [['--since', '2026-11-21T14:00:00.000+0200'], [7, 9], 'milliseconds and +hhmm'],
+    [['--until', '2026-11-21T11:00:00-0100'], [4, 5, 6], '-0100 is -01:00'],
+    [['--until', '2026-11-21T11:00-01'], [4, 5, 6], '-01 is -01:00'],
+    [['--until', '2026-11-21T17:30:00.001+0530'], [4, 5, 6, 7], 'a half-hour offset'],
+    [['--since', '2026-11-21T10:00:00.0005Z'], [5, 6, 7, 9], 'a finer fraction rounds up: .0005 is after .000'],
+    [['--until', '2026-11-21T10:00:00.0005Z'], [4], '.000 is before .0005'],
+    [['--since', '2026-11-21T10:00:00.000000001Z'], [5, 6, 7, 9], 'nanoseconds'],
+    [['--since', '2026-11-21T10:00:00.5Z'], [6, 7, 9], 'a tenth'],
+  ]);
+});
+
 test('filters combine with AND', async (ctx) => {
   await seedFixture(ctx.db);
   await expectListings(ctx.db, [
@@ -249,6 +266,37 @@ test('--format csv: RFC 4180 with LF, an actor with a comma, quotes and a newlin
   assert.not.match(r.stdout, /\r/, 'LF line ends');
 });
 
+test('--format csv: a text cell that a spreadsheet would run as a formula starts with a quote', async (ctx) => {
+  await seed(ctx.db, [
+    { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5)] },
+    // X-Request-Id allows [A-Za-z0-9._:-]: "-2-3" is a sane token, and a formula.
+    { at: '2026-11-21T10:00:00.000Z', actor: 'bob', requestId: '-2-3', commands: [set(1n, 2)] },
+    { at: '2026-11-21T10:00:01.000Z', actor: "=cmd|' /C calc'!A0", requestId: '=1+1', commands: [set(1n, 4)] },
+    { at: '2026-11-21T10:00:02.000Z', actor: '+1', requestId: '@SUM(A1:A2)', commands: [set(1n, 4)] },
+    { at: '2026-11-21T10:00:03.000Z', actor: '\tcli:tab', requestId: '\rcr', commands: [set(1n, 1)] },
+    { at: '2026-11-21T10:00:04.000Z', actor: '-x, "y"', requestId: 'a-b=c', commands: [set(1n, 0)] },
+  ]);
+  const r = await audit(['--format', 'csv', '--db', ctx.db]);
+  expectExit(r, 0, 'audit --format csv');
+  assert.is(
+    r.stdout,
+    [
+      'seq,recorded_at,pet_id,previous_quantity,quantity,delta,actor,request_id',
+      // A negative delta is a number: -3, neither quoted nor prefixed.
+      "2,2026-11-21T10:00:00.000Z,1,5,2,-3,bob,'-2-3",
+      "3,2026-11-21T10:00:01.000Z,1,2,4,2,'=cmd|' /C calc'!A0,'=1+1",
+      "4,2026-11-21T10:00:02.000Z,1,4,4,0,'+1,'@SUM(A1:A2)",
+      `5,2026-11-21T10:00:03.000Z,1,4,1,-3,'\tcli:tab,"'\rcr"`,
+      `6,2026-11-21T10:00:04.000Z,1,1,0,-1,"'-x, ""y""",a-b=c`,
+      '',
+    ].join('\n'),
+  );
+  // The other formats are not spreadsheets: they keep the text as it is.
+  const jsonl = await audit(['--format', 'jsonl', '--db', ctx.db]);
+  expectExit(jsonl, 0, 'audit --format jsonl');
+  assert.is(JSON.parse(jsonl.stdout.split('\n')[0]!).request_id, '-2-3');
+});
+
 test('--format jsonl: one object per line, bigints as exact bare numbers', async (ctx) => {
   await seed(ctx.db, [
     { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(BIG, 1), track(9223372036854775807n, 0)] },
@@ -285,7 +333,7 @@ test('no matching rows: exit 0; a table or CSV has its header alone, JSON lines 
   for (const r of [table, csv, jsonl]) assert.is(r.stderr, '');
 });
 
-test('usage errors exit 2 with the usage text and print nothing on stdout; --help exits 0', async (ctx) => {
+test('usage errors exit 2 with one error line and see --help, nothing on stdout; --help exits 0', async (ctx) => {
   await seedFixture(ctx.db);
   const cases: [string[], RegExp][] = [
     [['--format', 'xml'], /--format must be table, csv, jsonl, not "xml"/],
@@ -298,6 +346,15 @@ test('usage errors exit 2 with the usage text and print nothing on stdout; --hel
     [['--since', '2026-11-21T24:00:00Z'], /--since: invalid TIME/],
     [['--until', '2026-11-21 10:00:00Z'], /--until: invalid TIME/],
     [['--until', '9999-12-31T23:00:00-02:00'], /--until: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00+2'], /--since: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00+02:0'], /--since: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00+24:00'], /--since: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00+02:00:00'], /--since: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00.Z'], /--since: invalid TIME/],
+    [['--since', '2026-11-21T10:00:00.1234567891Z'], /--since: invalid TIME/],
+    [['--since'], /^error: --since needs a value\n/],
+    [['--format', 'csv', '--limit', '3'], /^error: unknown option --limit\n/],
+    [['--pet', '-1'], /^error: --pet -1: a value that starts with "-" must be written --pet=-1\n/],
     [['--actor', ''], /--actor must not be empty/],
     [['extra'], /unexpected argument "extra"/],
   ];
@@ -306,7 +363,8 @@ test('usage errors exit 2 with the usage text and print nothing on stdout; --hel
     const r = results[i]!;
     expectExit(r, 2, `audit ${args.join(' ')}`);
     assert.match(r.stderr, message, args.join(' '));
-    assert.match(r.stderr, /Usage: scripts\/audit/, args.join(' '));
+    assert.match(r.stderr, /^error: [^\n]+\nsee --help\n$/, args.join(' '));
+    assert.not.match(r.stderr, /Option '|ERR_|ambiguous/, args.join(' '));
     assert.is(r.stdout, '', args.join(' '));
   }
   for (const [what, args, env] of [
@@ -315,7 +373,7 @@ test('usage errors exit 2 with the usage text and print nothing on stdout; --hel
   ] as const) {
     const r = await audit([...args], { ...env });
     expectExit(r, 2, `audit with ${what}`);
-    assert.match(r.stderr, /must not be empty/, what);
+    assert.match(r.stderr, /^error: [^\n]*must not be empty\nsee --help\n$/, what);
   }
   const help = await audit(['--help']);
   expectExit(help, 0, 'audit --help');
@@ -326,7 +384,7 @@ test('usage errors exit 2 with the usage text and print nothing on stdout; --hel
 test('a path with no database exits 1 with a clear message and creates nothing', async (ctx) => {
   const viaOption = await audit(['--db', ctx.db]);
   expectExit(viaOption, 1, 'audit --db missing');
-  assert.is(viaOption.stderr, `error: no database at ${ctx.db}: check --db or INVENTORY_DB\n`);
+  assert.is(viaOption.stderr, `error: no database at ${ctx.db}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${ctx.db}\n`);
   assert.is(viaOption.stdout, '');
   const viaEnv = await audit(['--format', 'jsonl'], { INVENTORY_DB: ctx.db });
   expectExit(viaEnv, 1, 'INVENTORY_DB=missing audit');

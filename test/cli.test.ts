@@ -44,6 +44,24 @@ function expectExit(r: Result, status: number, what: string): void {
   assert.is(r.status, status, `${what}: exit ${r.status}, expected ${status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 }
 
+/** A failure: exit 1 and one line `error: …` on standard error (more lines only when said). */
+function expectFailure(r: Result, message: RegExp, what: string): void {
+  expectExit(r, 1, what);
+  assert.match(r.stderr, /^error: [^\n]+\n$/, `${what}: one error line\n${r.stderr}`);
+  assert.match(r.stderr, message, what);
+}
+
+/** A usage error: exit 2, one line `error: …`, then `see --help`; never the whole usage text. */
+function expectUsageError(r: Result, message: RegExp, what: string): void {
+  expectExit(r, 2, what);
+  assert.match(r.stderr, /^error: [^\n]+\nsee --help\n$/, `${what}: error line and see --help\n${r.stderr}`);
+  assert.match(r.stderr, message, what);
+  assert.is(r.stdout, '', what);
+}
+
+/** What Node.js or parseArgs would say, which an operator must never read. */
+const RAW_NODE = /ENOENT|EISDIR|EEXIST|ERR_|Option '|argument is ambiguous|no such file or directory|at .*\.ts:\d+/;
+
 interface Ctx {
   dir: string;
   db: string;
@@ -87,6 +105,11 @@ async function seed(path: string, commands: Command[]): Promise<void> {
   }
 }
 
+/** A new, empty database of the current schema (operator commands create none). */
+function createDb(path: string): void {
+  openDatabase(path).close();
+}
+
 const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 'sold' = 'available'): Command => ({
   type: 'TrackPet',
   petId,
@@ -98,6 +121,7 @@ const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 's
 const keys = cliSuite('scripts/keys');
 
 keys('create prints the key alone, the table holds only its hash, list shows no secret', (ctx) => {
+  createDb(ctx.db);
   // INVENTORY_DB names the database here; --db below.
   const created = script('keys', ['create', 'alice'], { INVENTORY_DB: ctx.db });
   expectExit(created, 0, 'keys create');
@@ -133,6 +157,7 @@ keys('create prints the key alone, the table holds only its hash, list shows no 
 });
 
 keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) => {
+  createDb(ctx.db);
   const created = script('keys', ['create', 'bob', '--db', ctx.db]);
   expectExit(created, 0, 'keys create');
   const key = created.stdout.trim();
@@ -149,36 +174,25 @@ keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) =>
   assert.not.ok(listed.stdout.includes(key));
 
   const unknown = script('keys', ['revoke', 'nobody', '--db', ctx.db]);
-  expectExit(unknown, 1, 'keys revoke of an unknown name');
-  assert.match(unknown.stderr, /nobody/);
+  expectFailure(unknown, /^error: no key named "nobody"\n$/, 'keys revoke of an unknown name');
   assert.is(unknown.stdout, '');
 
   // A revoked key's name stays taken.
   const taken = script('keys', ['create', 'bob', '--db', ctx.db]);
-  expectExit(taken, 1, 'keys create of a taken name');
-  assert.match(taken.stderr, /bob/);
+  expectFailure(taken, /^error: a key named "bob" exists already/, 'keys create of a taken name');
   assert.is(taken.stdout, '', 'no key is printed');
   const all = query(ctx.db, 'SELECT name, hash FROM api_keys');
   assert.is(all.length, 1);
   assert.is(all[0]!.hash, row.hash, 'the first key is untouched');
 });
 
-keys('usage errors exit 2 with the usage text; --help exits 0', (ctx) => {
-  const none = script('keys', ['--db', ctx.db]);
-  expectExit(none, 2, 'keys without an action');
-  assert.match(none.stderr, /Usage: scripts\/keys/);
-  assert.is(none.stdout, '');
-
-  const badName = script('keys', ['create', 'a b', '--db', ctx.db]);
-  expectExit(badName, 2, 'keys create "a b"');
-  assert.match(badName.stderr, /invalid NAME "a b"/);
-  assert.is(badName.stdout, '');
+keys('usage errors exit 2 with one error line and see --help; --help exits 0', (ctx) => {
+  expectUsageError(script('keys', ['--db', ctx.db]), /name an action: create, list or revoke/, 'keys without an action');
+  expectUsageError(script('keys', ['create', 'a b', '--db', ctx.db]), /invalid NAME "a b"/, 'keys create "a b"');
   assert.not.ok(existsSync(ctx.db), 'a usage error opens no database');
-
-  const emptyDb = script('keys', ['create', 'carol', '--db', '']);
-  expectExit(emptyDb, 2, 'keys create --db ""');
-  assert.match(emptyDb.stderr, /--db/);
-  assert.is(emptyDb.stdout, '', 'no key is printed for a database that does not persist');
+  // No key is printed for a database that does not persist.
+  expectUsageError(script('keys', ['create', 'carol', '--db', '']), /--db must not be empty/, 'keys create --db ""');
+  expectUsageError(script('keys', ['list'], { INVENTORY_DB: '' }), /INVENTORY_DB must not be empty/, 'INVENTORY_DB=""');
 
   const help = script('keys', ['--help']);
   expectExit(help, 0, 'keys --help');
@@ -193,6 +207,7 @@ keys.run();
 const trackOne = cliSuite('scripts/track PETID');
 
 trackOne('tracks a pet with the defaults: one PetTracked event and its inventory row', (ctx) => {
+  createDb(ctx.db);
   const r = script('track', ['42', '--db', ctx.db]);
   expectExit(r, 0, 'track 42');
   assert.match(r.stdout, /pet 42/);
@@ -218,6 +233,7 @@ trackOne('tracks a pet with the defaults: one PetTracked event and its inventory
 });
 
 trackOne('--status and --quantity are kept; int64 max stays exact; tracking it again exits 1', (ctx) => {
+  createDb(ctx.db);
   const max = '9223372036854775807';
   const r = script('track', [max, '--status', 'pending', '--quantity', '7', '--db', ctx.db]);
   expectExit(r, 0, 'track max --status pending --quantity 7');
@@ -251,11 +267,25 @@ trackOne('an invalid PETID, --status or --quantity exits 2 and touches no databa
     ['--quantity ""', ['5', '--quantity', ''], /quantity/],
   ];
   for (const [what, args, message] of cases) {
+    expectUsageError(script('track', [...args, '--db', ctx.db]), message, `track ${what}`);
+  }
+  assert.not.ok(existsSync(ctx.db), 'no database was created');
+});
+
+trackOne("parseArgs' refusals are said in the operator's words, one line and see --help", (ctx) => {
+  const cases: [string[], RegExp][] = [
+    [['5', '--quantity', '-3'], /^error: --quantity -3: a value that starts with "-" must be written --quantity=-3\n/],
+    [['5', '--quantity'], /^error: --quantity needs a value\n/],
+    [['5', '--quantity', '--status', 'sold'], /^error: --quantity needs a value\n/],
+    [['5', '--bogus'], /^error: unknown option --bogus\n/],
+    [['5', '-x'], /^error: unknown option -x\n/],
+    [['5', '--help=yes'], /^error: --help takes no value\n/],
+    [['5', '--quantity=-3'], /^error: quantity must be an integer from 0 to 2147483647, not "-3"\n/],
+  ];
+  for (const [args, message] of cases) {
     const r = script('track', [...args, '--db', ctx.db]);
-    expectExit(r, 2, `track ${what}`);
-    assert.match(r.stderr, message, what);
-    assert.match(r.stderr, /Usage: scripts\/track/, what);
-    assert.is(r.stdout, '', what);
+    expectUsageError(r, message, `track ${args.join(' ')}`);
+    assert.not.match(r.stderr, RAW_NODE, args.join(' '));
   }
   assert.not.ok(existsSync(ctx.db), 'no database was created');
 });
@@ -266,6 +296,7 @@ trackOne.run();
 const trackFile = cliSuite('scripts/track --file');
 
 trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay exact', (ctx) => {
+  createDb(ctx.db);
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(
     file,
@@ -293,7 +324,37 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
   assert.is(new Set(events.map((e) => e.request_id)).size, 1, 'one request id for the whole command');
 });
 
+trackFile('JSON numbers count as written: 2e1 and 5.0 are integers, a bare id above 2^53 stays exact', (ctx) => {
+  const file = join(ctx.dir, 'pets.json');
+  writeFileSync(file, '[{"petId": 2e1, "quantity": 5.0}, {"petId": 9007199254740993}, {"petId": 9223372036854775807, "quantity": 2.147483647e9}]');
+  createDb(ctx.db);
+  const r = script('track', ['--file', file, '--db', ctx.db]);
+  expectExit(r, 0, 'track --file with written numbers');
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity FROM inventory ORDER BY pet_id'), [
+    { pet_id: 20n, quantity: 5n },
+    { pet_id: 9007199254740993n, quantity: 0n },
+    { pet_id: 9223372036854775807n, quantity: 2147483647n },
+  ]);
+});
+
+trackFile('a file that cannot be read is one error line in plain words, exit 1', (ctx) => {
+  const missing = join(ctx.dir, 'pets.json');
+  const r = script('track', ['--file', missing, '--db', ctx.db]);
+  expectFailure(r, new RegExp(`^error: cannot read ${missing.replace(/[.]/g, '\\.')}: no such file\n$`), 'track --file missing');
+  assert.not.match(r.stderr, RAW_NODE);
+  const dir = script('track', ['--file', ctx.dir, '--db', ctx.db]);
+  expectFailure(dir, /: it is a directory\n$/, 'track --file DIRECTORY');
+  assert.not.match(dir.stderr, RAW_NODE);
+  const latin1 = join(ctx.dir, 'latin1.json');
+  writeFileSync(latin1, Buffer.from('[{"petId": 1, "status": "sold\xe9"}]', 'latin1'));
+  const bad = script('track', ['--file', latin1, '--db', ctx.db]);
+  expectExit(bad, 1, 'track --file with invalid UTF-8');
+  assert.match(bad.stderr, /refused whole, nothing was tracked:\n {2}the file is not valid UTF-8 text\n$/);
+  assert.not.ok(existsSync(ctx.db), 'nothing was opened');
+});
+
 trackFile('a CSV with the header petId,status,quantity; empty cells take the defaults', (ctx) => {
+  createDb(ctx.db);
   const file = join(ctx.dir, 'pets.csv');
   writeFileSync(file, 'petId,status,quantity\r\n10,,\r\n11,sold,\r\n12,,9\r\n9223372036854775807,pending,2147483647\r\n');
   const r = script('track', ['--file', file, '--db', ctx.db]);
@@ -314,7 +375,13 @@ trackFile('a file with one bad row exits 1, names the problem and tracks nothing
     ['bad-status.json', JSON.stringify([{ petId: 1 }, { petId: 2, status: 'lost' }, { petId: 3 }]), /item 1: status/],
     ['bad-quantity.json', JSON.stringify([{ petId: 1 }, { petId: 2 }, { petId: 3, quantity: -1 }]), /item 2: quantity/],
     ['duplicate.csv', 'petId,status,quantity\n1,,\n2,,\n1,sold,4\n', /line 4: pet 1 appears again/],
-    ['unsafe-number.json', '[{"petId": 1}, {"petId": 9007199254740993}]', /item 1: petId above 2\^53/],
+    ['duplicate-member.json', '[{"petId": 20, "petId": 21}]', /line 1, column 16: member "petId" appears more than once/],
+    ['duplicate-escaped.json', '[{"petId": 20, "quantity": 1, "\\u0071uantity": 2}]', /member "quantity" appears more than once/],
+    ['rounded-fraction.json', '[{"petId": 1, "quantity": 2147483647.0000001}]', /item 0: quantity must be an integer from 0 to 2147483647, not 2147483647.0000001/],
+    ['tiny-fraction.json', '[{"petId": 1, "quantity": 1e-400}]', /item 0: quantity must be an integer/],
+    ['id-fraction.json', '[{"petId": 9007199254740993.5}]', /item 0: petId must be an integer from 1 to 9223372036854775807, not 9007199254740993.5/],
+    ['id-too-big.json', '[{"petId": 9223372036854775808}]', /item 0: petId must be an integer from 1 to 9223372036854775807/],
+    ['malformed.json', '[\n  {"petId": 1},\n  {"petId": 2,}\n]', /not valid JSON: expected a member name in double quotes, found "}" at line 3, column 15/],
     ['wrong-header.csv', 'id,status,quantity\n1,,\n', /CSV header must be petId,status,quantity/],
   ];
   for (const [name, text, message] of cases) {
@@ -323,7 +390,11 @@ trackFile('a file with one bad row exits 1, names the problem and tracks nothing
     const r = script('track', ['--file', file, '--db', ctx.db]);
     expectExit(r, 1, `track --file ${name}`);
     assert.match(r.stderr, message, name);
-    assert.match(r.stderr, /nothing was tracked/, name);
+    // One error line naming the file, then each problem on its own indented line.
+    const [first, ...problems] = r.stderr.trimEnd().split('\n');
+    assert.is(first, `error: ${file} was refused whole, nothing was tracked:`, name);
+    assert.ok(problems.length > 0 && problems.every((p) => /^ {2}\S/.test(p)), `${name}: indented problems\n${r.stderr}`);
+    assert.not.match(r.stderr, RAW_NODE, name);
     assert.is(r.stdout, '', name);
     assert.is(countEvents(ctx.db), before, `${name}: nothing appended`);
   }
@@ -377,14 +448,10 @@ setStatus('changes the status alone: a StatusSet event, the quantity untouched',
 setStatus('an untracked pet exits 1; a bad status exits 2; nothing is appended', async (ctx) => {
   await seed(ctx.db, [track(5n, 4)]);
   const untracked = script('set-status', ['99', 'sold', '--db', ctx.db]);
-  expectExit(untracked, 1, 'set-status of an untracked pet');
-  assert.match(untracked.stderr, /pet 99 is not tracked/);
+  expectFailure(untracked, /pet 99 is not tracked/, 'set-status of an untracked pet');
   assert.is(untracked.stdout, '');
 
-  const bad = script('set-status', ['5', 'lost', '--db', ctx.db]);
-  expectExit(bad, 2, 'set-status 5 lost');
-  assert.match(bad.stderr, /STATUS must be available, pending or sold/);
-  assert.match(bad.stderr, /Usage: scripts\/set-status/);
+  expectUsageError(script('set-status', ['5', 'lost', '--db', ctx.db]), /STATUS must be available, pending or sold/, 'set-status 5 lost');
 
   assert.is(countEvents(ctx.db), 1n);
   assert.equal(query(ctx.db, 'SELECT quantity, status, version FROM inventory'), [
@@ -462,10 +529,17 @@ rebuild('a path with no database is an error (exit 1) and creates nothing', (ctx
   for (const args of [['rebuild-projection', '--check'], ['rebuild-projection'], ['keys', 'list'], ['set-status', '1', 'sold']]) {
     const [name, ...rest] = args as [string, ...string[]];
     const r = script(name, [...rest, '--db', ctx.db]);
-    expectExit(r, 1, args.join(' '));
-    assert.match(r.stderr, /no database at/);
+    expectFailure(r, /^error: no database at /, args.join(' '));
     assert.not.ok(existsSync(ctx.db), `${args.join(' ')} created a database`);
   }
+});
+
+rebuild('a database path under a plain file is one error line in plain words', (ctx) => {
+  writeFileSync(join(ctx.dir, 'plain'), '');
+  const r = script('migrate', ['--db', join(ctx.dir, 'plain', 'x.db')]);
+  expectFailure(r, /^error: cannot open .*x\.db: .*plain is a file, not a directory: check --db or INVENTORY_DB\n$/, 'migrate under a file');
+  assert.not.match(r.stderr, RAW_NODE);
+  assert.is(r.stdout, '', 'nothing is reported as created');
 });
 
 rebuild.run();

@@ -73,6 +73,7 @@ export interface TestApp {
   /** An active key named "tester". */
   key: string;
   logs: string[];
+  server: Server;
   port: number;
   accepting: boolean;
   /** Moves the injected clock forward. */
@@ -86,7 +87,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startApp(path = ':memory:', limits?: ServerLimits): Promise<TestApp> {
+export interface AppOptions {
+  /** Origins allowed by CORS (CORS_ORIGINS); none unless given. */
+  corsOrigins?: readonly string[];
+}
+
+export async function startApp(path = ':memory:', limits?: ServerLimits, options: AppOptions = {}): Promise<TestApp> {
   const db = openDatabase(path);
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = () => clock;
@@ -103,10 +109,10 @@ export async function startApp(path = ':memory:', limits?: ServerLimits): Promis
   // disk via max_page_count, a read-only file via query_only); the service's writer
   // thread runs the same writer functions (src/store/sqlite/writer.ts).
   const store = sqliteStoreOn(db, { now });
-  const app = buildApp({ store, logger, now, accepting: () => state.accepting });
+  const app = buildApp({ store, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
   const keys = store.keys;
   const key = await keys.create('tester', 'test');
-  const server: Server = createHttpServer(app, limits);
+  const server: Server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const commands = makeCommandHandler({ store, now });
@@ -118,6 +124,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits): Promis
     keys,
     key,
     logs,
+    server,
     port,
     get accepting() {
       return state.accepting;
@@ -161,10 +168,13 @@ export async function startApp(path = ':memory:', limits?: ServerLimits): Promis
  * A uvu suite whose every test gets a fresh app (ctx.t), seeded by `given`, and whose
  * `then` check runs after each test, before the app closes.
  */
-export function appSuite(name: string, hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void> } = {}) {
+export function appSuite(
+  name: string,
+  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void>; app?: AppOptions } = {},
+) {
   const s = suite<{ t: TestApp }>(name);
   s.before.each(async (ctx) => {
-    ctx.t = await startApp();
+    ctx.t = await startApp(':memory:', undefined, hooks.app);
     await hooks.given?.(ctx.t);
   });
   s.after.each(async (ctx) => {

@@ -3,6 +3,8 @@
 // real operator scripts while it runs, and stopped with SIGTERM.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -280,6 +282,26 @@ server('no key, Authorization header or bearer credential ever reaches the logs'
   } finally {
     await killAll();
   }
+});
+
+server('a first start that cannot listen (the port is taken) creates no key; the next start prints one', async (ctx) => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const failed = spawnService({ INVENTORY_DB: ctx.db, PORT: String(port) });
+    const { code } = await withTimeout(failed.exited, WAIT_MS, 'the service to give up on a taken port');
+    assert.is(code, 1, `exit ${code}\nstderr: ${failed.err()}`);
+    assert.match(failed.out(), /cannot listen/);
+    assert.not.ok(failed.err().includes(BOOTSTRAP_START), 'no key was printed');
+    assert.equal(apiKeys(ctx.db), [], 'so none was created: it would have been lost');
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
+  const next = await startService(ctx.db, { expectKey: true });
+  assert.equal(apiKeys(ctx.db).map((k) => k.name), ['bootstrap']);
+  assert.is((await next.get('/v1/inventory', next.bootstrapKey)).status, 200);
+  assert.is((await next.stop()).code, 0);
 });
 
 server.after(async () => {

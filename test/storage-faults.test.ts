@@ -74,4 +74,36 @@ faults('a successful write marks the database ready at once', async ({ t }) => {
   assert.is(await readiness(t), 200);
 });
 
+faults('a full disk under load: the fault is logged once a second with a count, without a stack', async ({ t }) => {
+  t.db.pragma(`max_page_count = ${t.db.pragma('page_count', { simple: true }) as number}`);
+  let refused = 0;
+  for (let i = 0; i < 500 && refused === 0; i++) {
+    if ((await t.patch(7, { quantity: i }, { 'X-Request-Id': `fill-${i}-`.padEnd(128, 'x') })).status === 503) refused++;
+  }
+  assert.is(refused, 1, 'the disk filled up');
+  const started = Date.now();
+  for (let i = 0; i < 300; i++) {
+    const res = await t.patch(7, { quantity: i }, { 'X-Request-Id': `flood-${i}-`.padEnd(128, 'x') });
+    if (res.status === 503) refused++;
+  }
+  assert.ok(refused > 250, `${refused} refusals`);
+  const seconds = Math.ceil((Date.now() - started) / 1000);
+  // The count of the last second arrives when that second ends.
+  await new Promise((r) => setTimeout(r, 1300));
+  const warnings = t.logs
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.includes('"level":40'))
+    .map((line) => JSON.parse(line) as { fault?: string; count?: number; stack?: unknown; err?: unknown });
+  const full = warnings.filter((w) => w.fault === 'SQLITE_FULL');
+  assert.ok(full.length >= 1, 'the fault is logged');
+  assert.ok(full.length <= seconds + 2, `${full.length} lines for ${refused} refusals in ${seconds} s`);
+  assert.is(
+    full.reduce((sum, w) => sum + (w.count ?? 0), 0),
+    refused,
+    'the counts add up to every refusal',
+  );
+  assert.is(warnings.length, full.length, 'and nothing else is warned of');
+  assert.not.match(t.logs.join(''), /"stack"|\n\s+at /);
+});
+
 faults.run();

@@ -84,10 +84,20 @@ function tableFormatter(): Formatter {
   };
 }
 
-/** RFC 4180, with LF line ends: a field with a comma, quote, CR or LF is quoted. */
+// OWASP "CSV injection": a spreadsheet runs a cell that begins with one of these as a
+// formula, and an actor (cli:<any user name>) or a client's X-Request-Id such as "-2-3"
+// or "=cmd|..." is chosen by someone else. A leading ' makes the cell text.
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180, with LF line ends: a field with a comma, quote, CR or LF is quoted. Numbers
+ * (bigints from the database) are written as they are, so a delta of -3 stays a number;
+ * only text is guarded against formulas.
+ */
 export function csvField(value: Value): string {
   if (value === null) return '';
-  const text = String(value);
+  let text = String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

@@ -19,18 +19,24 @@ and never writes to it; it may run while the service does.
   --since TIME     only rows recorded at or after TIME (inclusive)
   --until TIME     only rows recorded before TIME (exclusive)
   --format F       table (default: aligned columns, widths from the first 500 rows),
-                   csv (RFC 4180, a header line, LF line ends) or
+                   csv (RFC 4180, a header line, LF line ends; a text cell that
+                   begins with = + - @, a tab or a CR gets a leading ' so that
+                   spreadsheets show it as text, not run it as a formula) or
                    jsonl (one JSON object per line; integers as exact bare numbers)
   --db PATH        the database file (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help       this text
 
-TIME is ISO 8601: a date (midnight UTC), or a date and time with Z or an offset:
-2026-11-21, 2026-11-21T10:00:00Z, 2026-11-21T12:00:00.5+02:00.
+TIME is ISO 8601: a date (midnight UTC), or a date and time with Z or an offset
+(+02:00, +0200 or +02), seconds and their fraction optional: 2026-11-21,
+2026-11-21T10:00Z, 2026-11-21T10:00:00Z, 2026-11-21T12:00:00.5+02:00, 2026-11-21T12:00+0200.
 
 Exit status: 0 success (also when no row matches), 1 failure, 2 usage error.
 `;
 
-const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
+// A date, or a date and time (minutes, seconds and a fraction optional) with Z or an
+// offset in any ISO 8601 form: +02:00, +0200 or +02.
+const TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?))?$/;
 const RECORDED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
@@ -41,12 +47,20 @@ const RECORDED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function parseTime(text: string): string | undefined {
   const m = TIME.exec(text);
   if (!m) return undefined;
-  const [, year, month, day, hour = '0', minute = '0', second = '0', offsetHour = '0', offsetMinute = '0'] = m;
+  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', sign = '+', offsetHour = '0', offsetMinute = '0'] = m;
   // Date turns 2026-02-30 into 2 March and 24:00 into the next day: check the fields first.
   const date = `${year}-${month}-${day}`;
   if (new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) return undefined;
   if (+hour > 23 || +minute > 59 || +second > 59 || +offsetHour > 23 || +offsetMinute > 59) return undefined;
-  const time = new Date(text);
+  // recorded_at has milliseconds: rounding a finer bound up keeps both --since (at or
+  // after) and --until (before) exact, since no row lies between the two.
+  const millis = Math.ceil(Number(`0.${fraction || '0'}`) * 1000 - 1e-9);
+  const offset = (sign === '-' ? -1 : 1) * (+offsetHour * 60 + +offsetMinute) * 60_000;
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const local = new Date(0);
+  local.setUTCFullYear(+year!, +month! - 1, +day!);
+  local.setUTCHours(+hour, +minute, +second, millis);
+  const time = new Date(local.getTime() - offset);
   if (Number.isNaN(time.getTime())) return undefined;
   // An offset can push year 9999 to +010000, which no longer compares as a string.
   const iso = time.toISOString();

@@ -8,6 +8,7 @@ import { ConfigError, dbPathOf } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { openSqliteStore, type SqliteOpenOptions } from '../store/sqlite/store.ts';
+import { argumentProblem, failureMessage } from './messages.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -30,17 +31,24 @@ export function parse(argv: string[], options: Options): Parsed {
     });
     return { values: values as Parsed['values'], positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(argumentProblem(err, argv));
   }
 }
 
-/** The storage port over --db (or INVENTORY_DB), writing in place: an operator command
- * serves no one else while it waits. */
-export function openStore(values: Parsed['values'], options?: Pick<SqliteOpenOptions, 'readonly' | 'mustExist'>): Promise<InventoryStore> {
+/** The database path: --db, else INVENTORY_DB, else the default. */
+export function dbPathArg(values: Parsed['values']): string {
   // An empty path would open a temporary database that vanishes on close.
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
-  const path = typeof values.db === 'string' ? values.db : dbPathOf(process.env);
-  return openSqliteStore(path, options);
+  return typeof values.db === 'string' ? values.db : dbPathOf(process.env);
+}
+
+/**
+ * The storage port over an existing database whose schema is current (read-only if
+ * asked), writing in place: an operator command serves no one else while it waits, and
+ * never creates a database or changes a schema; scripts/migrate does that.
+ */
+export function openStore(values: Parsed['values'], options: Pick<SqliteOpenOptions, 'readonly'> = {}): Promise<InventoryStore> {
+  return openSqliteStore(dbPathArg(values), { ...options, mustExist: true });
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */
@@ -55,8 +63,10 @@ export function operatorMeta(): EventMeta {
 }
 
 /**
- * Runs a command's main function and exits with its status. A UsageError exits 2 with
- * the usage text; any other error exits 1 with its message (no stack: operators read it).
+ * Runs a command's main function and exits with its status. Every error is one line
+ * `error: …` on standard error: a UsageError (or a bad environment variable) exits 2 and
+ * points to --help, any other error exits 1 (no stack, no raw Node.js words: operators
+ * read it). A message of several lines keeps them, indented under the first.
  */
 export async function run(usage: string, main: (argv: string[]) => Promise<number> | number): Promise<void> {
   const argv = process.argv.slice(2);
@@ -70,12 +80,18 @@ export async function run(usage: string, main: (argv: string[]) => Promise<numbe
     }
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${usage.trim()}\n`);
+      process.stderr.write(`${errorLine(err.message)}see --help\n`);
       status = 2;
     } else {
-      process.stderr.write(`error: ${(err as Error).message}\n`);
+      process.stderr.write(errorLine(failureMessage(err)));
       status = 1;
     }
   }
   process.exitCode = status;
+}
+
+/** `error: ` and the message, its further lines (a file's problems) indented under it. */
+export function errorLine(message: string): string {
+  const [first, ...rest] = message.split('\n');
+  return `error: ${first}\n${rest.map((line) => `  ${line.trimStart()}\n`).join('')}`;
 }

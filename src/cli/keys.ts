@@ -34,8 +34,8 @@ await run(USAGE, async (argv) => {
   if (wantsName && !KEY_NAME_PATTERN.test(name!)) {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
-  // Only a new key may bring a new database into being; list and revoke need one.
-  const store = await openStore(values, { mustExist: action !== 'create' });
+  // Listing only reads: it must work beside a writer and on a file it may not write.
+  const store = await openStore(values, { readonly: action === 'list' });
   try {
     const keys = store.keys;
     const { actor } = operatorMeta();
@@ -47,7 +47,7 @@ await run(USAGE, async (argv) => {
     if (action === 'revoke') {
       const outcome = await keys.revoke(name!, actor);
       if (outcome === 'unknown') {
-        process.stderr.write(`no key named "${name}"\n`);
+        process.stderr.write(`error: no key named "${name}"\n`);
         return 1;
       }
       process.stderr.write(`key "${name}" ${outcome}\n`);

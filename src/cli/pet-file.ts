@@ -1,7 +1,12 @@
 // Reads the pets to track from a file: a JSON array of {petId, status?, quantity?} or a
 // CSV with the header petId,status,quantity. Every bad row is reported, with its line
-// or index; one bad row refuses the whole file.
+// or index; one bad row refuses the whole file. JSON is judged exactly as a PATCH body
+// is (the shared strict reader): a repeated member is refused, and numbers count as
+// written, so 2147483647.0000001 is a fraction and 9007199254740993 stays exact.
 import { isPetStatus, isQuantity, parsePetId, type PetStatus } from '../domain/events.ts';
+import { integerInRange } from '../json/json-number.ts';
+import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
+import { systemWords } from './messages.ts';
 
 export interface PetRow {
   petId: bigint;
@@ -10,9 +15,34 @@ export interface PetRow {
 }
 
 export class BadPetFile extends Error {
-  constructor(readonly problems: string[]) {
-    super(`the file was refused whole, nothing was tracked:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  constructor(
+    readonly problems: string[],
+    source = 'the file',
+  ) {
+    super(`${source} was refused whole, nothing was tracked:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     this.name = 'BadPetFile';
+  }
+}
+
+/**
+ * Reads and judges a pet file. Its bytes must be UTF-8, as a PATCH body's must: a
+ * replacement character silently put in place of a bad byte would be tracked as data.
+ */
+export function readPetFile(path: string, read: (path: string) => Uint8Array): PetRow[] {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(read(path));
+  } catch (err) {
+    if (err instanceof TypeError) throw new BadPetFile(['the file is not valid UTF-8 text'], path);
+    const words = systemWords(err);
+    if (words === undefined) throw err;
+    throw new Error(`cannot read ${path}: ${words}`);
+  }
+  try {
+    return parsePetFile(text);
+  } catch (err) {
+    if (err instanceof BadPetFile) throw new BadPetFile(err.problems, path);
+    throw err;
   }
 }
 
@@ -71,27 +101,41 @@ function unquote(cell: string): string {
   return cell.length >= 2 && cell.startsWith('"') && cell.endsWith('"') ? cell.slice(1, -1) : cell;
 }
 
+const INT64_MAX = 9223372036854775807n;
+const QUANTITY_MAX = 2147483647n;
+
 function jsonRows(text: string): [string, PetRow | string][] {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new BadPetFile([`not valid JSON: ${(err as Error).message}`]);
+  const read = readStrictJson(text);
+  if (!read.ok && read.problem === 'duplicate') {
+    throw new BadPetFile([`${read.at}: member ${JSON.stringify(read.member)} appears more than once in one object; write it once`]);
   }
-  if (!Array.isArray(data)) throw new BadPetFile(['a JSON file must hold an array of pets']);
-  return data.map((item, i): [string, PetRow | string] => {
-    const where = `item ${i}`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return [where, 'must be an object'];
-    const { petId, status, quantity, ...rest } = item as Record<string, unknown>;
-    const unknown = Object.keys(rest);
-    if (unknown.length > 0) return [where, `unknown member ${JSON.stringify(unknown[0])}: use petId, status, quantity`];
-    // JSON.parse rounds numbers above 2^53: such ids must come as strings of digits.
-    if (typeof petId === 'number' && !Number.isSafeInteger(petId)) {
-      return [where, 'petId above 2^53 must be written as a string of digits ("9007199254740993") to stay exact'];
-    }
-    if (!['number', 'string'].includes(typeof petId)) return [where, 'petId is required: a number or a string of digits'];
-    if (status !== undefined && typeof status !== 'string') return [where, 'status must be a string'];
-    if (quantity !== undefined && typeof quantity !== 'number') return [where, 'quantity must be a number'];
-    return [where, petRow(String(petId), status ?? '', quantity === undefined ? '' : String(quantity))];
-  });
+  if (!read.ok) throw new BadPetFile([`not valid JSON: ${read.reason}`]);
+  if (read.value.kind !== 'array') throw new BadPetFile(['a JSON file must hold an array of pets']);
+  return read.value.items.map((item, i): [string, PetRow | string] => [`item ${i}`, jsonRow(item)]);
+}
+
+function jsonRow(item: JsonNode): PetRow | string {
+  if (item.kind !== 'object') return 'must be an object';
+  const { members } = item;
+  const unknown = [...members.keys()].find((name) => !['petId', 'status', 'quantity'].includes(name));
+  if (unknown !== undefined) return `unknown member ${JSON.stringify(unknown)}: use petId, status, quantity`;
+  const petId = members.get('petId');
+  const status = members.get('status');
+  const quantity = members.get('quantity');
+  let id: string;
+  if (petId?.kind === 'string') id = petId.value;
+  else if (petId?.kind === 'number') {
+    const judged = integerInRange(petId.literal, 1n, INT64_MAX);
+    if (!judged.ok) return `petId must be an integer from 1 to 9223372036854775807, not ${petId.literal}`;
+    id = String(judged.value);
+  } else return 'petId is required: a number or a string of digits';
+  if (status !== undefined && status.kind !== 'string') return 'status must be a string';
+  let q = '';
+  if (quantity !== undefined) {
+    if (quantity.kind !== 'number') return 'quantity must be a number';
+    const judged = integerInRange(quantity.literal, 0n, QUANTITY_MAX);
+    if (!judged.ok) return `quantity must be an integer from 0 to 2147483647, not ${quantity.literal}`;
+    q = String(judged.value);
+  }
+  return petRow(id, status?.value ?? '', q);
 }

@@ -30,7 +30,8 @@ await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { check: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const check = values.check === true;
-  const store = await openStore(values, { mustExist: true });
+  // --check changes nothing, so it opens read-only: no write, no write lock.
+  const store = await openStore(values, { readonly: check });
   try {
     const started = performance.now();
     const report = await rebuildProjection(store, { check, onProgress: progressBar(process.stderr) });

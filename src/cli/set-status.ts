@@ -24,7 +24,7 @@ await run(USAGE, async (argv) => {
   if (petId === undefined) throw new UsageError(`invalid PETID ${JSON.stringify(positionals[0])}`);
   const status = positionals[1]!;
   if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
-  const store = await openStore(values, { mustExist: true });
+  const store = await openStore(values);
   try {
     const commands = commandsFor(store);
     const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());

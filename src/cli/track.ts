@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { commandsFor } from '../commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
 import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
-import { parsePetFile, petRow, type PetRow } from './pet-file.ts';
+import { petRow, readPetFile, type PetRow } from './pet-file.ts';
 
 const USAGE = `
 Usage: scripts/track PETID [--status STATUS] [--quantity N] [--db PATH]
@@ -14,7 +14,9 @@ Starts tracking pets: each gets an inventory entry (event PetTracked).
   --status S      available (default), pending or sold
   --quantity N    initial stock, 0 (default) to 2147483647
   --file FILE     many pets at once: a JSON array of {"petId", "status", "quantity"}
-                  (ids above 2^53 as strings of digits), or a CSV with the header
+                  (ids as numbers, exact above 2^53 too, or strings of digits; each
+                  member at most once; numbers judged as written, so 5.0 is 5 and
+                  2147483647.0000001 a fraction), or a CSV with the header
                   petId,status,quantity (empty cells take the defaults). All rows are
                   tracked, or none: one bad row or already tracked pet refuses the file.
   --db PATH       the database file (default: $INVENTORY_DB, else data/inventory.db)
@@ -34,7 +36,7 @@ function rowsFrom(argv: string[]): { rows: PetRow[]; values: Record<string, unkn
     if (positionals.length > 0 || values.status !== undefined || values.quantity !== undefined) {
       throw new UsageError('--file takes no PETID, --status or --quantity');
     }
-    return { rows: parsePetFile(readFileSync(values.file, 'utf8')), values };
+    return { rows: readPetFile(values.file, readFileSync), values };
   }
   if (positionals.length !== 1) throw new UsageError('give one PETID, or --file FILE');
   // An empty value is not the default: `--quantity "$N"` with N unset must not track 0.

@@ -31,7 +31,7 @@ await run(USAGE, async (argv) => {
   try {
     const verdict = await verifyLog(store, digest);
     if (!verdict.ok) {
-      process.stderr.write(`BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`);
+      process.stderr.write(`error: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`);
       return 1;
     }
     const extends_ = digest ? `; it extends ${formatDigest(digest)}` : '';

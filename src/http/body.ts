@@ -1,7 +1,9 @@
 // Reads a JSON request body: the media type first (415), then at most 4 KiB (413, also
-// for a chunked body, which raw-body stops reading past the limit). A body that is
-// missing or not JSON is only recorded here: the path id is judged before the body.
-import type { Middleware } from 'koa';
+// for a chunked body, which raw-body stops reading past the limit), then the bytes as
+// strict UTF-8 and the text as JSON. A body that is missing, not UTF-8 or not JSON is
+// only recorded here: the path id is judged before the body.
+import contentType from 'content-type';
+import type { Context, Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { HttpError } from './errors.ts';
 
@@ -14,62 +16,123 @@ export type ReadBody =
   | { kind: 'forbidden'; member: string }
   | { kind: 'parsed'; value: unknown };
 
-// What the JSON parser (@hapi/bourne, under co-body) says of a __proto__ member.
-const PROTOTYPE_POISONING = 'Object contains forbidden prototype property';
-
 const ACCEPT_PATCH = { 'Accept-Patch': 'application/json' };
 
 function unsupported(message: string): HttpError {
   return new HttpError(415, 'unsupported_media_type', message, ACCEPT_PATCH);
 }
 
-function mediaType(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
-}
-
-// RFC 9110 section 8.3.1: type/subtype *( ";" name=value ), value a token or quoted.
-const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-const WELL_FORMED = new RegExp(`^\\s*${TOKEN}/${TOKEN}\\s*(;\\s*${TOKEN}=(${TOKEN}|"([^"\\\\]|\\\\.)*")\\s*)*;?\\s*$`);
-
 export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: `${limit}b`,
-    strict: false,
-    onerror(err: Error & { status?: number; type?: string }, ctx) {
+  // The text reader hands over the bytes (encoding null) so that they are decoded here,
+  // strictly: raw-body's own decoding would replace bytes that are not UTF-8 by U+FFFD
+  // and so turn a corrupt body into a different, valid-looking one.
+  const read = bodyParser({
+    enableTypes: ['text'],
+    extendTypes: { text: ['application/json'] },
+    textLimit: `${limit}b`,
+    encoding: null as unknown as string,
+    onerror(err: Error & { status?: number }) {
       if (err.status === 413) {
         throw new HttpError(413, 'payload_too_large', `the body is larger than ${limit} bytes`);
       }
       if (err.status === 415) throw unsupported(`the body cannot be read: ${err.message}`);
-      // Only a body that arrived whole but is not JSON is judged later, as a body fault;
-      // one that did not arrive whole (aborted, shorter than declared) is unreadable.
-      if (!(err instanceof SyntaxError)) throw new HttpError(400, 'bad_request', `the body could not be read: ${err.message}`);
-      ctx.state.body = (
-        err.message === PROTOTYPE_POISONING ? { kind: 'forbidden', member: '__proto__' } : { kind: 'malformed', reason: err.message }
-      ) satisfies ReadBody;
+      // A body that did not arrive whole (aborted, shorter than declared) is unreadable.
+      throw new HttpError(400, 'bad_request', `the body could not be read: ${err.message}`);
     },
   });
   return async function readJsonBody(ctx, next) {
     const type = ctx.get('Content-Type');
-    const hasBody = ctx.get('Transfer-Encoding') !== '' || Number(ctx.get('Content-Length') || '0') > 0;
     if (type === '') {
-      if (hasBody) throw unsupported('a body needs Content-Type: application/json');
+      if (await hasBody(ctx)) throw unsupported('a body needs Content-Type: application/json');
       ctx.state.body = { kind: 'missing' } satisfies ReadBody;
       return next();
     }
-    if (!WELL_FORMED.test(type)) throw unsupported('the Content-Type header is malformed');
-    if (mediaType(type) !== 'application/json') {
-      throw unsupported(`Content-Type must be application/json, not ${mediaType(type).slice(0, 100)}`);
-    }
-    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      throw unsupported(`JSON is read as UTF-8 only, not charset ${charset.slice(0, 40)}`);
-    }
-    return parse(ctx, async () => {
-      ctx.state.body ??= (ctx.request.rawBody ?? '') === ''
-        ? ({ kind: 'missing' } satisfies ReadBody)
-        : ({ kind: 'parsed', value: ctx.request.body } satisfies ReadBody);
+    judgeMediaType(type);
+    return read(ctx, async () => {
+      const raw: unknown = ctx.request.rawBody;
+      const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+      const text = decodeUtf8(bytes);
+      ctx.request.rawBody = text ?? '';
+      ctx.state.body = (
+        bytes.length === 0 ? { kind: 'missing' } : text === undefined ? { kind: 'malformed', reason: 'it is not valid UTF-8' } : parseJson(text)
+      ) satisfies ReadBody;
+      if (ctx.state.body.kind === 'parsed') ctx.request.body = ctx.state.body.value;
       await next();
     });
   };
+}
+
+/**
+ * application/json, with at most one parameter, charset, whose value is utf-8 in any
+ * case; anything else is a 415.
+ */
+function judgeMediaType(header: string): void {
+  let parsed: contentType.ParsedMediaType;
+  try {
+    parsed = contentType.parse(header);
+  } catch {
+    throw unsupported('the Content-Type header is malformed');
+  }
+  if (parsed.type !== 'application/json') {
+    throw unsupported(`Content-Type must be application/json, not ${parsed.type.slice(0, 100)}`);
+  }
+  for (const [name, value] of Object.entries(parsed.parameters)) {
+    if (name !== 'charset') throw unsupported(`application/json takes no parameter but charset=utf-8; got ${name.slice(0, 40)}`);
+    if (value.toLowerCase() !== 'utf-8') throw unsupported(`JSON is read as UTF-8 only, not charset ${value.slice(0, 40)}`);
+  }
+  // content-type keeps only the last of a repeated parameter. What passed above has one
+  // parameter whose value is utf-8, which holds no ";" even when quoted: a second ";"
+  // can only start a second parameter.
+  if (header.split(';').length > 2) throw unsupported('application/json takes charset=utf-8 once at most');
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of UTF-8 bytes, a leading byte order mark dropped; undefined when not UTF-8. */
+function decodeUtf8(bytes: Buffer): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** JSON text as a ReadBody. A __proto__ member anywhere is refused, not built. */
+function parseJson(text: string): ReadBody {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { kind: 'malformed', reason: (err as Error).message };
+  }
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Object.prototype.hasOwnProperty.call(node, '__proto__')) return { kind: 'forbidden', member: '__proto__' };
+    pending.push(...Object.values(node));
+  }
+  return { kind: 'parsed', value };
+}
+
+/**
+ * Whether a request without Content-Type carries a body. A declared length says so at
+ * once; a chunked body may still be empty, which is a missing body (400), not a 415, so
+ * its first chunk is awaited. The rest of it is left to flow away unread.
+ */
+function hasBody(ctx: Context): Promise<boolean> {
+  const length = ctx.get('Content-Length');
+  if (ctx.get('Transfer-Encoding') === '' || ctx.req.readableEnded) return Promise.resolve(Number(length || '0') > 0);
+  const req = ctx.req;
+  return new Promise((resolve, reject) => {
+    const settle = (outcome: boolean | Error) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onError);
+      if (outcome instanceof Error) reject(new HttpError(400, 'bad_request', `the body could not be read: ${outcome.message}`));
+      else resolve(outcome);
+    };
+    const onData = () => settle(true);
+    const onEnd = () => settle(false);
+    const onError = (err?: Error) => settle(err ?? new Error('request aborted'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError);
+  });
 }

@@ -2,7 +2,7 @@
 // errorHandler, first in the chain, renders it, and turns anything else into a 503 (the
 // database is unavailable) or a 500 that reveals nothing internal.
 import type { Middleware } from 'koa';
-import type { Logger } from '../logger.ts';
+import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
 import { CommitFailed } from '../store/group-commit.ts';
 import { sqliteFault } from '../store/sqlite-errors.ts';
 
@@ -66,6 +66,9 @@ function toHttpError(err: unknown): HttpError | undefined {
 
 /** onUnavailable hears of every 503 that a failure caused (storage health listens). */
 export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => void = () => {}): Middleware {
+  // On a full disk every request fails alike: a line (and a stack) each would flood the
+  // log; once a second with a count says the same.
+  const warnRepeated = repeatedWarnings(logger);
   return async function renderErrors(ctx, next) {
     let error: HttpError;
     try {
@@ -85,7 +88,7 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
       if (known) {
         error = known;
         if (known.status >= 500) {
-          logger.warn({ requestId: ctx.state.requestId, err: describe(err) }, known.message);
+          warnUnavailable(warnRepeated, err, known);
           onUnavailable(err);
         }
       } else {
@@ -98,6 +101,19 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
     ctx.type = 'application/json';
     ctx.body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
   };
+}
+
+/**
+ * A storage fault is logged by its code, with no stack: the stack of a full disk says
+ * nothing new. A 503 the service chose is logged by its message; a commit that failed
+ * for another reason keeps its stack, since that is a bug to find. The access log still
+ * has each request with its id and status.
+ */
+function warnUnavailable(warn: RepeatedWarning, err: unknown, known: HttpError): void {
+  const fault = sqliteFault(err);
+  if (fault) warn(`fault:${fault.code}`, 1, { fault: fault.code, kind: fault.kind }, known.message);
+  else if (err instanceof HttpError) warn(`answer:${known.message}`, 1, { code: known.code }, known.message);
+  else warn(`error:${(err as Error)?.name}`, 1, { err: describe(err) }, known.message);
 }
 
 function describe(err: unknown): Record<string, unknown> {

@@ -10,7 +10,7 @@ import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
 import { itemJson, makeInventoryCache } from './inventory-json.ts';
-import { ifMatch } from './preconditions.ts';
+import { hasConditions, judgeRead, judgeWrite, readConditions } from './preconditions.ts';
 import { validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
@@ -21,7 +21,8 @@ export interface InventoryDeps {
 
 export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
-  const router = new Router({ prefix: '/v1', sensitive: true });
+  // strict: paths are exact, /v1/inventory/7/ is not /v1/inventory/7.
+  const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
   const inventory = makeInventoryCache(store);
   router.get('/inventory', async (ctx) => {
@@ -29,7 +30,12 @@ export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Ro
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
-    if (ctx.fresh) {
+    // Judged here, not by ctx.fresh (see preconditions.ts).
+    const verdict = judgeRead(readConditions(ctx.req.headers), etag);
+    if (verdict === 'if-match-failed') {
+      throw new HttpError(412, 'precondition_failed', 'If-Match does not match the current list', { ETag: etag });
+    }
+    if (verdict === 'not-modified') {
       ctx.status = 304;
       return;
     }
@@ -40,10 +46,13 @@ export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Ro
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
     const meta: EventMeta = { actor: ctx.state.actor, requestId: ctx.state.requestId };
-    const precondition = ifMatch(ctx.get('If-Match'));
+    // The command judges the conditions once it knows the entry: 404 before 412.
+    const conditions = readConditions(ctx.req.headers);
+    const tagOf = (version: number) => `"${version}"`;
+    const precondition = hasConditions(conditions) ? (version: number) => judgeWrite(conditions, tagOf(version)) === 'proceed' : undefined;
     try {
       const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta);
-      ctx.set('ETag', `"${entry.version}"`);
+      ctx.set('ETag', tagOf(entry.version));
       ctx.type = 'application/json';
       ctx.body = itemJson(entry);
     } catch (err) {
@@ -51,9 +60,9 @@ export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Ro
         throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
       }
       if (err instanceof VersionMismatch) {
-        throw new HttpError(412, 'precondition_failed', `If-Match does not match: pet ${petId} is at version "${err.currentVersion}"`, {
-          ETag: `"${err.currentVersion}"`,
-        });
+        const current = tagOf(err.currentVersion);
+        const failed = judgeWrite(conditions, current) === 'if-none-match-failed' ? 'If-None-Match matches or cannot be read' : 'If-Match does not match';
+        throw new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}`, { ETag: current });
       }
       throw err;
     }

@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
+import { repeatedWarnings, type Logger } from '../logger.ts';
 import type { ErrorCode } from './errors.ts';
+import { guardStalls } from './stall-guard.ts';
 
 function answer(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
   switch (err.code) {
@@ -31,6 +33,17 @@ export interface ServerLimits {
   /** How often the timeouts above are checked (Node's default is 30 s). */
   checkIntervalMs: number;
   maxHeaderBytes: number;
+  /**
+   * A connection with response bytes waiting that takes none of them for this long is
+   * closed: a client that never reads would otherwise pin them forever. Any byte taken
+   * resets the clock, so slow readers are not cut off.
+   */
+  stallTimeoutMs: number;
+  /**
+   * The most that stalled connections may pin together; past it the connections stalled
+   * longest are closed first. Checked every checkIntervalMs.
+   */
+  maxPinnedBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -42,6 +55,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxRequestsPerSocket: 0,
   checkIntervalMs: 1_000,
   maxHeaderBytes: 16 * 1024,
+  stallTimeoutMs: 30_000,
+  maxPinnedBytes: 128 * 1024 * 1024,
 };
 
 /** Writes an answer in the Error shape straight onto a socket (no request object). */
@@ -54,7 +69,8 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
   );
 }
 
-export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS): Server {
+/** logger hears, at most once a second, of connections closed for not reading. */
+export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -65,6 +81,17 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       requireHostHeader: false,
     },
     app.callback(),
+  );
+  const warn = logger && repeatedWarnings(logger);
+  guardStalls(
+    server,
+    { stallTimeoutMs: limits.stallTimeoutMs, maxPinnedBytes: limits.maxPinnedBytes, checkIntervalMs: limits.checkIntervalMs },
+    {
+      onClosed: ({ stalled, overCap, pinnedBytes }) => {
+        if (stalled) warn?.('stalled', stalled, { pinnedBytes }, `closed connections that took no response bytes for ${limits.stallTimeoutMs} ms`);
+        if (overCap) warn?.('over-cap', overCap, { pinnedBytes }, 'closed connections that took no response bytes: stalled ones pinned too much');
+      },
+    },
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;

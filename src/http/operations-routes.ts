@@ -12,7 +12,8 @@ export interface OperationsDeps {
 }
 
 export function operationsRouter({ storage, openapiText, accepting }: OperationsDeps): Router {
-  const router = new Router({ sensitive: true });
+  // strict: paths are exact, /healthz/ is not /healthz.
+  const router = new Router({ sensitive: true, strict: true });
 
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';

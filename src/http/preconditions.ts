@@ -1,18 +1,110 @@
-// Entity-tag comparison for If-Match (RFC 9110 section 13.1.1): strong comparison, so a
-// weak tag never matches; `*` matches any current entry.
-const ENTITY_TAG = /\s*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*(?:,|$)/y;
+// Conditional requests (RFC 9110 section 13), judged by the service itself rather than by
+// Koa's ctx.fresh: fetch adds `Cache-Control: no-cache` to every conditional request,
+// which ctx.fresh takes as a reload, and ctx.fresh lets If-Modified-Since overrule a
+// matching If-None-Match. Only entity tags count here: the service sends no
+// Last-Modified, so If-Modified-Since and If-Unmodified-Since have nothing to compare
+// with and are ignored (RFC 9110 13.1.3, 13.1.4), and it serves no ranges (If-Range).
 
-/** A test of the entry's version, or undefined when the header is absent. */
-export function ifMatch(header: string): ((version: number) => boolean) | undefined {
-  if (header.trim() === '') return undefined;
-  if (header.trim() === '*') return () => true;
-  const strong = new Set<string>();
-  ENTITY_TAG.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while (ENTITY_TAG.lastIndex < header.length && (match = ENTITY_TAG.exec(header))) {
-    if (!match[1]) strong.add(match[2]!);
+/** A parsed If-Match / If-None-Match value. */
+export type TagCondition =
+  | { kind: 'any' }
+  | { kind: 'tags'; tags: { weak: boolean; opaque: string }[] }
+  /** Unparseable, or no tag at all (an empty header): never lets a write through. */
+  | { kind: 'malformed' };
+
+export interface Conditions {
+  ifMatch?: TagCondition;
+  ifNoneMatch?: TagCondition;
+}
+
+// RFC 9110 8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text.
+// Node hands header values over as Latin-1, so obs-text is \x80-\xff.
+const ENTITY_TAG = /(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"/y;
+const SEPARATORS = /[ \t,]*/y;
+
+export function parseTagCondition(header: string): TagCondition {
+  const value = header.trim();
+  if (value === '*') return { kind: 'any' };
+  const tags: { weak: boolean; opaque: string }[] = [];
+  // A #list: elements separated by commas and optional white space; empty elements are
+  // allowed (RFC 9110 5.6.1), but each element must be a whole entity-tag.
+  let at = 0;
+  for (;;) {
+    SEPARATORS.lastIndex = at;
+    const separator = SEPARATORS.exec(value)![0];
+    at = SEPARATORS.lastIndex;
+    if (at === value.length) break;
+    if (tags.length > 0 && !separator.includes(',')) return { kind: 'malformed' };
+    ENTITY_TAG.lastIndex = at;
+    const match = ENTITY_TAG.exec(value);
+    if (!match) return { kind: 'malformed' };
+    tags.push({ weak: match[1] !== undefined, opaque: match[2]! });
+    at = ENTITY_TAG.lastIndex;
   }
-  // An unparseable header matches nothing: the update is refused rather than guessed.
-  if (ENTITY_TAG.lastIndex < header.length) return () => false;
-  return (version) => strong.has(String(version));
+  return tags.length === 0 ? { kind: 'malformed' } : { kind: 'tags', tags };
+}
+
+/** The conditions a request carries; a header that is present but empty counts. */
+export function readConditions(headers: Record<string, string | string[] | undefined>): Conditions {
+  const read = (name: string) => {
+    const value = headers[name];
+    // Node joins repeated If-Match / If-None-Match lines with ", ": one list.
+    return value === undefined ? undefined : parseTagCondition(Array.isArray(value) ? value.join(', ') : value);
+  };
+  const conditions: Conditions = {};
+  const ifMatch = read('if-match');
+  const ifNoneMatch = read('if-none-match');
+  if (ifMatch) conditions.ifMatch = ifMatch;
+  if (ifNoneMatch) conditions.ifNoneMatch = ifNoneMatch;
+  return conditions;
+}
+
+export function hasConditions(conditions: Conditions): boolean {
+  return conditions.ifMatch !== undefined || conditions.ifNoneMatch !== undefined;
+}
+
+function parse(tag: string): { weak: boolean; opaque: string } {
+  const weak = tag.startsWith('W/');
+  return { weak, opaque: tag.slice(weak ? 3 : 1, -1) };
+}
+
+/** RFC 9110 8.8.3.2: strong comparison (neither weak) for If-Match. */
+function matchesStrong(condition: TagCondition, current: string): boolean {
+  const tag = parse(current);
+  if (condition.kind === 'any') return true;
+  if (condition.kind === 'malformed') return false;
+  return !tag.weak && condition.tags.some((t) => !t.weak && t.opaque === tag.opaque);
+}
+
+/** Weak comparison (W/ ignored) for If-None-Match. */
+function matchesWeak(condition: TagCondition, current: string): boolean {
+  const tag = parse(current);
+  if (condition.kind === 'any') return true;
+  if (condition.kind === 'malformed') return false;
+  return condition.tags.some((t) => t.opaque === tag.opaque);
+}
+
+export type ReadVerdict = 'proceed' | 'not-modified' | 'if-match-failed';
+export type WriteVerdict = 'proceed' | 'if-match-failed' | 'if-none-match-failed';
+
+/**
+ * GET/HEAD of a resource that exists with tag `current` (RFC 9110 13.2.2 steps 1, 3).
+ * A malformed If-None-Match is ignored: the full answer is always safe to give.
+ */
+export function judgeRead(conditions: Conditions, current: string): ReadVerdict {
+  if (conditions.ifMatch && !matchesStrong(conditions.ifMatch, current)) return 'if-match-failed';
+  if (conditions.ifNoneMatch && matchesWeak(conditions.ifNoneMatch, current)) return 'not-modified';
+  return 'proceed';
+}
+
+/**
+ * A write to a resource that exists with tag `current`. The entry must be known to
+ * exist before this is asked: on one that does not, the answer is 404, not 412. A
+ * condition the service cannot read (malformed or empty) never lets a write through.
+ */
+export function judgeWrite(conditions: Conditions, current: string): WriteVerdict {
+  if (conditions.ifMatch && !matchesStrong(conditions.ifMatch, current)) return 'if-match-failed';
+  const none = conditions.ifNoneMatch;
+  if (none && (none.kind === 'malformed' || matchesWeak(none, current))) return 'if-none-match-failed';
+  return 'proceed';
 }

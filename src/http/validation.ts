@@ -6,7 +6,8 @@ import type { Middleware } from 'koa';
 import { parsePetId } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { ReadBody } from './body.ts';
-import { duplicateMember } from './duplicate-members.ts';
+import { readNumberLiteral } from '../json/json-number.ts';
+import { readStrictJson } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
@@ -47,33 +48,24 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
     if (body.kind === 'forbidden') {
       throw new HttpError(400, 'invalid_body', `unknown member ${show(body.member)}: the body takes only "quantity"`);
     }
-    const duplicate = duplicateMember(ctx.request.rawBody);
-    if (duplicate !== undefined) {
-      throw new HttpError(400, 'invalid_body', `member ${show(duplicate)} appears more than once: send it once`);
+    // The strict reader sees what JSON.parse hides: a repeated member, a number as written.
+    const strict = readStrictJson(ctx.request.rawBody);
+    if (!strict.ok && strict.problem === 'duplicate') {
+      throw new HttpError(400, 'invalid_body', `member ${show(strict.member)} appears more than once: send it once`);
     }
+    if (!strict.ok) throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${strict.reason}`);
     if (!check(body.value)) {
       throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value));
     }
-    // JSON.parse rounds 5.0000000000000001 to 5 and 1e-400 to 0: judge the number as
-    // written. (The body is now exactly one member, so its one number ends the text.)
-    const literal = /:\s*(-?[0-9][0-9.eE+-]*)\s*\}\s*$/.exec(ctx.request.rawBody)?.[1];
-    if (literal !== undefined && !isIntegerLiteral(literal)) {
-      throw new HttpError(400, 'invalid_body', `quantity must be ${describeSchema(schema.properties?.quantity)}; got the fraction ${show(literal)}`);
+    // JSON.parse rounds 5.0000000000000001 to 5 and 1e-400 to 0: judge the number as written.
+    const written = strict.value.kind === 'object' ? strict.value.members.get('quantity') : undefined;
+    if (written?.kind === 'number' && readNumberLiteral(written.literal).kind !== 'integer') {
+      throw new HttpError(400, 'invalid_body', `quantity must be ${describeSchema(schema.properties?.quantity)}; got the fraction ${show(written.literal)}`);
     }
     // JSON's -0 is the number 0.
     ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
     await next();
   };
-}
-
-/** Whether a JSON number, as written, is an integer: 5.0 and 1e3 are, 5.5 and 1e-400 not. */
-export function isIntegerLiteral(literal: string): boolean {
-  const m = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
-  if (!m) return false;
-  const digits = m[1]! + (m[2] ?? '');
-  // Where the decimal point falls in the digits, after the exponent moves it.
-  const point = m[1]!.length + Number(m[3] ?? 0);
-  return /^0*$/.test(digits.slice(Math.max(0, point)));
 }
 
 function describe(error: ErrorObject | null | undefined, schema: Schema, value: unknown): string {

@@ -1,40 +1,69 @@
-// Opens the SQLite file with the settings every connection of ours needs, and brings
-// its schema up to date. The service and every operator command open it here.
-import { existsSync, mkdirSync } from 'node:fs';
+// Opens the SQLite file with the settings every connection of ours needs, in one of three
+// ways: the service's start and scripts/migrate create the file (owner-only) and bring
+// its schema up to date; operator commands that write use an existing, current database
+// as it is; commands that read open it read-only and never take the write lock. Every
+// way refuses a schema newer than the code.
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations, migrate } from './migrate.ts';
+import { loadMigrations, migrate, requireCurrentSchema, requireUpgradable, SchemaError } from './migrate.ts';
+import { explainOpenError } from './open-errors.ts';
 
 export type Db = Database.Database;
 
 export interface OpenOptions {
-  /** Open without writing anything: no migration, no journal-mode change. */
+  /** Read only: writes nothing, takes no write lock. Refuses a missing database or a schema not the code's. */
   readonly?: boolean;
-  /** Refuse a path where no database is yet, instead of creating one there. */
+  /** Use an existing database as it is: refuses a missing one or a schema not the code's; creates and upgrades nothing. */
   mustExist?: boolean;
+  /** Told the names of the migrations this open applied (none when the schema was current). */
+  onMigrated?: (applied: string[]) => void;
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  const missing = path !== ':memory:' && !existsSync(path);
-  if ((options.readonly || options.mustExist) && missing) {
-    throw new Error(`no database at ${path}: check --db or INVENTORY_DB`);
+  const memory = path === ':memory:';
+  const upgrade = !options.readonly && !options.mustExist;
+  if (!upgrade && !memory && !existsSync(path)) {
+    throw new SchemaError(`no database at ${path}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${path}`);
   }
-  if (options.readonly) {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
+  let db: Db | undefined;
+  try {
+    if (upgrade && !memory) createOwnerOnly(path);
+    db = new Database(path, { readonly: options.readonly === true, fileMustExist: !memory });
+    // Wait for another writer (a second process, an operator command) instead of failing.
     db.pragma('busy_timeout = 5000');
-    requireCurrentSchema(db, path);
+    // Judged before anything is written: a refused file is left exactly as it was.
+    if (upgrade) requireUpgradable(db, path);
+    else requireCurrentSchema(db, path);
+    if (options.readonly) return db;
+    db.pragma('journal_mode = WAL');
+    // A 200 means the event is on disk: every commit is synced.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    if (upgrade) {
+      const applied = migrate(db, loadMigrations(), path);
+      options.onMigrated?.(applied);
+    }
     return db;
+  } catch (err) {
+    db?.close();
+    throw explainOpenError(err, path, options.readonly ? 'read' : 'write');
   }
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  // Wait for another writer (a second process, an operator command) instead of failing.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  // A 200 means the event is on disk: every commit is synced.
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  migrate(db);
-  return db;
+}
+
+/**
+ * The database holds key hashes and the audit trail: a file we create is the owner's
+ * alone (0600; SQLite gives its -wal and -shm the same mode), and so is a directory we
+ * create (0700). Existing ones are left as they are. An empty file is a valid empty
+ * database; 'wx' makes one of two processes starting together the creator.
+ */
+function createOwnerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 /**
@@ -46,22 +75,4 @@ export function makeChangeToken(db: Db): () => string {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const ownChanges = db.prepare('SELECT total_changes()').pluck();
   return () => `${dataVersion.get() as number}:${ownChanges.get() as number}`;
-}
-
-/** A read-only connection cannot upgrade the schema: it refuses an older one, saying how. */
-function requireCurrentSchema(db: Db, path: string): void {
-  const latest = loadMigrations().at(-1)?.version ?? 0;
-  let applied: number;
-  try {
-    applied = (db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get() as number) ?? 0;
-  } catch {
-    applied = 0;
-  }
-  if (applied < latest) {
-    db.close();
-    throw new Error(
-      `${path} has schema version ${applied}, this version reads ${latest}: start the service, or run ` +
-        'scripts/rebuild-projection --check --db PATH, once to upgrade it in place',
-    );
-  }
 }

@@ -1,7 +1,9 @@
 // Applies the numbered plain-SQL files of migrations/ in order, all pending ones in one
 // transaction (an upgrade happens whole or not at all), and records in
 // schema_migrations which ran, so that a database made by an older version upgrades in
-// place and nothing runs twice.
+// place and nothing runs twice. Also judges a database's schema against the code's:
+// only the service's start and scripts/migrate upgrade one; every other command needs it
+// current, and nobody touches a schema written by a newer version of this code.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
@@ -15,6 +17,11 @@ export interface Migration {
   sql: string;
 }
 
+/** A database whose schema this code must not use as it is (too old, too new, not ours). */
+export class SchemaError extends Error {
+  override name = 'SchemaError';
+}
+
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
   return readdirSync(dir)
     .filter((file) => /^\d+-[\w-]+\.sql$/.test(file))
@@ -26,20 +33,65 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
-/** Returns the names of the migrations it applied. */
-export function migrate(db: Database.Database, migrations = loadMigrations()): string[] {
+/**
+ * The versions recorded in schema_migrations, ascending; [] for a database without any
+ * table (a new, empty file). Reads only. A database with tables but no schema_migrations
+ * was not made by this service: refused rather than have our tables mixed into it.
+ */
+export function appliedVersions(db: Database.Database, path: string): number[] {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  if (tables.length === 0) return [];
+  if (!tables.includes('schema_migrations')) {
+    throw new SchemaError(`${path} is a SQLite database but not one of petstore-inventory (it has no schema_migrations table)`);
+  }
+  return db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
+}
+
+/** For connections that may upgrade: refuses a foreign database or a newer schema. Reads only. */
+export function requireUpgradable(db: Database.Database, path: string, migrations = loadMigrations()): void {
+  refuseNewer(appliedVersions(db, path), migrations, path);
+}
+
+function refuseNewer(applied: number[], migrations: Migration[], path: string): void {
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = applied.filter((v) => !known.has(v));
+  if (unknown.length === 0) return;
+  throw new SchemaError(
+    `${path} has schema version ${Math.max(...applied)}, newer than this version of petstore-inventory ` +
+      `knows (${migrations.at(-1)?.version ?? 0}): use the newer version that upgraded it; nothing was changed`,
+  );
+}
+
+/** For connections that must not upgrade: refuses any schema but the code's own. Reads only. */
+export function requireCurrentSchema(db: Database.Database, path: string, migrations = loadMigrations()): void {
+  const applied = appliedVersions(db, path);
+  refuseNewer(applied, migrations, path);
+  const done = new Set(applied);
+  if (migrations.every((m) => done.has(m.version))) return;
+  const fix = `run scripts/migrate --db ${path} (starting the service upgrades it too)`;
+  if (applied.length === 0) throw new SchemaError(`${path} is an empty database with no schema yet: ${fix}`);
+  throw new SchemaError(
+    `${path} has schema version ${Math.max(...applied)}, older than this version needs ` +
+      `(${migrations.at(-1)?.version ?? 0}): ${fix}`,
+  );
+}
+
+/** Returns the names of the migrations it applied. Refuses a schema newer than the code. */
+export function migrate(db: Database.Database, migrations = loadMigrations(), path = 'the database'): string[] {
   // SQL functions the migrations may call.
   registerEventHash(db);
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER PRIMARY KEY,
-    name       TEXT NOT NULL,
-    applied_at TEXT NOT NULL
-  )`);
-  const applied = db.prepare('SELECT version FROM schema_migrations').pluck();
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-  // IMMEDIATE: two processes starting on one new file must not both apply a migration.
+  // IMMEDIATE: two processes starting on one new file must not both apply a migration;
+  // the table of what ran is made inside it, so a refused or failed upgrade leaves none.
   const run = db.transaction(() => {
-    const done = new Set(applied.all() as number[]);
+    const applied = appliedVersions(db, path);
+    refuseNewer(applied, migrations, path);
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`);
+    const done = new Set(applied);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     const ran: string[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;

@@ -1,0 +1,29 @@
+// CORS for browser front ends on the origins CORS_ORIGINS names, and for no other.
+// Each allowed origin is answered with itself (never "*"), no credentials mode (keys
+// travel in Authorization, not cookies). A preflight from an allowed origin is answered
+// here, before authentication: a browser never sends a key with one. Every other request
+// goes on to authentication; its answer, an error included, keeps the headers set here,
+// so that a browser can read a 401 or a 412.
+import cors from '@koa/cors';
+import type { Middleware } from 'koa';
+
+/** Request headers a browser client may send (besides the CORS-safelisted ones). */
+export const CORS_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-Request-Id'];
+/** Response headers a browser client may read (besides the CORS-safelisted ones). */
+export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id'];
+
+export function corsFor(origins: readonly string[]): Middleware {
+  const allowed = new Set(origins);
+  return cors({
+    origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+    allowMethods: ['GET', 'HEAD', 'PATCH'],
+    allowHeaders: CORS_REQUEST_HEADERS,
+    exposeHeaders: CORS_EXPOSED_HEADERS,
+    credentials: false,
+    // The error middleware renders errors without resetting headers; this keeps them on
+    // errors that pass through anyway.
+    keepHeadersOnError: true,
+    // A browser may reuse a preflight answer for 10 minutes.
+    maxAge: 600,
+  });
+}

@@ -1,0 +1,142 @@
+// Bounds what clients that do not read their responses can pin. A response the client
+// does not take stays in this process: the socket's write buffer holds it (a body
+// Buffer is referenced, not copied, so a 5 MB inventory pins 5 MB per such socket),
+// and pipelined requests that Node parsed from the same chunk have their whole
+// responses queued behind it (ServerResponse output not yet given to the socket).
+// Node stops reading a socket whose output waits, but nothing ever frees what it holds.
+//
+// Every check interval the guard measures each connection's pinned bytes and whether
+// it took any since the last check. A connection with output waiting that took nothing
+// for stallTimeoutMs is destroyed; and when the stalled ones (nothing taken since the
+// last check) together pin more than maxPinnedBytes, those stalled longest are
+// destroyed first until the total fits. Any byte a reader takes resets its clock, so a
+// slow reader is not cut by the stall time, and is the last to go for the cap.
+//
+// What the guard sees of a slow reader comes in bursts: the kernel wakes a writer only
+// once a good part of its send buffer (up to 4 MB) is free again, so a client reading
+// 100 KB/s shows progress every few seconds. The stall time must be well above that.
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface StallLimits {
+  /** A connection with output waiting that takes no byte of it for this long is closed. */
+  stallTimeoutMs: number;
+  /** The most that connections with output waiting may pin together. */
+  maxPinnedBytes: number;
+  /** How often connections are measured. */
+  checkIntervalMs: number;
+}
+
+export interface StallReport {
+  /** Connections closed because they took nothing for stallTimeoutMs. */
+  stalled: number;
+  /** Connections closed, oldest stall first, to bring the total under maxPinnedBytes. */
+  overCap: number;
+  /** What stalled connections (output waiting, none taken since the last check) still pin. */
+  pinnedBytes: number;
+}
+
+interface Connection {
+  socket: Socket;
+  /** Responses of this connection not yet finished (pipelined ones queue here). */
+  responses: Set<ServerResponse>;
+  /** Bytes whose writes completed (monotonic) when last measured. */
+  completed: number;
+  /** libuv's queue of the write in flight: it shrinks as the kernel takes bytes. */
+  queued: number;
+  /** What it pinned when last measured. */
+  pinned: number;
+  /** When the connection last had nothing waiting or took a byte. */
+  since: number;
+}
+
+// The bytes of the write in flight that libuv has not yet handed to the kernel. A
+// single large write (a whole 5 MB body) completes only at its end, so this is the one
+// sign that a slow reader is reading. Node's own socket timeout watches the same field.
+function unsentOfWriteInFlight(socket: Socket): number {
+  const handle = (socket as Socket & { _handle?: { writeQueueSize?: unknown } })._handle;
+  return typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : 0;
+}
+
+/** The bytes this connection holds for its client: its socket's, and its queued responses'. */
+function pinnedBy(c: Connection): number {
+  let pinned = c.socket.writableLength;
+  for (const res of c.responses) {
+    // writableLength of a response counts its socket's buffer too once it has one.
+    pinned += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
+  }
+  return pinned;
+}
+
+export function guardStalls(
+  server: Server,
+  limits: StallLimits,
+  deps: { now?: () => number; onClosed?: (report: StallReport) => void } = {},
+): { check(): StallReport } {
+  const now = deps.now ?? Date.now;
+  const connections = new Map<Socket, Connection>();
+
+  server.on('connection', (socket: Socket) => {
+    const c: Connection = { socket, responses: new Set(), completed: 0, queued: 0, pinned: 0, since: now() };
+    connections.set(socket, c);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req, res: ServerResponse) => {
+    const c = connections.get(req.socket as Socket);
+    if (!c) return;
+    c.responses.add(res);
+    const done = () => c.responses.delete(res);
+    res.once('finish', done);
+    res.once('close', done);
+  });
+
+  function check(): StallReport {
+    const at = now();
+    const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
+    const waiting: { c: Connection; pinned: number }[] = [];
+    for (const c of connections.values()) {
+      const { socket } = c;
+      if (socket.destroyed) continue;
+      const pinned = pinnedBy(c);
+      const completed = socket.bytesWritten - socket.writableLength;
+      const queued = unsentOfWriteInFlight(socket);
+      // While a write is in flight no other starts, so with no completed write a
+      // smaller libuv queue can only mean the kernel took bytes. Output that was not
+      // there at the last check gets one interval before it counts as stalled.
+      const progressed = c.pinned === 0 || completed > c.completed || (completed === c.completed && queued < c.queued);
+      c.completed = completed;
+      c.queued = queued;
+      c.pinned = pinned;
+      if (pinned === 0 || progressed) {
+        c.since = at;
+        continue;
+      }
+      if (at - c.since >= limits.stallTimeoutMs) {
+        socket.destroy();
+        report.stalled++;
+        continue;
+      }
+      waiting.push({ c, pinned });
+      report.pinnedBytes += pinned;
+    }
+    if (report.pinnedBytes > limits.maxPinnedBytes) {
+      waiting.sort((a, b) => a.c.since - b.c.since);
+      for (const { c, pinned } of waiting) {
+        if (report.pinnedBytes <= limits.maxPinnedBytes) break;
+        c.socket.destroy();
+        report.overCap++;
+        report.pinnedBytes -= pinned;
+      }
+    }
+    if (report.stalled + report.overCap > 0) deps.onClosed?.(report);
+    return report;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  server.on('listening', () => {
+    clearInterval(timer);
+    timer = setInterval(check, limits.checkIntervalMs).unref();
+  });
+  server.on('close', () => clearInterval(timer));
+  return { check };
+}

@@ -1,0 +1,173 @@
+// A client generated from the SERVED /openapi.json (openapi-typescript types, openapi-fetch
+// requests) keeps pet ids above 2^53 exact. The client code is the README's "Clients"
+// code, taken from the README itself so that the two cannot drift: it is type-checked
+// with tsc against freshly generated types and driven against a running service.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startApp, type TestApp } from './helpers.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BELOW = 9007199254740992n; // 2^53: the last id a double holds exactly, and its neighbour
+const ABOVE = 9007199254740993n;
+
+/** The README's code blocks of the Clients subsection, keyed by the file named on their first line. */
+export function readmeClientFiles(readme: string): Map<string, string> {
+  const start = readme.indexOf('\n### Clients\n');
+  if (start < 0) throw new Error('README.md has no "### Clients" subsection');
+  const end = readme.indexOf('\n## ', start);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  const files = new Map<string, string>();
+  for (const [, code] of section.matchAll(/\n```ts\n([\s\S]*?)\n```/g)) {
+    const name = /^\/\/ ([\w-]+\.ts):/.exec(code!)?.[1];
+    if (!name) throw new Error(`a Clients code block does not name its file on its first line:\n${code}`);
+    files.set(name, `${code}\n`);
+  }
+  return files;
+}
+
+interface Answer {
+  kind: 'ok' | 'not-modified' | 'error';
+  status: number;
+  etag: string | null;
+  value?: unknown;
+  error?: { code: string; message: string; status: number };
+}
+interface Item {
+  petId: bigint;
+  quantity: number;
+  status: string;
+}
+interface ClientModule {
+  inventoryClient(baseUrl: string, apiKey: string): {
+    list(ifNoneMatch?: string): Promise<Answer>;
+    setQuantity(petId: bigint, quantity: number, ifMatch?: string): Promise<Answer>;
+  };
+}
+interface TypesModule {
+  generateTypes(documentUrl: string, outFile: string): Promise<void>;
+}
+
+const run = promisify(execFile);
+const s = suite<{ t: TestApp; dir: string; client: ClientModule; base: string }>('a client generated from /openapi.json');
+
+s.before(async (ctx) => {
+  ctx.t = await startApp();
+  for (const [id, quantity] of [[7n, 3], [BELOW, 1], [ABOVE, 2]] as const) await ctx.t.track(id, quantity);
+  ctx.base = `http://127.0.0.1:${ctx.t.port}/v1`;
+
+  // Inside the repository, so that the files resolve openapi-fetch and lossless-json from
+  // its node_modules; git-ignored, and removed afterwards.
+  mkdirSync(join(root, '.generated-client'), { recursive: true });
+  ctx.dir = mkdtempSync(join(root, '.generated-client', 'run-'));
+  const files = readmeClientFiles(readFileSync(join(root, 'README.md'), 'utf8'));
+  assert.equal([...files.keys()].sort(), ['generate-types.ts', 'inventory-client.ts', 'usage.ts']);
+  for (const [name, code] of files) writeFileSync(join(ctx.dir, name), code);
+  // A file of this test's own: the generated types must refuse a number as petId, the
+  // type that rounds ids above 2^53 (tsc fails on an @ts-expect-error with no error).
+  writeFileSync(
+    join(ctx.dir, 'int64-types.ts'),
+    [
+      "import type { components, paths } from './inventory-api.ts';",
+      "type Item = components['schemas']['InventoryItem'];",
+      "type PathId = paths['/inventory/{petId}']['patch']['parameters']['path']['petId'];",
+      'export const id: PathId = 9007199254740993n;',
+      'export const item: Item = { petId: 9007199254740993n, quantity: 1, status: "available" };',
+      '// @ts-expect-error: a number is not an int64 id',
+      'export const rounded: PathId = 9007199254740993;',
+      '// @ts-expect-error: nor in a response',
+      'export const roundedItem: Item = { petId: 1, quantity: 1, status: "available" };',
+      '',
+    ].join('\n'),
+  );
+
+  // The document as the service serves it, not the file in the repository.
+  const served = await fetch(`http://127.0.0.1:${ctx.t.port}/openapi.json`);
+  assert.is(served.status, 200);
+  const types = (await import(pathToFileURL(join(ctx.dir, 'generate-types.ts')).href)) as TypesModule;
+  await types.generateTypes(`http://127.0.0.1:${ctx.t.port}/openapi.json`, join(ctx.dir, 'inventory-api.ts'));
+
+  writeFileSync(
+    join(ctx.dir, 'tsconfig.json'),
+    JSON.stringify({ extends: '../../tsconfig.json', include: ['*.ts'] }),
+  );
+  try {
+    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(ctx.dir, 'tsconfig.json')], {
+      cwd: ctx.dir,
+      timeout: 120_000,
+    });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    throw new Error(`tsc refused the README's client code:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+  ctx.client = (await import(pathToFileURL(join(ctx.dir, 'inventory-client.ts')).href)) as ClientModule;
+});
+
+s.after(async (ctx) => {
+  if (ctx.dir) rmSync(ctx.dir, { recursive: true, force: true });
+  await ctx.t?.close();
+});
+
+s('list: every entry, ids above 2^53 exact as bigint', async ({ client, base, t }) => {
+  const listed = await client.inventoryClient(base, t.key).list();
+  assert.is(listed.kind, 'ok');
+  assert.equal(listed.value, [
+    { petId: 7n, quantity: 3, status: 'available' },
+    { petId: BELOW, quantity: 1, status: 'available' },
+    { petId: ABOVE, quantity: 2, status: 'available' },
+  ]);
+  assert.ok(listed.etag);
+});
+
+s('update: the PATCH of ...993 changes ...993 only, and reads it back exactly', async ({ client, base, t }) => {
+  const inventory = client.inventoryClient(base, t.key);
+  const updated = await inventory.setQuantity(ABOVE, 42);
+  assert.is(updated.kind, 'ok');
+  assert.equal(updated.value, { petId: ABOVE, quantity: 42, status: 'available' } satisfies Item);
+  assert.is(updated.etag, '"2"');
+  const after = await inventory.list();
+  assert.equal(
+    (after.value as Item[]).map((i) => [i.petId, i.quantity]),
+    [[7n, 3], [BELOW, 1], [ABOVE, 42]],
+  );
+  const written = t.events().filter((e) => e.type === 'QuantitySet');
+  assert.equal(written.map((e) => BigInt(e.pet_id as bigint)), [ABOVE]);
+});
+
+// fetch adds Cache-Control: no-cache to a request with If-None-Match; the service must
+// still answer 304 (its ETag is a validator, not a cache directive).
+s('304: If-None-Match with the current ETag, sent through fetch', async ({ client, base, t }) => {
+  const inventory = client.inventoryClient(base, t.key);
+  const first = await inventory.list();
+  const again = await inventory.list(first.etag!);
+  assert.is(again.status, 304, 'a conditional GET through fetch is answered 304');
+  assert.is(again.kind, 'not-modified');
+  assert.is(again.etag, first.etag);
+});
+
+s('404: a pet that is not tracked', async ({ client, base, t }) => {
+  const missing = await client.inventoryClient(base, t.key).setQuantity(123n, 1);
+  assert.is(missing.kind, 'error');
+  assert.equal([missing.status, missing.error?.code, missing.error?.status], [404, 'pet_not_found', 404]);
+});
+
+s('412: If-Match with an old version; the current one in ETag, nothing written', async ({ client, base, t }) => {
+  const before = t.events().length;
+  const stale = await client.inventoryClient(base, t.key).setQuantity(BELOW, 9, '"0"');
+  assert.is(stale.kind, 'error');
+  assert.equal([stale.status, stale.error?.code], [412, 'precondition_failed']);
+  assert.is(stale.etag, '"1"');
+  assert.is(t.events().length, before);
+});
+
+s('401: a key that is not valid', async ({ client, base }) => {
+  const refused = await client.inventoryClient(base, 'pinv_0000000000000000000000000000000').list();
+  assert.is(refused.kind, 'error');
+  assert.equal([refused.status, refused.error?.code], [401, 'unauthorized']);
+});
+
+s.run();
