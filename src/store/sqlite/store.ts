@@ -76,13 +76,13 @@ export interface SqliteOpenOptions extends OpenOptions {
 export async function openSqliteStore(path: string, options: SqliteOpenOptions & StoreDeps = {}): Promise<InventoryStore> {
   const now = options.now ?? Date.now;
   if (options.writer !== 'thread') {
-    const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist });
+    const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist, onMigrated: options.onMigrated });
     return assemble(makeReader(db, db, { yieldBetweenPages: false }), inPlace(db, () => db.close()), now);
   }
   if (path === ':memory:') throw new Error('a writer thread needs a database file, not :memory:');
-  // The thread opens the file first: it creates and migrates it, so that the readers
-  // find the current schema.
-  const writer = await startWriterThread(path);
+  // The thread opens the file first, by the same rules (openDatabase): it creates and
+  // migrates it unless told to use it as it is, so that the readers find the current schema.
+  const writer = await startWriterThread(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated);
   let point: Db | undefined;
   let scan: Db | undefined;
   try {

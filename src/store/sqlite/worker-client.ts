@@ -1,6 +1,7 @@
 // Starts the writer thread (worker.ts) and calls its operations as promises. The
 // writer's synchronous functions become asynchronous ones with the same arguments.
 import { Worker } from 'node:worker_threads';
+import type { OpenOptions } from '../database.ts';
 import type { Outcome } from '../port.ts';
 import { fromWire, type WireError } from './errors.ts';
 import type { Reply, Request } from './worker-protocol.ts';
@@ -10,9 +11,13 @@ export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>
   close(): Promise<void>;
 };
 
-/** Resolves once the thread has opened (and migrated) the database. */
-export function startWriterThread(path: string): Promise<AsyncWriter> {
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path } });
+/** Resolves once the thread has opened (and, unless told not to, migrated) the database. */
+export function startWriterThread(
+  path: string,
+  options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
+  onMigrated?: (applied: string[]) => void,
+): Promise<AsyncWriter> {
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options } });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: Error | undefined;
@@ -41,7 +46,13 @@ export function startWriterThread(path: string): Promise<AsyncWriter> {
     });
 
   const ready = new Promise<void>((resolve, reject) => {
-    pending.set(0, { resolve: () => resolve(), reject });
+    pending.set(0, {
+      resolve: (applied) => {
+        onMigrated?.(applied as string[]);
+        resolve();
+      },
+      reject,
+    });
   });
 
   const writer: AsyncWriter = {

@@ -3,20 +3,21 @@
 // never the event loop that parses, authenticates and answers. It runs one operation
 // at a time, in the order they arrive.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../database.ts';
+import { openDatabase, type OpenOptions } from '../database.ts';
 import { toWire } from './errors.ts';
 import type { Request, Reply } from './worker-protocol.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
 const port = parentPort!;
-const { path } = workerData as { path: string };
+const { path, options } = workerData as { path: string; options: Pick<OpenOptions, 'readonly' | 'mustExist'> };
 
 let db: ReturnType<typeof openDatabase>;
 let writer: Writer;
 try {
-  db = openDatabase(path);
+  let applied: string[] = [];
+  db = openDatabase(path, { ...options, onMigrated: (names) => (applied = names) });
   writer = makeWriter(db);
-  port.postMessage({ id: 0, ok: true, value: 'ready' } satisfies Reply);
+  port.postMessage({ id: 0, ok: true, value: applied } satisfies Reply);
 } catch (error) {
   port.postMessage({ id: 0, ok: false, error: toWire(error) } satisfies Reply);
   process.exit(1);
