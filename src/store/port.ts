@@ -54,6 +54,16 @@ export class VersionConflict extends Error {
   }
 }
 
+/**
+ * The store knows it cannot take writes now (its writer stopped) without trying. A
+ * write that was under way when it stopped may or may not have been committed: it was
+ * not acknowledged, and the client may retry (a PATCH sets a quantity, so a retry
+ * cannot count twice).
+ */
+export class StoreUnavailable extends Error {
+  override name = 'StoreUnavailable';
+}
+
 /** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
 export type InventoryRow = [petId: bigint, quantity: number, status: PetStatus, version: number];
 
@@ -136,7 +146,13 @@ export interface InventoryStore {
 
   /** Rejects when the database does not answer. */
   ping(): Promise<void>;
-  /** A real write that needs new space, undone: rejects while the database cannot take writes. */
+  /**
+   * A real write that needs new space, undone: rejects while the database cannot take
+   * writes. A store whose writer stopped starts a new one here (the health check calls
+   * this at most once a second while writes fail).
+   */
   probeWrite(): Promise<void>;
+  /** Why the store knows it cannot take writes now (its writer stopped), without trying; undefined when it can try. */
+  unavailable(): string | undefined;
   close(): Promise<void>;
 }

@@ -2,7 +2,7 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
-import type { InventoryStore } from './port.ts';
+import { StoreUnavailable, type InventoryStore } from './port.ts';
 import { sqliteFault } from './sqlite-errors.ts';
 
 export interface StorageHealth {
@@ -13,14 +13,17 @@ export interface StorageHealth {
   problem(): Promise<string | undefined>;
 }
 
-/** The code of a storage fault (not mere contention), else undefined. */
+/** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
 function storageFault(error: unknown): string | undefined {
+  for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e instanceof StoreUnavailable) return e.message;
+  }
   const fault = sqliteFault(error);
   return fault?.kind === 'storage' ? fault.code : undefined;
 }
 
 export function makeStorageHealth(
-  store: Pick<InventoryStore, 'ping' | 'probeWrite'>,
+  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable'>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
@@ -39,6 +42,8 @@ export function makeStorageHealth(
       } catch (error) {
         return `the database does not answer (${storageFault(error) ?? 'error'})`;
       }
+      // Known without a failed write: a writer that stopped makes every write fail.
+      fault = store.unavailable() ?? fault;
       if (fault && deps.now() - lastProbe >= probeEveryMs) {
         lastProbe = deps.now();
         try {

@@ -9,7 +9,8 @@ import { openDatabase, type Db, type OpenOptions } from '../database.ts';
 import type { KeyStore } from '../keys.ts';
 import type { InventoryStore } from '../port.ts';
 import { makeReader, type Reader } from './reader.ts';
-import { startWriterThread, type AsyncWriter } from './worker-client.ts';
+import { superviseWriter } from './supervised-writer.ts';
+import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
 export interface StoreDeps {
@@ -17,7 +18,7 @@ export interface StoreDeps {
   now?: () => number;
 }
 
-function assemble(reader: Reader, writer: AsyncWriter, now: () => number): InventoryStore {
+function assemble(reader: Reader, writer: AsyncWriter & { unavailable?: () => string | undefined }, now: () => number): InventoryStore {
   const at = () => new Date(now()).toISOString();
   const keys: KeyStore = {
     create: (name, createdBy) => writer.createKey(name, createdBy, at()),
@@ -42,6 +43,7 @@ function assemble(reader: Reader, writer: AsyncWriter, now: () => number): Inven
     keys,
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
+    unavailable: () => writer.unavailable?.(),
     close: () => writer.close(),
   };
 }
@@ -70,6 +72,8 @@ export function sqliteStoreOn(db: Db, deps: StoreDeps = {}): InventoryStore {
 export interface SqliteOpenOptions extends OpenOptions {
   /** 'thread' (the service): writes in a worker thread. 'inline' (default): in place. */
   writer?: 'thread' | 'inline';
+  /** Starts a writer thread (tests pass one that keeps a handle to stop it as a crash would). */
+  startWriter?: StartWriter;
 }
 
 /** Opens the database at path (openDatabase: our pragmas, migrations, checks). */
@@ -82,7 +86,11 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   if (path === ':memory:') throw new Error('a writer thread needs a database file, not :memory:');
   // The thread opens the file first, by the same rules (openDatabase): it creates and
   // migrates it unless told to use it as it is, so that the readers find the current schema.
-  const writer = await startWriterThread(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated);
+  const start = options.startWriter ?? startWriterThread;
+  const first = await start(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated);
+  // A thread started again after a crash uses the database as it is: if the file
+  // vanished meanwhile, a new empty one must not take its place.
+  const writer = superviseWriter(first, () => start(path, { readonly: options.readonly, mustExist: true }));
   let point: Db | undefined;
   let scan: Db | undefined;
   try {
