@@ -31,10 +31,9 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     ).finally(() => (restarting = undefined)));
 
   /** The current thread, or a rejection with why there is none running. */
-  const live = async (): Promise<ThreadWriter> => {
+  const live = (): Promise<ThreadWriter> => {
     const reason = down();
-    if (reason) throw reason;
-    return current;
+    return reason ? Promise.reject(reason) : Promise.resolve(current);
   };
 
   return {
