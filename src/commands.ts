@@ -34,7 +34,10 @@ interface Job {
   deadline: number;
 }
 
-const DEFAULT_ATTEMPTS = 5;
+// Each conflict means another writer committed on the pet (progress, not a stall); with
+// two processes batching 20 writers each onto 20 pets, 5 attempts were seen to run out
+// on a loaded machine. The 5 s deadline still bounds the whole.
+const DEFAULT_ATTEMPTS = 20;
 /** The longest a command waits for the database's write lock, in all its batches. */
 export const LOCK_WAIT_MS = 5_000;
 
@@ -88,7 +91,7 @@ export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT
       } catch (error) {
         if (!(error instanceof VersionConflict)) throw error;
         // Others kept writing this entry: "not now", like a lock held too long.
-        if (attempt >= maxAttempts) throw new CommitFailed(error);
+        if (attempt >= maxAttempts || Date.now() >= deadline) throw new CommitFailed(error);
       }
     }
   };
