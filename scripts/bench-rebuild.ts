@@ -12,8 +12,7 @@ import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,14 +34,13 @@ try {
   const db = openDatabase(path);
   // Only for making the data set: the measured work reads, and the swap commits with FULL.
   db.pragma('synchronous = OFF');
-  const projection = makeProjection(db);
-  const store = makeEventStore(db, { projection, now: Date.now });
-  const commands = makeCommandHandler(store);
+  const store = sqliteStoreOn(db);
+  const commands = makeCommandHandler({ store, now: Date.now });
 
   const t0 = performance.now();
   const meta = { actor: 'bench', requestId: 'bench' };
   const BATCH = 20_000;
-  let made = reuse ? store.lastSeq() : 0;
+  let made = reuse ? await store.lastSeq() : 0;
   let seed = 42;
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
   while (made < EVENTS) {
@@ -63,25 +61,25 @@ try {
   console.log(`rebuild benchmark: ${EVENTS.toLocaleString('en')} events over ${PETS.toLocaleString('en')} pets ` +
     `(database ${sizeMb.toFixed(0)} MB, ${origin}); ${RUNS} runs each, alternating, after one warm-up`);
 
-  const iterate = () => {
+  const iterate = async () => {
     let rows = 0;
-    for (const row of store.replayRows()) if (row[0] > 0n) rows++;
+    for await (const page of store.replayRows()) for (const row of page) if (row[0] > 0n) rows++;
     return rows;
   };
-  const rebuild = () => rebuildProjection(db, { check: false }).eventsReplayed;
-  const timed = (fn: () => number) => {
+  const rebuild = async () => (await rebuildProjection(store, { check: false })).eventsReplayed;
+  const timed = async (fn: () => Promise<number>) => {
     const start = performance.now();
-    const n = fn();
+    const n = await fn();
     if (n !== EVENTS) throw new Error(`expected ${EVENTS} events, got ${n}`);
     return (performance.now() - start) / 1000;
   };
-  timed(iterate);
-  timed(rebuild);
+  await timed(iterate);
+  await timed(rebuild);
   const iterations: number[] = [];
   const rebuilds: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    iterations.push(timed(iterate));
-    rebuilds.push(timed(rebuild));
+    iterations.push(await timed(iterate));
+    rebuilds.push(await timed(rebuild));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const it = median(iterations);

@@ -16,8 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commandsFor } from '../src/commands.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { makeKeyStore } from '../src/store/keys.ts';
+import { openSqliteStore } from '../src/store/sqlite/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,9 +38,9 @@ const dbPath = join(dir, 'inventory.db');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function seed(): Promise<string> {
-  const db = openDatabase(dbPath);
-  const key = makeKeyStore(db, { now: Date.now }).create('attacker', 'stall-attack');
-  const commands = commandsFor(db);
+  const store = await openSqliteStore(dbPath);
+  const key = await store.keys.create('attacker', 'stall-attack');
+  const commands = commandsFor(store);
   for (let first = 1; first <= PETS; first += 10_000) {
     const batch = [];
     for (let id = first; id < Math.min(first + 10_000, PETS + 1); id++) {
@@ -49,7 +48,7 @@ async function seed(): Promise<string> {
     }
     await commands.handleAll(batch, { actor: 'cli:stall-attack', requestId: 'seed' });
   }
-  db.close();
+  await store.close();
   return key;
 }
 

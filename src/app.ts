@@ -3,7 +3,6 @@
 // errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
 // (/v1) -> routes (media type, size, path id, body) -> command (decide, preconditions,
 // append + project in one transaction) -> response.
-import type Database from 'better-sqlite3';
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
@@ -17,13 +16,12 @@ import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
 import type { Logger } from './logger.ts';
 import { loadOpenApi } from './openapi.ts';
-import { makeEventStore } from './store/event-store.ts';
-import { makeKeyStore } from './store/keys.ts';
-import { makeProjection } from './store/projection.ts';
+import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth } from './store/storage-health.ts';
 
 export interface AppDeps {
-  db: Database.Database;
+  /** The storage port: nothing here knows which database is behind it. */
+  store: InventoryStore;
   logger: Logger;
   now?: () => number;
   /** False once the service is shutting down: /readyz then answers 503. */
@@ -32,12 +30,10 @@ export interface AppDeps {
   corsOrigins?: readonly string[];
 }
 
-export function buildApp({ db, logger, now = Date.now, accepting = () => true, corsOrigins = [] }: AppDeps): Koa {
+export function buildApp({ store, logger, now = Date.now, accepting = () => true, corsOrigins = [] }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
-  const projection = makeProjection(db);
-  const storage = makeStorageHealth(db, { now });
-  const commands = makeCommandHandler(makeEventStore(db, { projection, now, onCommit: () => storage.succeeded() }));
-  const keys = makeKeyStore(db, { now });
+  const storage = makeStorageHealth(store, { now });
+  const commands = makeCommandHandler({ store, now, onCommit: () => storage.succeeded() });
 
   const app = new Koa();
   app.use(errorHandler(logger, (error) => storage.failed(error)));
@@ -45,10 +41,10 @@ export function buildApp({ db, logger, now = Date.now, accepting = () => true, c
   app.use(accessLog(logger));
   app.use(requireHost());
   if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
-  app.use(under('/v1', bearerAuth(keys)));
+  app.use(under('/v1', bearerAuth(store.keys)));
   for (const router of [
     operationsRouter({ storage, openapiText, accepting }),
-    inventoryRouter({ projection, commands, openapi }),
+    inventoryRouter({ store, commands, openapi }),
   ]) {
     app.use(router.routes());
     app.use(allowedMethods(router));

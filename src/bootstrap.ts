@@ -7,7 +7,7 @@
 import type { KeyStore } from './store/keys.ts';
 
 /** The new key, or undefined when the database has (or had) keys. */
-export function createBootstrapKey(keys: KeyStore): string | undefined {
+export function createBootstrapKey(keys: KeyStore): Promise<string | undefined> {
   return keys.createFirst('bootstrap', 'service:first-start');
 }
 

@@ -5,10 +5,10 @@
 // service keeps writing. Then, holding the write lock only briefly, it replays the
 // events appended meanwhile, writes a shadow table and swaps it in, in one transaction:
 // no PATCH is lost or overwritten, and readers see the old projection until the commit.
-import type Database from 'better-sqlite3';
 import type { AppliedEvent } from './domain/events.ts';
-import { makeEventStore } from './store/event-store.ts';
-import { applyEvent, makeProjection, type Entry } from './store/projection.ts';
+import type { InventoryStore, ReplayRow } from './store/port.ts';
+import { applyEvent, type Entry } from './store/projection.ts';
+import { toAppliedEvent } from './store/replay-rows.ts';
 
 export interface Difference {
   petId: bigint;
@@ -46,6 +46,19 @@ export function replay(events: Iterable<AppliedEvent>, entries = new Map<bigint,
   return count;
 }
 
+/** replay over pages of event rows, as the store reads them. */
+export async function replayPages(pages: AsyncIterable<ReplayRow[]>, entries = new Map<bigint, Entry>(), onEach?: (n: number) => void): Promise<number> {
+  let count = 0;
+  for await (const rows of pages) {
+    for (const row of rows) {
+      const event = toAppliedEvent(row);
+      entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+      if (++count % PROGRESS_EVERY === 0) onEach?.(count);
+    }
+  }
+  return count;
+}
+
 function same(a: Entry, b: Entry): boolean {
   return a.quantity === b.quantity && a.status === b.status && a.version === b.version && a.updatedAt === b.updatedAt;
 }
@@ -63,27 +76,26 @@ export function compare(current: Entry[], replayed: Map<bigint, Entry>): Differe
   return differences.sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
 }
 
-export function rebuildProjection(db: Database.Database, options: RebuildOptions): RebuildReport {
-  const projection = makeProjection(db);
-  const store = makeEventStore(db, { projection, now: Date.now });
+export async function rebuildProjection(store: InventoryStore, options: RebuildOptions): Promise<RebuildReport> {
   const entries = new Map<bigint, Entry>();
 
-  // One read transaction: the replay and (for --check) the comparison see one snapshot.
-  const snapshot = db.transaction(() => {
-    const upTo = store.lastSeq();
+  // One snapshot: the replay and (for --check) the comparison see the same state.
+  const { upTo, count, differences } = await store.snapshot(async (view) => {
+    const upTo = view.lastSeq;
     const progress = options.onProgress && ((n: number) => options.onProgress!(n, upTo));
-    const count = replay(store.replayEvents({ upTo }), entries, progress);
+    const count = await replayPages(view.replayRows({ upTo }), entries, progress);
     options.onProgress?.(count, count);
-    return { upTo, count, differences: options.check ? compare(projection.list(), entries) : [] };
+    return { upTo, count, differences: options.check ? compare(await view.entries(), entries) : [] };
   });
-  const { upTo, count, differences } = snapshot.deferred();
   if (options.check) return { eventsReplayed: count, caughtUp: 0, entries: entries.size, differences, written: false };
 
-  const swap = db.transaction(() => {
-    const caughtUp = replay(store.replayEvents({ after: upTo }), entries);
-    const diff = compare(projection.list(), entries);
-    projection.replaceAll(entries.values());
-    return { eventsReplayed: count + caughtUp, caughtUp, entries: entries.size, differences: diff, written: true };
-  });
-  return swap.immediate();
+  // Holding the write lock: the events appended since the snapshot, then the swap.
+  const swapped = await store.replaceProjection(entries, upTo);
+  return {
+    eventsReplayed: count + swapped.caughtUp,
+    caughtUp: swapped.caughtUp,
+    entries: swapped.entries.size,
+    differences: compare(swapped.before, swapped.entries),
+    written: true,
+  };
 }

@@ -1,15 +1,15 @@
 // The service's entry point: reads the configuration, opens the database (creating or
-// upgrading it), listens, and only then makes the first key if there is none, so that a
-// key is never created by a start that cannot listen and never prints it. On SIGTERM or
-// SIGINT it stops taking requests, lets those in flight finish, closes the database and
-// exits 0.
+// upgrading it; its writer thread does that), listens, and only then makes the first key
+// if there is none, so that a key is never created by a start that cannot listen and
+// never prints it. On SIGTERM or SIGINT it stops taking requests, lets those in flight
+// finish, stops the writer thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
 import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
-import { openDatabase, type Db } from './store/database.ts';
-import { makeKeyStore } from './store/keys.ts';
+import type { InventoryStore } from './store/port.ts';
+import { openSqliteStore } from './store/sqlite/store.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -23,9 +23,10 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-let db: Db;
+let store: InventoryStore;
 try {
-  db = openDatabase(config.dbPath);
+  // Writes go to a worker thread: waiting for the lock or the disk never stalls requests.
+  store = await openSqliteStore(config.dbPath, { writer: 'thread' });
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -33,14 +34,13 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
-const app = buildApp({ db, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
+const app = buildApp({ store, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
 const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {
   logger.fatal({ err: { message: err.message } }, 'cannot listen');
   logger.flush();
-  db.close();
-  process.exit(1);
+  void store.close().finally(() => process.exit(1));
 });
 
 server.listen(config.port, config.host, () => {
@@ -50,19 +50,19 @@ server.listen(config.port, config.host, () => {
   // Created here, once the port is ours, and printed at once: a start that cannot listen
   // creates no key, and a key that exists was shown. Of several processes starting on
   // one new file, the one whose createFirst wins prints it.
-  let bootstrapKey: string | undefined;
-  try {
-    bootstrapKey = createBootstrapKey(makeKeyStore(db, { now: Date.now }));
-  } catch (err) {
-    logger.fatal({ err: { message: (err as Error).message } }, 'cannot create the first API key');
-    logger.flush();
-    db.close();
-    process.exit(1);
-  }
-  if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
-  logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
-  // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
-  logger.flush();
+  createBootstrapKey(store.keys).then(
+    (bootstrapKey) => {
+      if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
+      logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
+      // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
+      logger.flush();
+    },
+    (err: Error) => {
+      logger.fatal({ err: { message: err.message } }, 'cannot create the first API key');
+      logger.flush();
+      void store.close().finally(() => process.exit(1));
+    },
+  );
 });
 
 function shutdown(signal: string): void {
@@ -72,16 +72,22 @@ function shutdown(signal: string): void {
   logger.flush();
   const force = setTimeout(() => {
     logger.error('requests still in flight after the grace period; exiting');
-    db.close();
     process.exit(1);
   }, SHUTDOWN_GRACE_MS);
   force.unref();
   // close() stops accepting connections and waits for those open to end; idle
   // keep-alive connections are closed now, busy ones once their response is sent.
   server.close(() => {
-    db.close();
-    logger.info('stopped');
-    process.exit(0);
+    store.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: Error) => {
+        logger.error({ err: { message: err.message } }, 'the database did not close cleanly');
+        process.exit(1);
+      },
+    );
   });
   server.closeIdleConnections();
 }

@@ -3,21 +3,25 @@
 // given a digest saved earlier, proves that today's log still extends it: rewriting
 // history before that point, even with the chain recomputed, or cutting the log short
 // of it, changes or loses the event the digest names.
-import type Database from 'better-sqlite3';
-import { readChain } from './store/event-store.ts';
 import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
+import type { ChainRow, InventoryStore } from './store/port.ts';
 
 export type Verdict =
   | { ok: true; events: number; head: Digest }
   | { ok: false; events: number; seq: number; reason: string };
 
-export function verifyLog(db: Database.Database, digest?: Digest): Verdict {
+/** The rows of pages, one at a time. */
+async function* each(pages: AsyncIterable<ChainRow[]>): AsyncIterable<ChainRow> {
+  for await (const page of pages) yield* page;
+}
+
+export async function verifyLog(store: Pick<InventoryStore, 'chainRows'>, digest?: Digest): Promise<Verdict> {
   let head: Digest = { seq: 0, hash: GENESIS_HASH };
   let events = 0;
   if (digest && digest.seq === 0 && digest.hash !== GENESIS_HASH) {
     return { ok: false, events, seq: 0, reason: `seq 0 always has the hash ${GENESIS_HASH}` };
   }
-  for (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of readChain(db)) {
+  for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
     const at = Number(seq);
     events++;
     if (prevHash !== head.hash) {

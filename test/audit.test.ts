@@ -10,11 +10,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor, makeCommandHandler } from '../src/commands.ts';
+import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { commandsOn } from './helpers.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const AUDIT = join(root, 'scripts', 'audit');
@@ -71,7 +71,7 @@ async function seed(path: string, steps: Step[]): Promise<void> {
   const db = openDatabase(path);
   try {
     let clock = 0;
-    const handler = commandsFor(db, () => clock);
+    const handler = commandsOn(db, () => clock);
     for (const step of steps) {
       clock = Date.parse(step.at);
       await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId });
@@ -467,12 +467,13 @@ test(`streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded m
   const db = openDatabase(ctx.db);
   try {
     db.pragma('synchronous = OFF');
-    const store = makeEventStore(db, { projection: makeProjection(db), now: () => Date.parse('2026-11-21T10:00:00.000Z') });
+    const now = () => Date.parse('2026-11-21T10:00:00.000Z');
+    const store = sqliteStoreOn(db, { now });
     const commands: Command[] = [];
     for (let p = 1; p <= PETS; p++) commands.push(track(BIG + BigInt(p), 0));
     for (let i = 0; i < ROWS; i++) commands.push(set(BIG + BigInt((i % PETS) + 1), i % 1000));
     // A longer actor makes each line ~290 bytes: ~14 MiB of output, which would show if held.
-    await makeCommandHandler(store).handleAll(commands, { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' });
+    await makeCommandHandler({ store, now }).handleAll(commands, { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' });
   } finally {
     db.close();
   }

@@ -12,7 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { commandsFor } from '../src/commands.ts';
+import { commandsOn } from './helpers.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -98,7 +98,7 @@ function countEvents(path: string): bigint {
 async function seed(path: string, commands: Command[]): Promise<void> {
   const db = openDatabase(path);
   try {
-    const handler = commandsFor(db, Date.now);
+    const handler = commandsOn(db, Date.now);
     for (const c of commands) await handler.handle(c, { actor: 'cli:seed', requestId: 'seed' });
   } finally {
     db.close();

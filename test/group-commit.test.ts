@@ -5,10 +5,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
 import { PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
 import { CommitFailed } from '../src/store/group-commit.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { VersionConflict, type InventoryStore } from '../src/store/port.ts';
+import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { startApp } from './helpers.ts';
 
 interface Ctx {
@@ -26,15 +29,14 @@ batch.before.each(async (ctx) => {
   ctx.db = openDatabase(':memory:');
   ctx.commits = [];
   ctx.onCommit = undefined;
-  const store = makeEventStore(ctx.db, {
-    projection: makeProjection(ctx.db),
+  ctx.commands = makeCommandHandler({
+    store: sqliteStoreOn(ctx.db),
     now: Date.now,
     onCommit: (items) => {
       ctx.commits.push(items);
       ctx.onCommit?.();
     },
   });
-  ctx.commands = makeCommandHandler(store);
   await ctx.commands.handleAll(
     [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
     meta('seed'),
@@ -135,7 +137,161 @@ batch('a full disk mid-batch: each append is whole or absent, and the service re
   assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('after'))).version, 2 + ok);
 });
 
+batch('another writer between load and append: the store reports a conflict, the command is decided again', async (ctx) => {
+  // Stands in for another process: it commits to pet 1 after this batch loaded it.
+  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
+  const store = sqliteStoreOn(ctx.db);
+  let calls = 0;
+  const racing: InventoryStore = {
+    ...store,
+    async appendBatch(submissions) {
+      if (calls++ === 0) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
+      return store.appendBatch(submissions);
+    },
+  };
+  const commands = makeCommandHandler({ store: racing, now: Date.now });
+  const [plain, guarded] = await Promise.allSettled([
+    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('plain')),
+    commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')),
+  ]);
+  assert.is(calls, 2, 'the conflicting submission went to a second batch');
+  assert.ok(plain.status === 'fulfilled' && plain.value.version === 3 && plain.value.quantity === 7, 'decided again on top of the other write');
+  assert.ok(guarded.status === 'fulfilled' && guarded.value.version === 2, 'pet 2 was untouched by the conflict');
+  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
+  assert.equal(rows, [
+    { request_id: 'other', version: 2 },
+    { request_id: 'plain', version: 3 },
+  ]);
+});
+
+batch('a precondition is judged again on the reloaded entry after a conflict', async (ctx) => {
+  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
+  const store = sqliteStoreOn(ctx.db);
+  let calls = 0;
+  const racing: InventoryStore = {
+    ...store,
+    async appendBatch(submissions) {
+      if (calls++ === 0) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
+      return store.appendBatch(submissions);
+    },
+  };
+  const commands = makeCommandHandler({ store: racing, now: Date.now });
+  const refused = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale')).catch((e) => e);
+  assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
+  assert.is((refused as VersionMismatch).currentVersion, 2);
+  assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'stale'").pluck().get(), 0);
+});
+
+batch('later commands on a pet share a conflicting earlier one\'s fate, and chain again when retried', async (ctx) => {
+  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
+  const store = sqliteStoreOn(ctx.db);
+  const batches: number[] = [];
+  const racing: InventoryStore = {
+    ...store,
+    async appendBatch(submissions) {
+      batches.push(submissions.length);
+      if (batches.length === 1) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
+      return store.appendBatch(submissions);
+    },
+  };
+  const commands = makeCommandHandler({ store: racing, now: Date.now });
+  // b is decided against a's result (version 2); after the other write both are stale,
+  // and b's expected version (2) happens to be the log's: only sharing a's fate stops it.
+  const [a, b] = await Promise.all([
+    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
+    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('b')),
+  ]);
+  assert.equal(batches, [2, 2], 'both went again, together');
+  assert.is(a.version, 3);
+  assert.is(b.version, 4, 'b was decided again against a\'s new result');
+  assert.is((await store.loadEntries([1n])).get(1n)?.quantity, 11);
+  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
+  assert.equal(rows, [
+    { request_id: 'other', version: 2 },
+    { request_id: 'a', version: 3 },
+    { request_id: 'b', version: 4 },
+  ]);
+});
+
+batch('retries are bounded: a pet that others keep writing fails with CommitFailed (503)', async (ctx) => {
+  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
+  const store = sqliteStoreOn(ctx.db);
+  let calls = 0;
+  const racing: InventoryStore = {
+    ...store,
+    async appendBatch(submissions) {
+      calls++;
+      await other.handle({ type: 'SetQuantity', petId: 1n, quantity: calls }, meta(`other-${calls}`));
+      return store.appendBatch(submissions);
+    },
+  };
+  const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
+  const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e) => e);
+  assert.ok(failed instanceof CommitFailed, String(failed));
+  assert.ok((failed as CommitFailed).cause instanceof VersionConflict);
+  assert.is(calls, 3);
+  assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'starved'").pluck().get(), 0);
+});
+
 batch.run();
+
+const thread = suite<{ dir: string; path: string; store: InventoryStore; commits: number[]; commands: CommandHandler }>('group commit in the writer thread');
+thread.before.each(async (ctx) => {
+  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-thread-'));
+  ctx.path = join(ctx.dir, 'inventory.db');
+  ctx.store = await openSqliteStore(ctx.path, { writer: 'thread' });
+  ctx.commits = [];
+  ctx.commands = makeCommandHandler({ store: ctx.store, now: Date.now, onCommit: (n) => ctx.commits.push(n) });
+  await ctx.commands.handleAll(
+    [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
+    meta('seed'),
+  );
+  ctx.commits.length = 0;
+});
+thread.after.each(async (ctx) => {
+  await ctx.store.close();
+  rmSync(ctx.dir, { recursive: true, force: true });
+});
+
+thread('one commit per turn, results in arrival order, the same pet chained, refusals apart', async (ctx) => {
+  const settled = await Promise.allSettled([
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')),
+  ]);
+  assert.equal(ctx.commits, [5]);
+  const [a, b, c, d, f] = settled;
+  assert.ok(a.status === 'fulfilled' && a.value.version === 2);
+  assert.ok(b.status === 'rejected' && b.reason instanceof PetNotTracked);
+  assert.ok(c.status === 'fulfilled' && c.value.version === 3);
+  assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
+  assert.ok(f.status === 'fulfilled' && f.value.version === 4 && f.value.quantity === 12);
+  const entries = await ctx.store.entries();
+  assert.equal(entries.map((e) => [e.petId, e.quantity, e.version]), [[1n, 12, 4], [2n, 0, 1]]);
+});
+
+thread('a failed commit in the thread fails the batch with CommitFailed and leaves nothing', async (ctx) => {
+  const db = openDatabase(ctx.path);
+  db.exec(`
+    CREATE TABLE parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.request_id = 'doomed'
+    BEGIN INSERT INTO child VALUES (404); END;`);
+  db.close();
+  const settled = await Promise.allSettled([
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
+  ]);
+  assert.ok(settled.every((r) => r.status === 'rejected' && r.reason instanceof CommitFailed));
+  assert.match(String((settled[0] as PromiseRejectedResult).reason.cause?.code), /SQLITE_CONSTRAINT/, 'the cause keeps its SQLite code across the thread');
+  assert.equal(ctx.commits, []);
+  assert.is(await ctx.store.lastSeq(), 2, 'no event of the batch remains');
+  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'))).version, 2);
+});
+
+thread.run();
 
 const http = suite('group commit over HTTP');
 

@@ -10,9 +10,9 @@ import { makeCommandHandler } from '../src/commands.ts';
 import type { PetStatus } from '../src/domain/events.ts';
 import { createLogger } from '../src/logger.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeKeyStore, type KeyStore } from '../src/store/keys.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import type { KeyStore } from '../src/store/keys.ts';
+import type { InventoryStore } from '../src/store/port.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 
 export interface Response {
   status: number;
@@ -60,8 +60,15 @@ export function send(port: number, options: RequestOptions): Promise<Response> {
   });
 }
 
+/** A command handler over db's store, writes in place (the operator commands' way). */
+export function commandsOn(db: Db, now: () => number = Date.now) {
+  return makeCommandHandler({ store: sqliteStoreOn(db, { now }), now });
+}
+
 export interface TestApp {
+  /** The store's one connection: tests look into the tables through it. */
   db: Db;
+  store: InventoryStore;
   keys: KeyStore;
   /** An active key named "tester". */
   key: string;
@@ -98,18 +105,22 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
   });
   const logger = createLogger('info', sink);
   const state = { accepting: true };
-  const app = buildApp({ db, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
-  const keys = makeKeyStore(db, { now });
-  const key = keys.create('tester', 'test');
+  // Writes in place on the test's connection, so that a test can reach into it (a full
+  // disk via max_page_count, a read-only file via query_only); the service's writer
+  // thread runs the same writer functions (src/store/sqlite/writer.ts).
+  const store = sqliteStoreOn(db, { now });
+  const app = buildApp({ store, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
+  const keys = store.keys;
+  const key = await keys.create('tester', 'test');
   const server: Server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  const projection = makeProjection(db);
-  const commands = makeCommandHandler(makeEventStore(db, { projection, now }));
+  const commands = makeCommandHandler({ store, now });
   const auth = { Authorization: `Bearer ${key}` };
 
   const t: TestApp = {
     db,
+    store,
     keys,
     key,
     logs,

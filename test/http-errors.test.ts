@@ -217,8 +217,8 @@ auth('no credential, or another scheme: 401 with WWW-Authenticate Bearer realm a
 });
 
 auth('a Bearer credential that is empty, malformed, unknown or revoked: 401 invalid_token', async ({ t }) => {
-  const other = t.keys.create('other', 'test');
-  t.keys.revoke('other', 'test');
+  const other = await t.keys.create('other', 'test');
+  await t.keys.revoke('other', 'test');
   for (const header of ['Bearer', 'Bearer ', 'Bearer pinv_unknownkey000000000000000000000', `Bearer ${t.key} extra`, 'Bearer a,b', `Bearer ${other}`]) {
     const res = await t.request({ path: '/v1/inventory', headers: { Authorization: header } });
     assertError(res, 401, 'unauthorized', header);
@@ -234,10 +234,10 @@ auth('the scheme name is case-insensitive; the key names the actor', async ({ t 
 });
 
 auth('a revoked key stops working at once', async ({ t }) => {
-  const key = t.keys.create('short-lived', 'test');
+  const key = await t.keys.create('short-lived', 'test');
   const headers = { Authorization: `Bearer ${key}` };
   assert.is((await t.request({ path: '/v1/inventory', headers })).status, 200);
-  t.keys.revoke('short-lived', 'test');
+  await t.keys.revoke('short-lived', 'test');
   assertError(await t.request({ path: '/v1/inventory', headers }), 401, 'unauthorized');
 });
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
-import { appSuite, startApp } from './helpers.ts';
-import { commandsFor } from '../src/commands.ts';
+import { appSuite, commandsOn, startApp } from './helpers.ts';
+
 
 const get = appSuite('GET /v1/inventory');
 
@@ -72,7 +72,7 @@ get('the list held in memory sees writes of other processes at once', async () =
     const first = await t.get();
     assert.is(first.json().length, 1);
     // Another connection (an operator command, a second service process) commits.
-    const commands = commandsFor(other, Date.now);
+    const commands = commandsOn(other, Date.now);
     await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 3, status: 'sold' }, { actor: 'cli:x', requestId: 'x' });
     const second = await t.get('/v1/inventory', { 'If-None-Match': String(first.headers.etag) });
     assert.is(second.status, 200);

@@ -105,8 +105,8 @@ logs('one JSON line per request with request id, actor, method, path, status and
 });
 
 logs('keys and Authorization headers never reach the log', async ({ t }) => {
-  const revoked = t.keys.create('gone', 'test');
-  t.keys.revoke('gone', 'test');
+  const revoked = await t.keys.create('gone', 'test');
+  await t.keys.revoke('gone', 'test');
   for (const auth of [`Bearer ${t.key}`, `bearer ${revoked}`, 'Bearer pinv_guessguessguessguessguessguessgue', 'Basic dXNlcjpwYXNz']) {
     await t.request({ path: '/v1/inventory', headers: { Authorization: auth } });
     await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"quantity":1}' });

@@ -10,18 +10,15 @@ import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeKeyStore } from '../src/store/keys.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { killAll, startService } from './service.ts';
 
 const PETS = 20;
 
 function openStore(path: string) {
   const db = openDatabase(path);
-  const projection = makeProjection(db);
-  const store = makeEventStore(db, { projection, now: Date.now });
-  return { db, projection, store, commands: makeCommandHandler(store) };
+  const store = sqliteStoreOn(db);
+  return { db, store, commands: makeCommandHandler({ store, now: Date.now }) };
 }
 
 const rebuild = suite<{ dir: string; path: string }>('rebuild-projection under writes', { dir: '', path: '' });
@@ -40,9 +37,9 @@ rebuild('an event another process appends during the replay is caught up before 
     Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 1, status: 'available' as const })),
     { actor: 'cli:t', requestId: 't' },
   );
-  const operator = openDatabase(path);
+  const operator = sqliteStoreOn(openDatabase(path));
   let wrote = false;
-  const report = rebuildProjection(operator, {
+  const report = await rebuildProjection(operator, {
     check: false,
     onProgress: (done, total) => {
       // The replay of the snapshot is over; another process writes before the swap.
@@ -57,15 +54,15 @@ rebuild('an event another process appends during the replay is caught up before 
   assert.is(report.caughtUp, 1, 'the write during the replay was caught up');
   assert.is(report.eventsReplayed, PETS + 1);
   assert.equal(report.differences, []);
-  assert.is(service.projection.get(3n)?.status, 'sold', 'the write is in the swapped-in projection');
-  assert.equal(rebuildProjection(operator, { check: true }).differences, []);
-  operator.close();
+  assert.is((await service.store.loadEntries([3n])).get(3n)?.status, 'sold', 'the write is in the swapped-in projection');
+  assert.equal((await rebuildProjection(operator, { check: true })).differences, []);
+  await operator.close();
   service.db.close();
 });
 
 rebuild('with the service running and writing: acknowledged writes survive three rebuilds, GET never shrinks', async ({ path }) => {
   const seed = openStore(path);
-  const key = makeKeyStore(seed.db, { now: Date.now }).create('load', 'test');
+  const key = await seed.store.keys.create('load', 'test');
   await seed.commands.handleAll(
     Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 0, status: 'available' as const })),
     { actor: 'cli:t', requestId: 't' },
@@ -132,8 +129,8 @@ rebuild('with the service running and writing: acknowledged writes survive three
   }
   await service.stop();
   const check = openStore(path);
-  assert.is(check.store.lastSeq(), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
-  assert.equal(rebuildProjection(check.db, { check: true }).differences, []);
+  assert.is(await check.store.lastSeq(), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
+  assert.equal((await rebuildProjection(check.store, { check: true })).differences, []);
   check.db.close();
 });
 

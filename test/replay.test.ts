@@ -6,10 +6,9 @@ import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { PET_STATUSES } from '../src/domain/events.ts';
-import { compare, rebuildProjection, replay } from '../src/rebuild.ts';
+import { compare, rebuildProjection, replayPages } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { seededRandom } from './random.ts';
 
 const property = suite('replay equals the live projection');
@@ -23,9 +22,9 @@ property('for 40 random histories of up to 300 commands over ids small and above
     );
     const db = openDatabase(':memory:');
     let clock = 0;
-    const projection = makeProjection(db);
-    const store = makeEventStore(db, { projection, now: () => (clock += Math.floor(rnd() * 5)) });
-    const commands = makeCommandHandler(store);
+    const now = () => (clock += Math.floor(rnd() * 5));
+    const store = sqliteStoreOn(db, { now });
+    const commands = makeCommandHandler({ store, now });
     const steps = Math.floor(rnd() * 300);
     for (let i = 0; i < steps; i++) {
       const petId = pick(ids);
@@ -39,14 +38,14 @@ property('for 40 random histories of up to 300 commands over ids small and above
       // Refusals (already tracked, not tracked) are part of a realistic history.
       await commands.handle(command, { actor: `k${i % 3}`, requestId: `r${i}` }).catch(() => undefined);
     }
-    const live = projection.list();
+    const live = await store.entries();
     const entries = new Map();
-    replay(store.replayEvents(), entries);
+    await replayPages(store.replayRows(), entries);
     assert.equal(compare(live, entries), [], `seed ${seed}`);
     assert.is(entries.size, live.length, `seed ${seed}`);
-    const report = rebuildProjection(db, { check: false });
+    const report = await rebuildProjection(store, { check: false });
     assert.equal(report.differences, [], `seed ${seed}`);
-    assert.equal(projection.list(), live, `seed ${seed}: rebuilding changes nothing`);
+    assert.equal(await store.entries(), live, `seed ${seed}: rebuilding changes nothing`);
     db.close();
   }
 });

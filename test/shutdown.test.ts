@@ -9,18 +9,18 @@ import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
-import { makeKeyStore } from '../src/store/keys.ts';
-import { send } from './helpers.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { commandsOn, send } from './helpers.ts';
 import { killAll, startService, withTimeout } from './service.ts';
-import { commandsFor } from '../src/commands.ts';
+
 
 const shutdown = suite<{ dir: string; path: string; key: string }>('graceful shutdown', { dir: '', path: '', key: '' });
 shutdown.before.each(async (ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'inv-shutdown-'));
   ctx.path = join(ctx.dir, 'inventory.db');
   const db = openDatabase(ctx.path);
-  ctx.key = makeKeyStore(db, { now: Date.now }).create('k', 'test');
-  await commandsFor(db, Date.now).handle(
+  ctx.key = await sqliteStoreOn(db).keys.create('k', 'test');
+  await commandsOn(db, Date.now).handle(
     { type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' },
     { actor: 'cli:t', requestId: 't' },
   );

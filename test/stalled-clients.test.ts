@@ -26,7 +26,7 @@ interface Ctx {
 async function given(ctx: Ctx, limits: typeof LIMITS): Promise<void> {
   ctx.t = await startApp(':memory:', limits);
   const pets = Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 1, status: 'available' as const }));
-  await commandsFor(ctx.t.db).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
+  await commandsFor(ctx.t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
   // What the server's connections hold for their clients, measured here on its own:
   // each socket's write buffer, and the responses queued behind it, not yet on it.
   const sockets = new Set<Socket>();

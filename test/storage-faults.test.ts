@@ -40,7 +40,7 @@ faults('a full disk: 503, nothing half-written, not ready, and ready again by it
   assert.is(refused!.json().code, 'unavailable');
   assert.not.match(refused!.text, /SQLITE|sqlite/);
   assert.is(t.events().length, 1 + acknowledged, 'exactly the acknowledged writes');
-  assert.equal(rebuildProjection(t.db, { check: true }).differences, [], 'the projection agrees with the log');
+  assert.equal((await rebuildProjection(t.store, { check: true })).differences, [], 'the projection agrees with the log');
 
   assert.is(await readiness(t), 503, 'not ready while full');
   t.tick(1000);

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor, type CommandHandler } from '../src/commands.ts';
+import type { CommandHandler } from '../src/commands.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { makeEventStore } from '../src/store/event-store.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
-import { makeProjection } from '../src/store/projection.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { commandsOn } from './helpers.ts';
 
 interface Ctx {
   db: Db;
@@ -23,7 +23,7 @@ const log = suite<Ctx>('the event log');
 log.before.each((ctx) => {
   ctx.db = openDatabase(':memory:');
   let t = Date.parse('2026-03-04T05:06:07.089Z');
-  ctx.commands = commandsFor(ctx.db, () => (t += 1000));
+  ctx.commands = commandsOn(ctx.db, () => (t += 1000));
 });
 log.after.each((ctx) => {
   ctx.db.close();
@@ -46,14 +46,11 @@ log('the projection row is written in the same transaction as the event', async 
 log('a failure inside the transaction leaves neither event nor row', async ({ db, commands }) => {
   await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
   // The projection refuses a quantity the domain would never decide (CHECK constraint).
-  const store = makeEventStore(db, { projection: makeProjection(db), now: Date.now });
-  let failed = false;
-  try {
-    await store.append({ petId: 5n, decide: () => [{ type: 'QuantitySet', data: { quantity: -5 } }] }, meta());
-  } catch {
-    failed = true;
-  }
-  assert.ok(failed);
+  const [outcome] = await sqliteStoreOn(db).appendBatch([
+    { meta: meta(), recordedAt: new Date().toISOString(), appends: [{ petId: 5n, expectedVersion: 1, events: [{ type: 'QuantitySet', data: { quantity: -5 } }] }] },
+  ]);
+  assert.ok(outcome && !outcome.ok, 'the append failed');
+  assert.match(String((outcome as { error: Error }).error.message), /CHECK constraint/);
   assert.is(db.prepare('SELECT count(*) FROM events').pluck().get(), 1);
   assert.is(db.prepare('SELECT quantity FROM inventory').pluck().get(), 2);
 });

@@ -12,7 +12,8 @@ import { openDatabase, type Db } from '../src/store/database.ts';
 import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../src/store/hash-chain.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
 import { verifyLog } from '../src/verify-log.ts';
-import { commandsFor } from '../src/commands.ts';
+import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { commandsOn } from './helpers.ts';
 
 interface Ctx {
   db: Db;
@@ -21,7 +22,7 @@ interface Ctx {
 
 async function history(db: Db): Promise<void> {
   let t = Date.parse('2026-05-01T00:00:00.000Z');
-  const commands = commandsFor(db, () => (t += 1000));
+  const commands = commandsOn(db, () => (t += 1000));
   const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
   await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
   await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
@@ -49,7 +50,7 @@ const chain = suite<Ctx>('the hash chain');
 chain.before.each(async (ctx) => {
   ctx.db = openDatabase(':memory:');
   await history(ctx.db);
-  const verdict = verifyLog(ctx.db);
+  const verdict = await verifyLog(sqliteStoreOn(ctx.db));
   assert.ok(verdict.ok, 'an untouched log verifies');
   ctx.digest = verdict.ok ? verdict.head : { seq: 0, hash: '' };
   dropTriggers(ctx.db);
@@ -58,16 +59,16 @@ chain.after.each((ctx) => {
   ctx.db.close();
 });
 
-chain('an untouched log verifies; its head is the newest event; it extends its own digests', ({ db, digest }) => {
+chain('an untouched log verifies; its head is the newest event; it extends its own digests', async ({ db, digest }) => {
   assert.is(digest.seq, 8);
   assert.is(digest.hash, db.prepare('SELECT hash FROM events WHERE seq = 8').pluck().get());
-  assert.equal(verifyLog(db, digest), { ok: true, events: 8, head: digest });
+  assert.equal(await verifyLog(sqliteStoreOn(db), digest), { ok: true, events: 8, head: digest });
   const earlier = { seq: 3, hash: db.prepare('SELECT hash FROM events WHERE seq = 3').pluck().get() as string };
-  assert.ok(verifyLog(db, earlier).ok);
-  assert.ok(verifyLog(db, { seq: 0, hash: GENESIS_HASH }).ok);
+  assert.ok((await verifyLog(sqliteStoreOn(db), earlier)).ok);
+  assert.ok((await verifyLog(sqliteStoreOn(db), { seq: 0, hash: GENESIS_HASH })).ok);
 });
 
-chain('each field changed is caught at its event', ({ db }) => {
+chain('each field changed is caught at its event', async ({ db }) => {
   const edits: [string, unknown][] = [
     ['data', '{"quantity":999,"schemaVersion":1}'],
     ['actor', 'mallory'],
@@ -80,52 +81,52 @@ chain('each field changed is caught at its event', ({ db }) => {
   for (const [column, value] of edits) {
     const before = db.prepare(`SELECT ${column} FROM events WHERE seq = 4`).safeIntegers(true).pluck().get();
     db.prepare(`UPDATE events SET ${column} = ? WHERE seq = 4`).run(value);
-    const verdict = verifyLog(db);
+    const verdict = await verifyLog(sqliteStoreOn(db));
     assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason.includes('field')], [4, true], column);
     db.prepare(`UPDATE events SET ${column} = ? WHERE seq = 4`).run(before);
-    assert.ok(verifyLog(db).ok, `${column} restored`);
+    assert.ok((await verifyLog(sqliteStoreOn(db))).ok, `${column} restored`);
   }
 });
 
-chain('a removed event is caught at the one after it', ({ db }) => {
+chain('a removed event is caught at the one after it', async ({ db }) => {
   db.exec('DELETE FROM events WHERE seq = 5');
-  const verdict = verifyLog(db);
+  const verdict = await verifyLog(sqliteStoreOn(db));
   assert.ok(!verdict.ok && verdict.seq === 6 && verdict.reason.includes('prev_hash'));
 });
 
-chain('reordered events are caught', ({ db }) => {
+chain('reordered events are caught', async ({ db }) => {
   // Swap the contents of seq 3 and 4 (their hashes go with them).
   db.exec(`UPDATE events SET seq = -3 WHERE seq = 3; UPDATE events SET seq = 3 WHERE seq = 4; UPDATE events SET seq = 4 WHERE seq = -3;`);
-  const verdict = verifyLog(db);
+  const verdict = await verifyLog(sqliteStoreOn(db));
   assert.ok(!verdict.ok && verdict.seq === 3);
 });
 
-chain('a truncated tail leaves a valid chain, but not one that extends the saved digest', ({ db, digest }) => {
+chain('a truncated tail leaves a valid chain, but not one that extends the saved digest', async ({ db, digest }) => {
   db.exec('DELETE FROM events WHERE seq > 6');
   recomputeChain(db);
-  assert.ok(verifyLog(db).ok, 'the shorter chain is internally consistent');
-  const verdict = verifyLog(db, digest);
+  assert.ok((await verifyLog(sqliteStoreOn(db))).ok, 'the shorter chain is internally consistent');
+  const verdict = await verifyLog(sqliteStoreOn(db), digest);
   assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('truncated'));
 });
 
-chain('an edit with the whole chain recomputed is caught by the digest', ({ db, digest }) => {
+chain('an edit with the whole chain recomputed is caught by the digest', async ({ db, digest }) => {
   db.exec(`UPDATE events SET data = '{"quantity":1000,"schemaVersion":1}' WHERE seq = 3`);
   recomputeChain(db);
-  assert.ok(verifyLog(db).ok, 'the rewritten chain is internally consistent');
-  const verdict = verifyLog(db, digest);
+  assert.ok((await verifyLog(sqliteStoreOn(db))).ok, 'the rewritten chain is internally consistent');
+  const verdict = await verifyLog(sqliteStoreOn(db), digest);
   assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('rewritten'));
   // A digest from before the edit is still extended: the digest proves its prefix only.
   const early = { seq: 2, hash: eventHash({ prevHash: db.prepare('SELECT prev_hash FROM events WHERE seq = 2').pluck().get() as string, seq: 2n, petId: 9007199254740993n, version: 1n, type: 'PetTracked', data: db.prepare('SELECT data FROM events WHERE seq = 2').pluck().get() as string, actor: 'cli:ops', requestId: db.prepare('SELECT request_id FROM events WHERE seq = 2').pluck().get() as string, recordedAt: db.prepare('SELECT recorded_at FROM events WHERE seq = 2').pluck().get() as string }) };
-  assert.ok(verifyLog(db, early).ok);
+  assert.ok((await verifyLog(sqliteStoreOn(db), early)).ok);
 });
 
-chain('a removed event at the digest, with the chain recomputed, is caught', ({ db, digest }) => {
+chain('a removed event at the digest, with the chain recomputed, is caught', async ({ db, digest }) => {
   const middle = { seq: 5, hash: db.prepare('SELECT hash FROM events WHERE seq = 5').pluck().get() as string };
   db.exec('DELETE FROM events WHERE seq = 5');
   recomputeChain(db);
-  const verdict = verifyLog(db, middle);
+  const verdict = await verifyLog(sqliteStoreOn(db), middle);
   assert.ok(!verdict.ok && verdict.seq === 5 && verdict.reason.includes('missing'));
-  assert.not.ok(verifyLog(db, digest).ok);
+  assert.not.ok((await verifyLog(sqliteStoreOn(db), digest)).ok);
 });
 
 chain.run();
@@ -149,13 +150,13 @@ upgrade('the migration chains existing events in seq order; new events continue 
     db.close();
 
     const upgraded = openDatabase(path);
-    const verdict = verifyLog(upgraded);
+    const verdict = await verifyLog(sqliteStoreOn(upgraded));
     assert.ok(verdict.ok && verdict.events === 3, JSON.stringify(verdict));
     assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
-    await commandsFor(upgraded, Date.now)
+    await commandsOn(upgraded, Date.now)
       .handle({ type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' }, { actor: 'k', requestId: 'r4' });
     // The projection was empty in the old database; the new event still chains on.
-    const after = verifyLog(upgraded, verdict.ok ? verdict.head : undefined);
+    const after = await verifyLog(sqliteStoreOn(upgraded), verdict.ok ? verdict.head : undefined);
     assert.ok(after.ok && after.events === 4, JSON.stringify(after));
     assert.throws(() => upgraded.exec("UPDATE events SET actor = 'x'"), /append-only/);
     assert.throws(

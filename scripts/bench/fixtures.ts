@@ -3,13 +3,14 @@
 import { createServer } from 'node:net';
 import { commandsFor } from '../../src/commands.ts';
 import { openDatabase } from '../../src/store/database.ts';
-import { makeKeyStore } from '../../src/store/keys.ts';
+import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
 
 /** A database at path with pets 1..pets tracked and a key named "bench"; returns the key. */
 export async function makeDatabase(path: string, pets: number): Promise<string> {
   const db = openDatabase(path);
-  const key = makeKeyStore(db, { now: Date.now }).create('bench', 'bench');
-  const commands = commandsFor(db);
+  const store = sqliteStoreOn(db);
+  const key = await store.keys.create('bench', 'bench');
+  const commands = commandsFor(store);
   for (let from = 1; from <= pets; from += 10_000) {
     const batch = [];
     for (let id = from; id < from + 10_000 && id <= pets; id++) {

@@ -4,8 +4,8 @@
 // standard output is full, so any number of rows fits in a little memory.
 import { once } from 'node:events';
 import { parsePetId } from '../domain/events.ts';
-import { COLUMNS, FORMATS, formatterFor, isFormat, type AdjustmentRow } from './audit-format.ts';
-import { openDb, parse, run, UsageError, type Parsed } from './common.ts';
+import { FORMATS, formatterFor, isFormat, type AdjustmentRow } from './audit-format.ts';
+import { openStore, parse, run, UsageError, type Parsed } from './common.ts';
 
 const USAGE = `
 Usage: scripts/audit [--pet PETID] [--actor NAME] [--since TIME] [--until TIME]
@@ -67,28 +67,6 @@ function parseTime(text: string): string | undefined {
   return RECORDED_AT.test(iso) ? iso : undefined;
 }
 
-interface Query {
-  sql: string;
-  params: Record<string, bigint | string>;
-}
-
-// One fixed condition per filter; the values are bound, never spliced into the SQL.
-const CONDITIONS = {
-  pet: 'pet_id = @pet',
-  actor: 'actor = @actor',
-  since: 'recorded_at >= @since',
-  until: 'recorded_at < @until',
-} as const;
-
-function buildQuery(filters: Partial<Record<keyof typeof CONDITIONS, bigint | string>>): Query {
-  const given = (Object.keys(CONDITIONS) as (keyof typeof CONDITIONS)[]).filter((name) => filters[name] !== undefined);
-  const where = given.length > 0 ? ` WHERE ${given.map((name) => CONDITIONS[name]).join(' AND ')}` : '';
-  return {
-    sql: `SELECT ${COLUMNS.join(', ')} FROM stock_adjustments${where} ORDER BY seq`,
-    params: Object.fromEntries(given.map((name) => [name, filters[name]!])),
-  };
-}
-
 function timeOption(values: Parsed['values'], name: 'since' | 'until'): string | undefined {
   const text = values[name];
   if (typeof text !== 'string') return undefined;
@@ -148,16 +126,16 @@ await run(USAGE, async (argv) => {
   const actor = typeof values.actor === 'string' ? values.actor : undefined;
   // An empty value is not "every actor": `--actor "$NAME"` with NAME unset must not list all.
   if (actor === '') throw new UsageError('--actor must not be empty');
-  const query = buildQuery({ pet: petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') });
+  const filter = { pet: petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') };
 
-  const db = openDb(values, { readonly: true });
+  const store = await openStore(values, { readonly: true });
   try {
-    const rows = db.prepare(query.sql).safeIntegers(true).iterate(query.params) as IterableIterator<AdjustmentRow>;
+    const pages = store.stockAdjustments(filter) as AsyncIterable<AdjustmentRow[]>;
     const formatter = formatterFor(format);
     const out = makeOutput(process.stdout);
     try {
       await out.write(formatter.begin());
-      for (const row of rows) await out.write(formatter.row(row));
+      for await (const rows of pages) for (const row of rows) await out.write(formatter.row(row));
       await out.write(formatter.end());
       await out.flush();
     } catch (err) {
@@ -166,6 +144,6 @@ await run(USAGE, async (argv) => {
     }
     return 0;
   } finally {
-    db.close();
+    await store.close();
   }
 });

@@ -6,7 +6,8 @@ import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, dbPathOf } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
-import { openDatabase, type Db, type OpenOptions } from '../store/database.ts';
+import type { InventoryStore } from '../store/port.ts';
+import { openSqliteStore, type SqliteOpenOptions } from '../store/sqlite/store.ts';
 import { argumentProblem, failureMessage } from './messages.ts';
 
 export class UsageError extends Error {
@@ -42,11 +43,12 @@ export function dbPathArg(values: Parsed['values']): string {
 }
 
 /**
- * Opens an existing database whose schema is current (read-only if asked): operator
- * commands never create a database or change a schema; scripts/migrate does that.
+ * The storage port over an existing database whose schema is current (read-only if
+ * asked), writing in place: an operator command serves no one else while it waits, and
+ * never creates a database or changes a schema; scripts/migrate does that.
  */
-export function openDb(values: Parsed['values'], options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {}): Db {
-  return openDatabase(dbPathArg(values), { ...options, mustExist: true });
+export function openStore(values: Parsed['values'], options: Pick<SqliteOpenOptions, 'readonly'> = {}): Promise<InventoryStore> {
+  return openSqliteStore(dbPathArg(values), { ...options, mustExist: true });
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

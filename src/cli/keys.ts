@@ -1,6 +1,6 @@
 // scripts/keys: create, list and revoke API keys.
-import { makeKeyStore, KEY_NAME_PATTERN } from '../store/keys.ts';
-import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { KEY_NAME_PATTERN } from '../store/keys.ts';
+import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { table } from './table.ts';
 
 const USAGE = `
@@ -23,7 +23,7 @@ Options:
 Exit status: 0 success, 1 failure, 2 usage error.
 `;
 
-await run(USAGE, (argv) => {
+await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, {});
   const [action, name, ...extra] = positionals;
   const wantsName = action === 'create' || action === 'revoke';
@@ -35,17 +35,17 @@ await run(USAGE, (argv) => {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
   // Listing only reads: it must work beside a writer and on a file it may not write.
-  const db = openDb(values, { readonly: action === 'list' });
+  const store = await openStore(values, { readonly: action === 'list' });
   try {
-    const keys = makeKeyStore(db, { now: Date.now });
+    const keys = store.keys;
     const { actor } = operatorMeta();
     if (action === 'create') {
-      process.stdout.write(`${keys.create(name!, actor)}\n`);
+      process.stdout.write(`${await keys.create(name!, actor)}\n`);
       process.stderr.write(`created key "${name}"; it is shown only this once\n`);
       return 0;
     }
     if (action === 'revoke') {
-      const outcome = keys.revoke(name!, actor);
+      const outcome = await keys.revoke(name!, actor);
       if (outcome === 'unknown') {
         process.stderr.write(`error: no key named "${name}"\n`);
         return 1;
@@ -53,10 +53,10 @@ await run(USAGE, (argv) => {
       process.stderr.write(`key "${name}" ${outcome}\n`);
       return 0;
     }
-    const rows = keys.list().map((k) => [k.name, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
+    const rows = (await keys.list()).map((k) => [k.name, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
     process.stdout.write(table(['NAME', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
     return 0;
   } finally {
-    db.close();
+    await store.close();
   }
 });

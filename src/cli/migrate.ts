@@ -1,8 +1,8 @@
 // scripts/migrate: create a database, or bring its schema up to date, and say what it
 // applied. With the service's start, the one way a schema changes.
 import { existsSync } from 'node:fs';
-import { openDatabase } from '../store/database.ts';
 import { loadMigrations } from '../store/migrate.ts';
+import { openSqliteStore } from '../store/sqlite/store.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -18,14 +18,15 @@ than this version knows is refused and left as it is.
 Exit status: 0 success (also when there was nothing to do), 1 failure, 2 usage error.
 `;
 
-await run(USAGE, (argv) => {
+await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, {});
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const path = dbPathArg(values);
   const existed = existsSync(path);
   let applied: string[] = [];
-  const db = openDatabase(path, { onMigrated: (names) => (applied = names) });
-  db.close();
+  // Opened as the service opens it (not mustExist): creating and upgrading is the point.
+  const store = await openSqliteStore(path, { onMigrated: (names) => (applied = names) });
+  await store.close();
   const version = loadMigrations().at(-1)?.version ?? 0;
   if (!existed) process.stdout.write(`created ${path}\n`);
   for (const name of applied) process.stdout.write(`applied ${name}\n`);

@@ -1,7 +1,7 @@
 // scripts/rebuild-projection: replay every event into a fresh projection.
 import { rebuildProjection, type Difference } from '../rebuild.ts';
 import type { Entry } from '../store/projection.ts';
-import { openDb, parse, run, UsageError } from './common.ts';
+import { openStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 
 const USAGE = `
@@ -26,15 +26,15 @@ function describe(d: Difference): string {
   return `  pet ${d.petId}: ${show(d.before)} -> ${show(d.after)}\n`;
 }
 
-await run(USAGE, (argv) => {
+await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { check: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const check = values.check === true;
   // --check changes nothing, so it opens read-only: no write, no write lock.
-  const db = openDb(values, { readonly: check });
+  const store = await openStore(values, { readonly: check });
   try {
     const started = performance.now();
-    const report = rebuildProjection(db, { check, onProgress: progressBar(process.stderr) });
+    const report = await rebuildProjection(store, { check, onProgress: progressBar(process.stderr) });
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     const written = check ? `${report.entries} entries compared, nothing written` : `${report.entries} entries written`;
     const caughtUp = report.caughtUp ? ` (${report.caughtUp} of them appended during the rebuild)` : '';
@@ -46,6 +46,6 @@ await run(USAGE, (argv) => {
     for (const d of report.differences) process.stdout.write(describe(d));
     return check && report.differences.length > 0 ? 1 : 0;
   } finally {
-    db.close();
+    await store.close();
   }
 });

@@ -2,7 +2,7 @@
 import { commandsFor } from '../commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
-import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/set-status PETID STATUS [--db PATH]
@@ -24,9 +24,9 @@ await run(USAGE, async (argv) => {
   if (petId === undefined) throw new UsageError(`invalid PETID ${JSON.stringify(positionals[0])}`);
   const status = positionals[1]!;
   if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
-  const db = openDb(values, { mustExist: true });
+  const store = await openStore(values);
   try {
-    const commands = commandsFor(db);
+    const commands = commandsFor(store);
     const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());
     process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
     return 0;
@@ -37,6 +37,6 @@ await run(USAGE, async (argv) => {
     }
     throw err;
   } finally {
-    db.close();
+    await store.close();
   }
 });

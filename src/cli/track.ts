@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { commandsFor } from '../commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
-import { openDb, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { petRow, readPetFile, type PetRow } from './pet-file.ts';
 
 const USAGE = `
@@ -49,9 +49,9 @@ function rowsFrom(argv: string[]): { rows: PetRow[]; values: Record<string, unkn
 await run(USAGE, async (argv) => {
   // A bad file is a failure (exit 1), not a usage error: run() reports its problems.
   const { rows, values } = rowsFrom(argv);
-  const db = openDb(values as Parameters<typeof openDb>[0]);
+  const store = await openStore(values as Parameters<typeof openStore>[0]);
   try {
-    const commands = commandsFor(db);
+    const commands = commandsFor(store);
     const tracked = await commands.handleAll(
       rows.map((r) => ({ type: 'TrackPet', ...r })),
       operatorMeta(),
@@ -65,6 +65,6 @@ await run(USAGE, async (argv) => {
     }
     throw err;
   } finally {
-    db.close();
+    await store.close();
   }
 });

@@ -2,7 +2,7 @@
 // a digest saved earlier.
 import { formatDigest, parseDigest } from '../store/hash-chain.ts';
 import { verifyLog } from '../verify-log.ts';
-import { openDb, parse, run, UsageError } from './common.ts';
+import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/verify-log [--digest SEQ:HASH] [--db PATH]
@@ -20,16 +20,16 @@ Exit status: 0 the chain is intact (and extends the digest), 1 it is broken or d
 extend the digest (the first bad sequence number is reported), 2 usage error.
 `;
 
-await run(USAGE, (argv) => {
+await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { digest: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const digest = values.digest === undefined ? undefined : parseDigest(String(values.digest));
   if (values.digest !== undefined && !digest) {
     throw new UsageError(`--digest must be SEQ:HASH (a number, a colon, 64 hex digits), not ${JSON.stringify(values.digest)}`);
   }
-  const db = openDb(values, { readonly: true });
+  const store = await openStore(values, { readonly: true });
   try {
-    const verdict = verifyLog(db, digest);
+    const verdict = await verifyLog(store, digest);
     if (!verdict.ok) {
       process.stderr.write(`error: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`);
       return 1;
@@ -39,6 +39,6 @@ await run(USAGE, (argv) => {
     process.stdout.write(`${formatDigest(verdict.head)}\n`);
     return 0;
   } finally {
-    db.close();
+    await store.close();
   }
 });

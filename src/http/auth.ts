@@ -19,7 +19,7 @@ export function bearerAuth(keys: KeyStore): Middleware {
       });
     }
     const token = rest.length === 1 ? rest[0]! : '';
-    const actor = TOKEN.test(token) ? keys.authenticate(token) : undefined;
+    const actor = TOKEN.test(token) ? await keys.authenticate(token) : undefined;
     if (!actor) {
       throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
         'WWW-Authenticate': `${REALM}, error="invalid_token"`,

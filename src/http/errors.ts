@@ -4,6 +4,7 @@
 import type { Middleware } from 'koa';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
 import { CommitFailed } from '../store/group-commit.ts';
+import { StoreUnavailable } from '../store/port.ts';
 import { sqliteFault } from '../store/sqlite-errors.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
@@ -52,7 +53,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
-  if (err instanceof CommitFailed || sqliteFault(err)) {
+  if (err instanceof CommitFailed || err instanceof StoreUnavailable || sqliteFault(err)) {
     return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
       'Retry-After': '1',
     });

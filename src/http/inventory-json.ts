@@ -2,7 +2,7 @@
 // their BigInt as bare digits: JSON.stringify cannot, and a Number would round them.
 import { createHash } from 'node:crypto';
 import type { PetStatus } from '../domain/events.ts';
-import type { Entry, Projection } from '../store/projection.ts';
+import type { Entry, InventoryRow, InventoryStore } from '../store/port.ts';
 
 function item(petId: bigint, quantity: number, status: PetStatus): string {
   // status is one of three fixed words: it needs no escaping.
@@ -22,10 +22,11 @@ export interface InventoryBody {
 const CHUNK_BYTES = 64 * 1024;
 
 /**
- * Renders the whole list, row by row, into 64 KiB buffers and then one: no row's text
- * outlives its row, so 100,000 entries cost little more memory than their output.
+ * Renders the list row by row into 64 KiB buffers and then one: no row's text outlives
+ * its row, so 100,000 entries cost little more memory than their output. Rows can come
+ * a page at a time (add), so that reading them may yield to the event loop.
  */
-export function renderInventory(rows: Iterable<[bigint, number, PetStatus, number]>): InventoryBody {
+export function makeInventoryRenderer(): { add(rows: Iterable<InventoryRow>): void; finish(): InventoryBody } {
   const chunks: Buffer[] = [];
   let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let used = 0;
@@ -44,36 +45,64 @@ export function renderInventory(rows: Iterable<[bigint, number, PetStatus, numbe
   const versions = createHash('sha256');
   put('[');
   let first = true;
-  for (const [petId, quantity, status, version] of rows) {
-    put(first ? item(petId, quantity, status) : `,${item(petId, quantity, status)}`);
-    versions.update(`${petId}:${version},`);
-    first = false;
-  }
-  put(']');
-  chunks.push(chunk.subarray(0, used));
-  const body = Buffer.concat(chunks, total);
-  const tag = createHash('sha256').update(body).update(versions.digest()).digest('base64url').slice(0, 27);
-  return { body, etag: `"${tag}"` };
+  return {
+    add(rows) {
+      for (const [petId, quantity, status, version] of rows) {
+        put(first ? item(petId, quantity, status) : `,${item(petId, quantity, status)}`);
+        versions.update(`${petId}:${version},`);
+        first = false;
+      }
+    },
+    finish() {
+      put(']');
+      chunks.push(chunk.subarray(0, used));
+      const body = Buffer.concat(chunks, total);
+      const tag = createHash('sha256').update(body).update(versions.digest()).digest('base64url').slice(0, 27);
+      return { body, etag: `"${tag}"` };
+    },
+  };
+}
+
+export function renderInventory(rows: Iterable<InventoryRow>): InventoryBody {
+  const renderer = makeInventoryRenderer();
+  renderer.add(rows);
+  return renderer.finish();
 }
 
 /**
  * GET /v1/inventory's body and ETag, held in memory and rendered again only after the
  * projection may have changed: by this process, or by another one (an operator
- * command, a rebuild, a second service process) as SQLite's data_version tells.
+ * command, a rebuild, a second service process), as the store's change token tells.
+ * Requests that arrive during a render share it.
  */
-export function makeInventoryCache(projection: Projection): { current(): InventoryBody } {
-  let token: string | undefined;
-  let cached: InventoryBody | undefined;
+export function makeInventoryCache(store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>): { current(): Promise<InventoryBody> } {
+  let cached: { token: string; body: InventoryBody } | undefined;
+  let rendering: { token: string; body: Promise<InventoryBody> } | undefined;
+  const render = async (): Promise<InventoryBody> => {
+    const renderer = makeInventoryRenderer();
+    for await (const rows of store.inventoryRows()) renderer.add(rows);
+    return renderer.finish();
+  };
   return {
-    current() {
+    async current() {
       // The token is read before rendering: a change that lands during the render is
       // seen by the next request.
-      const now = projection.changeToken();
-      if (now !== token || !cached) {
-        cached = renderInventory(projection.rows());
-        token = now;
+      const token = await store.changeToken();
+      if (cached?.token === token) return cached.body;
+      if (rendering?.token !== token) {
+        const started = { token, body: render() };
+        rendering = started;
+        started.body.then(
+          (body) => {
+            if (rendering === started) rendering = undefined;
+            cached = { token, body };
+          },
+          () => {
+            if (rendering === started) rendering = undefined;
+          },
+        );
       }
-      return cached;
+      return rendering!.body;
     },
   };
 }

@@ -6,7 +6,7 @@ import type { CommandHandler } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
-import type { Projection } from '../store/projection.ts';
+import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
 import { itemJson, makeInventoryCache } from './inventory-json.ts';
@@ -14,19 +14,19 @@ import { hasConditions, judgeRead, judgeWrite, readConditions } from './precondi
 import { validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
-  projection: Projection;
+  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
 }
 
-export function inventoryRouter({ projection, commands, openapi }: InventoryDeps): Router {
+export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   // strict: paths are exact, /v1/inventory/7/ is not /v1/inventory/7.
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
-  const inventory = makeInventoryCache(projection);
-  router.get('/inventory', (ctx) => {
-    const { body, etag } = inventory.current();
+  const inventory = makeInventoryCache(store);
+  router.get('/inventory', async (ctx) => {
+    const { body, etag } = await inventory.current();
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');

@@ -22,9 +22,9 @@ export function operationsRouter({ storage, openapiText, accepting }: Operations
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  router.get('/readyz', (ctx) => {
+  router.get('/readyz', async (ctx) => {
     if (!accepting()) throw new HttpError(503, 'unavailable', 'the service is shutting down');
-    const problem = storage.problem();
+    const problem = await storage.problem();
     if (problem) throw new HttpError(503, 'unavailable', problem);
     ctx.body = { status: 'ok' };
   });

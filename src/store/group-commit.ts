@@ -1,9 +1,10 @@
-// Group commit: the work submitted within one turn of the event loop shares one
-// transaction, and so one sync to disk. Each item runs in its own savepoint, so one
-// item's refusal (a 404, a 412) leaves the others in the batch untouched; the batch
-// commits once; only then is each item answered with its own result. If the commit
-// fails, every item of the batch fails with CommitFailed and nothing of it remains.
-import type Database from 'better-sqlite3';
+// Group commit, for any adapter: the work submitted within one turn of the event loop
+// goes to the store as one batch (one transaction, one sync to disk), and the work that
+// arrives while a batch is being committed waits for the next one. The commit function
+// answers each item on its own (one item's 404 or 412 leaves the others untouched);
+// only after it returned, that is after the commit, is any item answered. If the batch
+// as a whole fails, every item of it fails with CommitFailed and nothing of it remains.
+import type { Outcome } from './port.ts';
 
 export class CommitFailed extends Error {
   constructor(cause: unknown) {
@@ -23,51 +24,47 @@ interface Pending<I, R> {
   reject: (error: unknown) => void;
 }
 
-type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
-
-export function groupCommit<I, R>(db: Database.Database, run: (item: I) => R, hooks: GroupCommitHooks = {}): (item: I) => Promise<R> {
-  // Nested inside the batch's transaction, better-sqlite3 runs this in a SAVEPOINT,
-  // which it rolls back if run throws.
-  const inSavepoint = db.transaction(run);
-  const batchTransaction = db.transaction((batch: Pending<I, R>[]): Outcome<R>[] =>
-    batch.map(({ item }) => {
-      try {
-        return { ok: true, result: inSavepoint(item) };
-      } catch (error) {
-        // Some errors (a full disk, an I/O error) make SQLite roll back the whole
-        // transaction; the items before this one are gone too, and the ones after must
-        // not run outside it.
-        if (!db.inTransaction) throw error;
-        return { ok: false, error };
-      }
-    }),
-  );
-
+export function groupCommit<I, R>(
+  commit: (items: I[]) => Promise<Outcome<R>[]>,
+  hooks: GroupCommitHooks = {},
+): (item: I) => Promise<R> {
   let queue: Pending<I, R>[] = [];
-  const flush = () => {
+  let scheduled = false;
+  let committing = false;
+
+  const schedule = () => {
+    if (scheduled || committing || queue.length === 0) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+
+  const flush = async () => {
+    scheduled = false;
     const batch = queue;
     queue = [];
+    committing = true;
     let outcomes: Outcome<R>[];
     try {
-      // IMMEDIATE: take the write lock at BEGIN, so that another process's writer makes
-      // us wait (busy_timeout) rather than fail halfway.
-      outcomes = batchTransaction.immediate(batch);
+      outcomes = await commit(batch.map((p) => p.item));
     } catch (cause) {
       const failed = new CommitFailed(cause);
       for (const pending of batch) pending.reject(failed);
       return;
+    } finally {
+      committing = false;
+      schedule();
     }
     hooks.onCommit?.(batch.length);
     outcomes.forEach((outcome, i) => {
       const pending = batch[i]!;
-      if (outcome.ok) pending.resolve(outcome.result);
+      if (outcome.ok) pending.resolve(outcome.value);
       else pending.reject(outcome.error);
     });
   };
 
   return (item) =>
     new Promise<R>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
       queue.push({ item, resolve, reject });
+      schedule();
     });
 }

@@ -10,7 +10,6 @@
 // with integers as decimal digits and prev_hash as 64 lowercase hex digits (64 zeros
 // before the first event).
 import { createHash } from 'node:crypto';
-import type Database from 'better-sqlite3';
 
 export const GENESIS_HASH = '0'.repeat(64);
 const DOMAIN = Buffer.from('petstore-inventory/event/v1\0', 'utf8');
@@ -37,26 +36,6 @@ export function eventHash(f: ChainedFields): string {
     hash.update(length).update(bytes);
   }
   return hash.digest('hex');
-}
-
-/** Makes event_hash(prev_hash, seq, pet_id, …) callable from SQL (the migrations use it). */
-export function registerEventHash(db: Database.Database): void {
-  db.function(
-    'event_hash',
-    { deterministic: true, safeIntegers: true },
-    (prevHash, seq, petId, version, type, data, actor, requestId, recordedAt) =>
-      eventHash({
-        prevHash: String(prevHash),
-        seq: seq as bigint,
-        petId: petId as bigint,
-        version: version as bigint,
-        type: String(type),
-        data: String(data),
-        actor: String(actor),
-        requestId: String(requestId),
-        recordedAt: String(recordedAt),
-      }),
-  );
 }
 
 export interface Digest {

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { registerEventHash } from './hash-chain.ts';
+import { eventHash } from './hash-chain.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -102,4 +102,24 @@ export function migrate(db: Database.Database, migrations = loadMigrations(), pa
     return ran;
   });
   return run.immediate();
+}
+
+/** Makes event_hash(prev_hash, seq, pet_id, …) callable from SQL (the migrations use it). */
+export function registerEventHash(db: Database.Database): void {
+  db.function(
+    'event_hash',
+    { deterministic: true, safeIntegers: true },
+    (prevHash, seq, petId, version, type, data, actor, requestId, recordedAt) =>
+      eventHash({
+        prevHash: String(prevHash),
+        seq: seq as bigint,
+        petId: petId as bigint,
+        version: version as bigint,
+        type: String(type),
+        data: String(data),
+        actor: String(actor),
+        requestId: String(requestId),
+        recordedAt: String(recordedAt),
+      }),
+  );
 }

@@ -2,7 +2,7 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
-import type Database from 'better-sqlite3';
+import { StoreUnavailable, type InventoryStore } from './port.ts';
 import { sqliteFault } from './sqlite-errors.ts';
 
 export interface StorageHealth {
@@ -10,24 +10,23 @@ export interface StorageHealth {
   failed(error: unknown): void;
   succeeded(): void;
   /** undefined when ready, else why not. */
-  problem(): string | undefined;
+  problem(): Promise<string | undefined>;
 }
 
-/** The code of a storage fault (not mere contention), else undefined. */
+/** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
 function storageFault(error: unknown): string | undefined {
+  for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e instanceof StoreUnavailable) return e.message;
+  }
   const fault = sqliteFault(error);
   return fault?.kind === 'storage' ? fault.code : undefined;
 }
 
-export function makeStorageHealth(db: Database.Database, deps: { now: () => number; probeEveryMs?: number }): StorageHealth {
+export function makeStorageHealth(
+  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable'>,
+  deps: { now: () => number; probeEveryMs?: number },
+): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
-  const ping = db.prepare('SELECT 1').pluck();
-  const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
-  const shrink = db.prepare('DELETE FROM service_health WHERE id = 1');
-  const probe = db.transaction(() => {
-    grow.run();
-    shrink.run();
-  });
   let fault: string | undefined;
   let lastProbe = -Infinity;
   return {
@@ -37,16 +36,18 @@ export function makeStorageHealth(db: Database.Database, deps: { now: () => numb
     succeeded() {
       fault = undefined;
     },
-    problem() {
+    async problem() {
       try {
-        ping.get();
+        await store.ping();
       } catch (error) {
         return `the database does not answer (${storageFault(error) ?? 'error'})`;
       }
+      // Known without a failed write: a writer that stopped makes every write fail.
+      fault = store.unavailable() ?? fault;
       if (fault && deps.now() - lastProbe >= probeEveryMs) {
         lastProbe = deps.now();
         try {
-          probe.immediate();
+          await store.probeWrite();
           fault = undefined;
         } catch (error) {
           fault = storageFault(error) ?? fault;

@@ -9,9 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../../src/commands.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
-import { makeEventStore } from '../../src/store/event-store.ts';
-import { makeKeyStore } from '../../src/store/keys.ts';
-import { makeProjection } from '../../src/store/projection.ts';
+import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
 import { seededRandom } from '../random.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,14 +29,15 @@ export function seedFromEnv(): number {
 export async function seedDatabase(path: string, pets: number, keyNames: string[]): Promise<string[]> {
   const db = openDatabase(path);
   try {
-    const projection = makeProjection(db);
-    const commands = makeCommandHandler(makeEventStore(db, { projection, now: Date.now }));
+    const store = sqliteStoreOn(db);
+    const commands = makeCommandHandler({ store, now: Date.now });
     await commands.handleAll(
       Array.from({ length: pets }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 0, status: 'available' as const })),
       { actor: 'cli:fault-test', requestId: 'seed' },
     );
-    const keys = makeKeyStore(db, { now: Date.now });
-    return keyNames.map((name) => keys.create(name, 'cli:fault-test'));
+    const keys: string[] = [];
+    for (const name of keyNames) keys.push(await store.keys.create(name, 'cli:fault-test'));
+    return keys;
   } finally {
     db.close();
   }

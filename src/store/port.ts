@@ -1,0 +1,158 @@
+// The storage port: everything the service and the operator commands ask of a database,
+// as one small asynchronous interface. Each database has one adapter behind it
+// (src/store/sqlite/ today); nothing above this file knows which, or speaks SQL.
+//
+// Writes follow emmett's appendToStream: the caller decides against the entry it
+// loaded and appends with the version it expects; the store checks that version inside
+// its transaction and reports a VersionConflict when another writer came first, and
+// the caller loads again and decides again.
+import type { DomainEvent, EntryState, EventMeta, PetStatus, RecordedEvent } from '../domain/events.ts';
+import type { KeyStore } from './keys.ts';
+
+/** One inventory entry: a row of the projection. */
+export interface Entry extends EntryState {
+  petId: bigint;
+  updatedAt: string;
+}
+
+/** Events for one pet, decided against the entry at expectedVersion (0: not tracked). */
+export interface StreamAppend {
+  petId: bigint;
+  expectedVersion: number;
+  events: DomainEvent[];
+}
+
+/** What one command (or one operator's file of commands) appends: all or nothing. */
+export interface Submission {
+  meta: EventMeta;
+  recordedAt: string;
+  appends: StreamAppend[];
+}
+
+export interface Appended {
+  entry: Entry;
+  events: RecordedEvent[];
+}
+
+export interface BatchOptions {
+  /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
+   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. */
+  waitUntil?: number;
+}
+
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** The entry is no longer at the version the append was decided against. */
+export class VersionConflict extends Error {
+  constructor(
+    readonly petId: bigint,
+    readonly expected: number,
+    readonly actual: number | undefined,
+  ) {
+    super(`pet ${petId} is at version ${actual ?? 'unknown'}, not ${expected} as decided`);
+    this.name = 'VersionConflict';
+  }
+}
+
+/**
+ * The store knows it cannot take writes now (its writer stopped) without trying. A
+ * write that was under way when it stopped may or may not have been committed: it was
+ * not acknowledged, and the client may retry (a PATCH sets a quantity, so a retry
+ * cannot count twice).
+ */
+export class StoreUnavailable extends Error {
+  override name = 'StoreUnavailable';
+}
+
+/** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
+export type InventoryRow = [petId: bigint, quantity: number, status: PetStatus, version: number];
+
+/** An event row as a replay reads it (integers as BigInt). */
+export type ReplayRow = [seq: bigint, petId: bigint, version: bigint, type: string, data: string, recordedAt: string];
+
+/** An event row with its chain columns, as verify-log reads it (integers as BigInt). */
+export type ChainRow = [
+  seq: bigint, petId: bigint, version: bigint, type: string, data: string, actor: string,
+  requestId: string, recordedAt: string, prevHash: string | null, hash: string | null,
+];
+
+/** A row of the stock_adjustments view, integers as BigInt. */
+export type AdjustmentRow = Record<
+  'seq' | 'recorded_at' | 'pet_id' | 'previous_quantity' | 'quantity' | 'delta' | 'actor' | 'request_id',
+  bigint | number | string | null
+>;
+
+export interface AuditFilter {
+  pet?: bigint;
+  actor?: string;
+  /** Inclusive, as recorded_at writes times. */
+  since?: string;
+  /** Exclusive. */
+  until?: string;
+}
+
+export interface SeqRange {
+  after?: number;
+  upTo?: number;
+}
+
+/** One consistent view of the log and the projection (a rebuild's --check reads it). */
+export interface LogView {
+  lastSeq: number;
+  replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
+  entries(): Promise<Entry[]>;
+}
+
+export interface InventoryStore {
+  /** The current entries of these pets; a pet that is not tracked is absent. */
+  loadEntries(petIds: readonly bigint[]): Promise<Map<bigint, Entry>>;
+  /**
+   * Appends the submissions in ONE transaction and one commit, each all-or-nothing on
+   * its own: events get their seq and hash-chain link, and the projection is updated
+   * with them. A submission whose expected version does not match fails with
+   * VersionConflict; once a submission failed on a pet, later ones of the batch on that
+   * pet fail too (they were decided against its result): with a VersionConflict when it
+   * conflicted, else with its error. Rejects, leaving nothing,
+   * when the batch as a whole could not be committed (the lock, the disk).
+   */
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
+
+  /** Changes whenever the projection may have changed, by this process or another. */
+  changeToken(): Promise<string>;
+  /** The projection by petId, a page at a time, from one snapshot. */
+  inventoryRows(): AsyncIterable<InventoryRow[]>;
+  /** The whole projection by petId. */
+  entries(): Promise<Entry[]>;
+
+  /** The newest event's seq, 0 for an empty log. */
+  lastSeq(): Promise<number>;
+  replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
+  /** Every event with its hash-chain columns, by seq. */
+  chainRows(): AsyncIterable<ChainRow[]>;
+  /** Rows of stock_adjustments by seq. */
+  stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+
+  /** Runs read against one snapshot of the log and the projection. */
+  snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
+  /**
+   * Holding the write lock: applies the events after seq `after` to entries (the replay
+   * of a snapshot), then replaces the projection with them (a shadow table swapped in,
+   * so readers see the old one until the commit). Returns the caught-up count, the
+   * projection as it was, and the entries written.
+   */
+  replaceProjection(entries: Map<bigint, Entry>, after: number): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
+
+  keys: KeyStore;
+
+  /** Rejects when the database does not answer. */
+  ping(): Promise<void>;
+  /**
+   * A real write that needs new space, undone: rejects while the database cannot take
+   * writes. A store whose writer stopped starts a new one here (the health check calls
+   * this at most once a second while writes fail).
+   */
+  probeWrite(): Promise<void>;
+  /** Why the store knows it cannot take writes now (its writer stopped), without trying; undefined when it can try. */
+  unavailable(): string | undefined;
+  close(): Promise<void>;
+}

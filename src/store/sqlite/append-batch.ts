@@ -1,0 +1,108 @@
+// The write side of the event log: a batch of submissions in one IMMEDIATE transaction,
+// each in its own savepoint. A submission checks the version it was decided against,
+// inserts its events (each chained to the one before by its hash) and applies them to
+// the projection: the log and the projection never disagree.
+import { encodeData } from '../../domain/codec.ts';
+import type { RecordedEvent } from '../../domain/events.ts';
+import type { Db } from '../database.ts';
+import { eventHash, GENESIS_HASH, type Digest } from '../hash-chain.ts';
+import { VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
+import { makeEntryReader } from './entry-reader.ts';
+import type { ProjectionTable } from './projection-table.ts';
+
+export interface EventWriter {
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
+}
+
+export function makeEventWriter(db: Db, projection: ProjectionTable): EventWriter {
+  const insert = db.prepare(
+    `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
+     VALUES (@seq, @petId, @version, @type, @data, @actor, @requestId, @recordedAt, @prevHash, @hash)`,
+  );
+  // The chain's tip: the newest event's hash, and the highest seq ever handed out
+  // (sqlite_sequence remembers it even if the newest rows are gone).
+  const newest = db.prepare('SELECT hash FROM events ORDER BY seq DESC LIMIT 1').pluck();
+  const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
+  const currentEntry = makeEntryReader(db, projection);
+
+  const readTip = (): Digest => ({
+    seq: Number(highestSeq.get() ?? 0),
+    hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
+  });
+
+  const appendSubmission = ({ meta, recordedAt, appends }: Submission): Appended[] => {
+    const tip = readTip();
+    return appends.map(({ petId, expectedVersion, events: decided }) => {
+      let entry = currentEntry(petId);
+      if ((entry?.version ?? 0) !== expectedVersion) throw new VersionConflict(petId, expectedVersion, entry?.version ?? 0);
+      const events: RecordedEvent[] = [];
+      for (const event of decided) {
+        const row = {
+          seq: tip.seq + 1,
+          petId,
+          version: (entry?.version ?? 0) + 1,
+          type: event.type,
+          data: encodeData(event),
+          actor: meta.actor,
+          requestId: meta.requestId,
+          recordedAt,
+          prevHash: tip.hash,
+        };
+        const hash = eventHash(row);
+        insert.run({ ...row, hash });
+        tip.seq = row.seq;
+        tip.hash = hash;
+        const recorded = { ...event, ...meta, seq: row.seq, petId, version: row.version, recordedAt } as RecordedEvent;
+        entry = projection.apply(entry, recorded);
+        events.push(recorded);
+      }
+      if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
+      return { entry, events };
+    });
+  };
+
+  // Nested inside the batch's transaction, better-sqlite3 runs this in a SAVEPOINT,
+  // which it rolls back if it throws.
+  const inSavepoint = db.transaction(appendSubmission);
+  const batch = db.transaction((submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+    // Pets on which a submission of this batch failed, and why: later submissions on
+    // them were decided against its result, which never happened. They share its fate:
+    // a conflict (decide again) or its fault (a full disk).
+    const failedPets = new Map<bigint, unknown>();
+    return submissions.map((submission) => {
+      const stale = submission.appends.find((a) => failedPets.has(a.petId));
+      if (stale) {
+        const cause = failedPets.get(stale.petId);
+        return { ok: false, error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause };
+      }
+      try {
+        return { ok: true, value: inSavepoint(submission) };
+      } catch (error) {
+        // Some errors (a full disk, an I/O error) make SQLite roll back the whole
+        // transaction; the submissions before this one are gone too, and the ones after
+        // must not run outside it.
+        if (!db.inTransaction) throw error;
+        for (const a of submission.appends) failedPets.set(a.petId, error);
+        return { ok: false, error };
+      }
+    });
+  });
+
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  return {
+    // IMMEDIATE: take the write lock at BEGIN, so that another process's writer makes
+    // us wait (busy_timeout) rather than fail halfway. The wait ends at the batch's
+    // deadline: a request that already waited behind an earlier batch does not wait
+    // the full time again.
+    appendBatch(submissions, options = {}) {
+      if (options.waitUntil === undefined) return batch.immediate(submissions);
+      const waitMs = Math.max(0, Math.min(busyTimeout, Math.floor(options.waitUntil - Date.now())));
+      db.pragma(`busy_timeout = ${waitMs}`);
+      try {
+        return batch.immediate(submissions);
+      } finally {
+        db.pragma(`busy_timeout = ${busyTimeout}`);
+      }
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// Errors cross the thread boundary as plain data: structured cloning keeps an Error's
+// message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
+import { KeyNameTaken } from '../keys.ts';
+import { VersionConflict } from '../port.ts';
+
+export interface WireError {
+  name: string;
+  message: string;
+  code?: string;
+  petId?: bigint;
+  expected?: number;
+  actual?: number;
+  keyName?: string;
+}
+
+export function toWire(error: unknown): WireError {
+  const e = error as Partial<WireError> & { keyName?: string };
+  return {
+    name: String(e?.name ?? 'Error'),
+    message: String(e?.message ?? error),
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+    ...(error instanceof VersionConflict ? { petId: error.petId, expected: error.expected, actual: error.actual } : {}),
+    ...(error instanceof KeyNameTaken ? { keyName: error.keyName } : {}),
+  };
+}
+
+export function fromWire(wire: WireError): Error {
+  if (wire.name === 'VersionConflict') return new VersionConflict(wire.petId!, wire.expected!, wire.actual);
+  if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
+  const error = new Error(wire.message) as Error & { code?: string };
+  error.name = wire.name;
+  if (wire.code !== undefined) error.code = wire.code;
+  return error;
+}

@@ -1,0 +1,150 @@
+// Everything that reads, on the calling thread. Two kinds of read:
+// - point reads (an entry, a key by hash, PRAGMA data_version) go by index and take
+//   microseconds. On the service's WAL reader connection they cannot wait for the write
+//   lock: a WAL reader reads its snapshot of the file while another connection writes
+//   (it waits only while a crashed writer's log is recovered, at opening).
+// - scans (the whole projection, the log) are read a page at a time from one statement,
+//   which holds one snapshot for its whole run. With `yieldBetweenPages` (the service)
+//   the event loop gets a turn between pages, so 100,000 rows never stall it; scans then
+//   need a connection of their own (`scanDb`), one at a time.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { makeChangeToken, type Db } from '../database.ts';
+import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
+import { makeEntryReader } from './entry-reader.ts';
+import { makeKeyReader, type KeyReader } from './key-table.ts';
+import { makeProjectionTable } from './projection-table.ts';
+
+const PAGE_ROWS = 256;
+
+// One fixed condition per audit filter; the values are bound, never spliced into the SQL.
+const AUDIT_CONDITIONS = {
+  pet: 'pet_id = @pet',
+  actor: 'actor = @actor',
+  since: 'recorded_at >= @since',
+  until: 'recorded_at < @until',
+} as const;
+const AUDIT_COLUMNS = 'seq, recorded_at, pet_id, previous_quantity, quantity, delta, actor, request_id';
+
+export interface Reader {
+  loadEntries(petIds: readonly bigint[]): Map<bigint, Entry>;
+  changeToken(): string;
+  keys: KeyReader;
+  ping(): void;
+  inventoryRows(): AsyncIterable<InventoryRow[]>;
+  entries(): Promise<Entry[]>;
+  lastSeq(): Promise<number>;
+  replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
+  chainRows(): AsyncIterable<ChainRow[]>;
+  stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
+}
+
+export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages: boolean }): Reader {
+  const currentEntry = makeEntryReader(pointDb, makeProjectionTable(pointDb));
+  const changeToken = makeChangeToken(pointDb);
+  const ping = pointDb.prepare('SELECT 1').pluck();
+  const scanProjection = makeProjectionTable(scanDb);
+
+  const inventory = scanDb.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').safeIntegers(true).raw();
+  const lastSeq = scanDb.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck();
+  const replay = scanDb
+    .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE seq > ? AND seq <= ? ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+  const chain = scanDb
+    .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+
+  // One scan at a time on scanDb: a statement being stepped keeps the connection busy.
+  let tail: Promise<void> = Promise.resolve();
+  const acquire = (): Promise<() => void> => {
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const ready = tail.then(() => release);
+    tail = tail.then(() => done);
+    return ready;
+  };
+  const exclusive = async <T>(run: () => Promise<T>): Promise<T> => {
+    const release = await acquire();
+    try {
+      return await run();
+    } finally {
+      release();
+    }
+  };
+
+  async function* pages<T>(rows: IterableIterator<T>, map: (row: T) => T = (r) => r): AsyncIterable<T[]> {
+    try {
+      let page: T[] = [];
+      for (const row of rows) {
+        page.push(map(row));
+        if (page.length === PAGE_ROWS) {
+          yield page;
+          page = [];
+          if (options.yieldBetweenPages) await nextTurn();
+        }
+      }
+      if (page.length > 0) yield page;
+    } finally {
+      rows.return?.();
+    }
+  }
+
+  /** A scan that holds scanDb for its whole run; a consumer that stops early releases it. */
+  async function* scan<T>(open: () => IterableIterator<T>, map?: (row: T) => T): AsyncIterable<T[]> {
+    const release = await acquire();
+    try {
+      yield* pages(open(), map);
+    } finally {
+      release();
+    }
+  }
+
+  const toInventoryRow = ([petId, quantity, status, version]: InventoryRow): InventoryRow => [petId, Number(quantity), status, Number(version)];
+  const replayRows = ({ after = 0, upTo = Number.MAX_SAFE_INTEGER }: SeqRange = {}) =>
+    scan(() => replay.iterate(after, upTo) as IterableIterator<ReplayRow>);
+
+  return {
+    loadEntries(petIds) {
+      const found = new Map<bigint, Entry>();
+      for (const petId of petIds) {
+        const entry = currentEntry(petId);
+        if (entry) found.set(petId, entry);
+      }
+      return found;
+    },
+    changeToken,
+    keys: makeKeyReader(pointDb, changeToken),
+    ping: () => void ping.get(),
+    inventoryRows: () => scan(() => inventory.iterate() as IterableIterator<InventoryRow>, toInventoryRow),
+    entries: () => exclusive(async () => scanProjection.list()),
+    lastSeq: () => exclusive(async () => lastSeq.get() as number),
+    replayRows,
+    chainRows: () => scan(() => chain.iterate() as IterableIterator<ChainRow>),
+    stockAdjustments(filter) {
+      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
+      const where = given.length > 0 ? ` WHERE ${given.map((name) => AUDIT_CONDITIONS[name]).join(' AND ')}` : '';
+      const statement = scanDb.prepare(`SELECT ${AUDIT_COLUMNS} FROM stock_adjustments${where} ORDER BY seq`).safeIntegers(true);
+      const params = Object.fromEntries(given.map((name) => [name, filter[name]!]));
+      return scan(() => statement.iterate(params) as IterableIterator<AdjustmentRow>);
+    },
+    snapshot(read) {
+      // One read transaction: everything read sees the same state of the file.
+      return exclusive(async () => {
+        scanDb.exec('BEGIN');
+        try {
+          const view: LogView = {
+            lastSeq: lastSeq.get() as number,
+            replayRows: ({ after = 0, upTo = Number.MAX_SAFE_INTEGER }: SeqRange = {}) =>
+              pages(replay.iterate(after, upTo) as IterableIterator<ReplayRow>),
+            entries: async () => scanProjection.list(),
+          };
+          return await read(view);
+        } finally {
+          scanDb.exec('COMMIT');
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,7 @@
+// The writer thread's entry. Under Node 20 a worker does not inherit `--import tsx`
+// (tsx issue 354: the loader hooks are registered per thread), so it registers tsx's
+// hooks itself before it loads the TypeScript module.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./worker.ts');

@@ -1,0 +1,94 @@
+// Starts the writer thread (worker.ts) and calls its operations as promises. The
+// writer's synchronous functions become asynchronous ones with the same arguments.
+import { Worker } from 'node:worker_threads';
+import type { OpenOptions } from '../database.ts';
+import { StoreUnavailable, type Outcome } from '../port.ts';
+import { fromWire, type WireError } from './errors.ts';
+import type { Reply, Request } from './worker-protocol.ts';
+import type { Writer } from './writer.ts';
+
+export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
+  close(): Promise<void>;
+};
+
+/** A writer thread, which can stop on its own (a crash, running out of memory). */
+export type ThreadWriter = AsyncWriter & {
+  /** Why the thread stopped; undefined while it runs. */
+  stopped(): StoreUnavailable | undefined;
+  /** Stops the thread at once, as a crash would: what it was doing is not finished. */
+  terminate(): Promise<void>;
+};
+
+export type StartWriter = typeof startWriterThread;
+
+/** Resolves once the thread has opened (and, unless told not to, migrated) the database. */
+export function startWriterThread(
+  path: string,
+  options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
+  onMigrated?: (applied: string[]) => void,
+): Promise<ThreadWriter> {
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options } });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  let nextId = 1;
+  let stopped: StoreUnavailable | undefined;
+
+  const fail = (error: StoreUnavailable) => {
+    stopped ??= error;
+    for (const p of pending.values()) p.reject(stopped);
+    pending.clear();
+  };
+  worker.on('message', (reply: Reply) => {
+    const p = pending.get(reply.id);
+    if (!p) return;
+    pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply.value);
+    else p.reject(fromWire(reply.error));
+  });
+  worker.on('error', (error) => fail(new StoreUnavailable(`the database writer thread failed: ${error.message}`, { cause: error })));
+  worker.on('exit', (code) => fail(new StoreUnavailable(`the database writer thread stopped (exit code ${code})`)));
+
+  const call = (op: Request['op'], args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (stopped) return reject(stopped);
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args } satisfies Request);
+    });
+
+  const ready = new Promise<void>((resolve, reject) => {
+    pending.set(0, {
+      resolve: (applied) => {
+        onMigrated?.(applied as string[]);
+        resolve();
+      },
+      reject,
+    });
+  });
+
+  const writer: ThreadWriter = {
+    appendBatch: async (submissions, options) => {
+      const outcomes = (await call('appendBatch', [submissions, options])) as Outcome<unknown>[];
+      return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
+    },
+    createKey: (...args) => call('createKey', args) as Promise<string>,
+    createFirstKey: (...args) => call('createFirstKey', args) as Promise<string | undefined>,
+    revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
+    probeWrite: () => call('probeWrite', []) as Promise<void>,
+    replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
+    async close() {
+      if (!stopped) await call('close', []);
+      await worker.terminate();
+    },
+    stopped: () => stopped,
+    async terminate() {
+      await worker.terminate();
+    },
+  };
+  return ready.then(
+    () => writer,
+    async (error) => {
+      await worker.terminate();
+      throw error;
+    },
+  );
+}

@@ -1,0 +1,13 @@
+// The messages between the service's event loop and its writer thread.
+import type { WireError } from './errors.ts';
+import type { Writer } from './writer.ts';
+
+export type Op = keyof Writer | 'close';
+
+export interface Request {
+  id: number;
+  op: Op;
+  args: unknown[];
+}
+
+export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };

@@ -1,0 +1,49 @@
+// The writer thread: it owns the service's one write connection, so that waiting for
+// SQLite's write lock (up to busy_timeout, 5 s) or for the disk blocks this thread and
+// never the event loop that parses, authenticates and answers. It runs one operation
+// at a time, in the order they arrive.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase, type OpenOptions } from '../database.ts';
+import { toWire } from './errors.ts';
+import type { Request, Reply } from './worker-protocol.ts';
+import { makeWriter, type Writer } from './writer.ts';
+
+const port = parentPort!;
+const { path, options } = workerData as { path: string; options: Pick<OpenOptions, 'readonly' | 'mustExist'> };
+
+let db: ReturnType<typeof openDatabase>;
+let writer: Writer;
+try {
+  let applied: string[] = [];
+  db = openDatabase(path, { ...options, onMigrated: (names) => (applied = names) });
+  writer = makeWriter(db);
+  port.postMessage({ id: 0, ok: true, value: applied } satisfies Reply);
+} catch (error) {
+  port.postMessage({ id: 0, ok: false, error: toWire(error) } satisfies Reply);
+  process.exit(1);
+}
+
+port.on('message', (request: Request) => {
+  let reply: Reply;
+  try {
+    if (request.op === 'close') {
+      db.close();
+      port.postMessage({ id: request.id, ok: true, value: undefined } satisfies Reply);
+      port.close();
+      return;
+    }
+    const value = (writer[request.op] as (...args: unknown[]) => unknown)(...request.args);
+    reply = {
+      id: request.id,
+      ok: true,
+      // A submission's own failure (a conflict, a constraint) travels as data too.
+      value:
+        request.op === 'appendBatch'
+          ? (value as { ok: boolean; error?: unknown }[]).map((o) => (o.ok ? o : { ok: false, error: toWire(o.error) }))
+          : value,
+    };
+  } catch (error) {
+    reply = { id: request.id, ok: false, error: toWire(error) };
+  }
+  port.postMessage(reply);
+});
