@@ -14,7 +14,9 @@ import { makeInventoryCache } from '../src/http/inventory-json.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { makeDatabase } from './bench/fixtures.ts';
 
-const { values } = parseArgs({ options: { pets: { type: 'string', default: '100000' }, runs: { type: 'string', default: '10' }, inline: { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { pets: { type: 'string', default: '100000' }, runs: { type: 'string', default: '10' }, inline: { type: 'boolean' } },
+});
 const PETS = Number(values.pets);
 const RUNS = Number(values.runs);
 

@@ -42,7 +42,7 @@ try {
   const BATCH = 20_000;
   let made = reuse ? await store.lastSeq() : 0;
   let seed = 42;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   while (made < EVENTS) {
     const batch: Command[] = [];
     for (let i = 0; i < BATCH && made < EVENTS; i++, made++) {
@@ -58,8 +58,10 @@ try {
   const madeIn = (performance.now() - t0) / 1000;
   const sizeMb = statSync(path).size / 1e6;
   const origin = reuse ? `reused ${path}` : `made in ${madeIn.toFixed(1)} s`;
-  console.log(`rebuild benchmark: ${EVENTS.toLocaleString('en')} events over ${PETS.toLocaleString('en')} pets ` +
-    `(database ${sizeMb.toFixed(0)} MB, ${origin}); ${RUNS} runs each, alternating, after one warm-up`);
+  console.log(
+    `rebuild benchmark: ${EVENTS.toLocaleString('en')} events over ${PETS.toLocaleString('en')} pets ` +
+      `(database ${sizeMb.toFixed(0)} MB, ${origin}); ${RUNS} runs each, alternating, after one warm-up`,
+  );
 
   const iterate = async () => {
     let rows = 0;
@@ -89,10 +91,15 @@ try {
     `${name.padEnd(28)} ${median(xs).toFixed(3).padStart(7)} s  (min ${Math.min(...xs).toFixed(3)}, max ${Math.max(...xs).toFixed(3)})`;
   console.log(row('plain iteration over rows', iterations));
   console.log(row('rebuild-projection', rebuilds));
-  console.log(`rebuild: ${rb.toFixed(3)} s (target <= 2 s: ${rb <= 2 ? 'met' : 'NOT met'}); ` +
-    `ratio rebuild / iteration: ${ratio.toFixed(2)}x (target <= 2x: ${ratio <= 2 ? 'met' : 'NOT met'})`);
+  console.log(
+    `rebuild: ${rb.toFixed(3)} s (target <= 2 s: ${rb <= 2 ? 'met' : 'NOT met'}); ` +
+      `ratio rebuild / iteration: ${ratio.toFixed(2)}x (target <= 2x: ${ratio <= 2 ? 'met' : 'NOT met'})`,
+  );
   mkdirSync('bench-results', { recursive: true });
-  writeFileSync('bench-results/rebuild.json', `${JSON.stringify({ events: EVENTS, pets: PETS, runs: RUNS, iterationSeconds: iterations, rebuildSeconds: rebuilds, medianIterationSeconds: it, medianRebuildSeconds: rb, ratio, node: process.version, date: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    'bench-results/rebuild.json',
+    `${JSON.stringify({ events: EVENTS, pets: PETS, runs: RUNS, iterationSeconds: iterations, rebuildSeconds: rebuilds, medianIterationSeconds: it, medianRebuildSeconds: rb, ratio, node: process.version, date: new Date().toISOString() }, null, 2)}\n`,
+  );
   db.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -57,7 +57,17 @@ function load(port: number, mode: 'get' | 'patch' | 'mix', seconds: number, conn
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'scripts/bench/load.ts', `http://127.0.0.1:${port}`, mode, String(seconds), String(connections), key, String(pets)],
+      [
+        '--import',
+        'tsx',
+        'scripts/bench/load.ts',
+        `http://127.0.0.1:${port}`,
+        mode,
+        String(seconds),
+        String(connections),
+        key,
+        String(pets),
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -91,9 +101,16 @@ try {
   const key = await makeDatabase(join(dir, 'service.db'), PETS);
   await makeDatabase(join(dir, 'bare.db'), PETS);
   const servicePort = await freePort();
-  const service = start(['src/server.ts'], { PORT: String(servicePort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info' });
+  const service = start(['src/server.ts'], {
+    PORT: String(servicePort),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: join(dir, 'service.db'),
+    LOG_LEVEL: 'info',
+  });
   await ready(servicePort, '/healthz');
-  const body = Buffer.from(await (await fetch(`http://127.0.0.1:${servicePort}/v1/inventory`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
+  const body = Buffer.from(
+    await (await fetch(`http://127.0.0.1:${servicePort}/v1/inventory`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer(),
+  );
   writeFileSync(join(dir, 'body.json'), body);
   const bareGetPort = await freePort();
   const bareGet = start(['scripts/bench/bare-get.ts', String(bareGetPort), join(dir, 'body.json')]);
@@ -140,8 +157,10 @@ try {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log('');
   console.log(`GET ratio service/bare: ${getRatio.toFixed(2)}x (target >= 0.8x: ${verdict(getRatio >= 0.8)})`);
-  console.log(`PATCH ratio service/bare: ${patchRatio.toFixed(2)}x req/s (target >= 4x: ${verdict(patchRatio >= 4)}); ` +
-    `p99 ${sPatch!.latency.p99} ms vs bare ${bPatch!.latency.p99} ms (target <=: ${verdict(sPatch!.latency.p99 <= bPatch!.latency.p99)})`);
+  console.log(
+    `PATCH ratio service/bare: ${patchRatio.toFixed(2)}x req/s (target >= 4x: ${verdict(patchRatio >= 4)}); ` +
+      `p99 ${sPatch!.latency.p99} ms vs bare ${bPatch!.latency.p99} ms (target <=: ${verdict(sPatch!.latency.p99 <= bPatch!.latency.p99)})`,
+  );
   console.log(`100,000 pets: peak RSS ${rss.toFixed(0)} MB (target <= 150 MB: ${verdict(rss <= 150)})`);
   console.log(`non-2xx responses and errors in every run: ${allClean ? 'none' : 'SOME'} (target: none: ${verdict(allClean)})`);
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });

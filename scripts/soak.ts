@@ -41,10 +41,24 @@ try {
   const samples: number[] = [rssMb()];
   const sampler = setInterval(() => samples.push(rssMb()), 5000);
   const result = await new Promise<any>((resolve, reject) => {
-    const load = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/load.ts', `http://127.0.0.1:${port}`, 'mix', String(SECONDS), String(values.connections), key, String(PETS)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const load = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'scripts/bench/load.ts',
+        `http://127.0.0.1:${port}`,
+        'mix',
+        String(SECONDS),
+        String(values.connections),
+        key,
+        String(PETS),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     load.stdout.on('data', (c) => (out += c));
     load.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load exited ${code}`))));
@@ -57,7 +71,9 @@ try {
   const last = avg(samples.slice(2 * third));
   const growing = last > middle * 1.1;
   const errors = result.errors + result.timeouts;
-  console.log(`requests: ${result.requests.total} (${result.requests.average.toFixed(0)} req/s), p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`);
+  console.log(
+    `requests: ${result.requests.total} (${result.requests.average.toFixed(0)} req/s), p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
+  );
   console.log(`errors: ${errors}, non-2xx: ${result.non2xx}`);
   console.log(`service RSS every 5 s (MB): ${samples.map((s) => s.toFixed(0)).join(' ')}`);
   console.log(`memory: middle third ${middle.toFixed(0)} MB, last third ${last.toFixed(0)} MB: ${growing ? 'GROWING' : 'flat'}`);

@@ -84,7 +84,14 @@ function opened(port: number): Promise<Socket> {
   });
 }
 
-async function attack(name: string, pid: number, port: number, sockets: number, pause: number, payload: (i: number) => string[]): Promise<void> {
+async function attack(
+  name: string,
+  pid: number,
+  port: number,
+  sockets: number,
+  pause: number,
+  payload: (i: number) => string[],
+): Promise<void> {
   const before = memory(pid);
   const baseSockets = socketsOf(pid);
   const t0 = Date.now();
@@ -105,7 +112,7 @@ async function attack(name: string, pid: number, port: number, sockets: number, 
   // The service may still be working through the requests (each GET renders 100,000
   // rows after its PATCH): the watch starts once it is idle, so that every request has
   // been answered into a socket that nobody reads.
-  for (let cpu = cpuOf(pid), idle = 0; idle < 2 && Date.now() - t0 < 300_000; ) {
+  for (let cpu = cpuOf(pid), idle = 0; idle < 2 && Date.now() - t0 < 300_000;) {
     await sleep(500);
     peak = Math.max(peak, memory(pid).rss);
     const used = cpuOf(pid) - cpu;
@@ -174,8 +181,7 @@ async function main(): Promise<void> {
     });
     await attack(`pipelined GET /openapi.json without a key, ${OPEN} sockets`, proc.pid!, port, OPEN, 0, () => [
       'GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20),
-    ]
-    );
+    ]);
   } finally {
     proc.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

@@ -42,10 +42,7 @@ export function buildApp({ store, logger, now = Date.now, accepting = () => true
   app.use(requireHost());
   if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
   app.use(under('/v1', bearerAuth(store.keys)));
-  for (const router of [
-    operationsRouter({ storage, openapiText, accepting }),
-    inventoryRouter({ store, commands, openapi }),
-  ]) {
+  for (const router of [operationsRouter({ storage, openapiText, accepting }), inventoryRouter({ store, commands, openapi })]) {
     app.use(router.routes());
     app.use(allowedMethods(router));
   }

@@ -39,7 +39,8 @@ function corsOriginsOf(value: string): string[] {
   if (value.trim() === '') return [];
   return value.split(',').map((item) => {
     const origin = item.trim();
-    const bad = (why: string) => new ConfigError(`CORS_ORIGINS must be comma-separated origins such as https://shop.example.com; ${JSON.stringify(origin)} ${why}`);
+    const bad = (why: string) =>
+      new ConfigError(`CORS_ORIGINS must be comma-separated origins such as https://shop.example.com; ${JSON.stringify(origin)} ${why}`);
     if (origin === '') throw bad('is empty (two commas in a row?)');
     if (origin.includes('*')) throw bad('is a wildcard: name each origin');
     let url: URL;
@@ -49,7 +50,10 @@ function corsOriginsOf(value: string): string[] {
       throw bad('is not an origin');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('is not http or https');
-    if (url.origin !== origin) throw bad(`is not written as a browser sends it: ${JSON.stringify(url.origin)} (no path, no trailing slash, lower-case host, no default port)`);
+    if (url.origin !== origin)
+      throw bad(
+        `is not written as a browser sends it: ${JSON.stringify(url.origin)} (no path, no trailing slash, lower-case host, no default port)`,
+      );
     return origin;
   });
 }

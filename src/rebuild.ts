@@ -47,7 +47,11 @@ export function replay(events: Iterable<AppliedEvent>, entries = new Map<bigint,
 }
 
 /** replay over pages of event rows, as the store reads them. */
-export async function replayPages(pages: AsyncIterable<ReplayRow[]>, entries = new Map<bigint, Entry>(), onEach?: (n: number) => void): Promise<number> {
+export async function replayPages(
+  pages: AsyncIterable<ReplayRow[]>,
+  entries = new Map<bigint, Entry>(),
+  onEach?: (n: number) => void,
+): Promise<number> {
   let count = 0;
   for await (const rows of pages) {
     for (const row of rows) {

@@ -6,9 +6,7 @@
 import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
 import type { ChainRow, InventoryStore } from './store/port.ts';
 
-export type Verdict =
-  | { ok: true; events: number; head: Digest }
-  | { ok: false; events: number; seq: number; reason: string };
+export type Verdict = { ok: true; events: number; head: Digest } | { ok: false; events: number; seq: number; reason: string };
 
 /** The rows of pages, one at a time. */
 async function* each(pages: AsyncIterable<ChainRow[]>): AsyncIterable<ChainRow> {
@@ -25,7 +23,12 @@ export async function verifyLog(store: Pick<InventoryStore, 'chainRows'>, digest
     const at = Number(seq);
     events++;
     if (prevHash !== head.hash) {
-      return { ok: false, events, seq: at, reason: `prev_hash does not link to the event before it (seq ${head.seq}): an event was removed, reordered or changed` };
+      return {
+        ok: false,
+        events,
+        seq: at,
+        reason: `prev_hash does not link to the event before it (seq ${head.seq}): an event was removed, reordered or changed`,
+      };
     }
     const expected = eventHash({ prevHash, seq, petId, version, type, data, actor, requestId, recordedAt });
     if (hash !== expected) {

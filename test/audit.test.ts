@@ -142,7 +142,10 @@ test('without filters: every QuantitySet in seq order, confirmed counts included
 test('--pet alone: one pet, an id above 2^53 exactly; an untracked pet is zero rows', async (ctx) => {
   await seedFixture(ctx.db);
   await expectListings(ctx.db, [
-    [['--pet', '1'], [4, 7, 9]],
+    [
+      ['--pet', '1'],
+      [4, 7, 9],
+    ],
     [['--pet', String(BIG)], [6]],
     [['--pet', String(BIG - 1n)], [], 'the neighbour of 2^53+1 is another pet'],
   ]);
@@ -151,7 +154,10 @@ test('--pet alone: one pet, an id above 2^53 exactly; an untracked pet is zero r
 test('--actor alone: exact match, case-sensitive', async (ctx) => {
   await seedFixture(ctx.db);
   await expectListings(ctx.db, [
-    [['--actor', 'alice'], [4, 6, 9]],
+    [
+      ['--actor', 'alice'],
+      [4, 6, 9],
+    ],
     [['--actor', 'Alice'], []],
     [['--actor', 'ali'], [], 'no prefix match'],
     [['--actor', "alice' OR '1'='1"], [], 'a value, never SQL'],
@@ -161,10 +167,19 @@ test('--actor alone: exact match, case-sensitive', async (ctx) => {
 test('--since is inclusive and --until exclusive, to the millisecond', async (ctx) => {
   await seedFixture(ctx.db);
   await expectListings(ctx.db, [
-    [['--since', '2026-11-21T10:00:00.001Z'], [5, 6, 7, 9]],
-    [['--since', '2026-11-21T10:00:00.002Z'], [6, 7, 9]],
+    [
+      ['--since', '2026-11-21T10:00:00.001Z'],
+      [5, 6, 7, 9],
+    ],
+    [
+      ['--since', '2026-11-21T10:00:00.002Z'],
+      [6, 7, 9],
+    ],
     [['--until', '2026-11-21T12:00:00Z'], [4, 5, 6], '12:00:00.000 itself is out'],
-    [['--until', '2026-11-21T12:00:00.001Z'], [4, 5, 6, 7]],
+    [
+      ['--until', '2026-11-21T12:00:00.001Z'],
+      [4, 5, 6, 7],
+    ],
     [['--since', '2026-11-21T11:59:59Z'], [6, 7, 9], 'without milliseconds the bound is .000'],
     [['--since', '2026-11-21T12:00Z', '--until', '2026-11-21T12:00:00.000Z'], [], 'an empty window'],
   ]);
@@ -202,9 +217,15 @@ test('every ISO 8601 offset form: Z, +hh:mm, +hhmm, +hh; seconds and fractions o
 test('filters combine with AND', async (ctx) => {
   await seedFixture(ctx.db);
   await expectListings(ctx.db, [
-    [['--pet', '1', '--actor', 'alice'], [4, 9]],
+    [
+      ['--pet', '1', '--actor', 'alice'],
+      [4, 9],
+    ],
     [['--actor', 'alice', '--since', '2026-11-21T10:00:00.001Z', '--until', '2026-11-21T13:00:00Z'], [6]],
-    [['--pet', '1', '--actor', 'alice', '--since', '2026-11-21T11:00:00+01:00', '--until', '2026-11-21T13:00:00.001Z'], [4, 9]],
+    [
+      ['--pet', '1', '--actor', 'alice', '--since', '2026-11-21T11:00:00+01:00', '--until', '2026-11-21T13:00:00.001Z'],
+      [4, 9],
+    ],
     [['--pet', '1', '--since', '2026-11-21T10:00:00.001Z', '--until', '2026-11-21T13:00:00Z'], [7]],
     [['--pet', '2', '--actor', 'alice'], []],
   ]);
@@ -235,7 +256,12 @@ test('--format table (the default): a header and aligned columns, numbers right-
 test('--format table measures the first 500 rows; a longer value after them overflows', async (ctx) => {
   const steps: Step[] = [{ at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 0)] }];
   for (let i = 1; i <= 501; i++) {
-    steps.push({ at: '2026-11-21T10:00:00.000Z', actor: i === 501 ? 'a-much-longer-actor' : 'bob', requestId: `r${i}`, commands: [set(1n, i)] });
+    steps.push({
+      at: '2026-11-21T10:00:00.000Z',
+      actor: i === 501 ? 'a-much-longer-actor' : 'bob',
+      requestId: `r${i}`,
+      commands: [set(1n, i)],
+    });
   }
   await seed(ctx.db, steps);
   const r = await audit(['--db', ctx.db]);
@@ -384,7 +410,10 @@ test('usage errors exit 2 with one error line and see --help, nothing on stdout;
 test('a path with no database exits 1 with a clear message and creates nothing', async (ctx) => {
   const viaOption = await audit(['--db', ctx.db]);
   expectExit(viaOption, 1, 'audit --db missing');
-  assert.is(viaOption.stderr, `error: no database at ${ctx.db}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${ctx.db}\n`);
+  assert.is(
+    viaOption.stderr,
+    `error: no database at ${ctx.db}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${ctx.db}\n`,
+  );
   assert.is(viaOption.stdout, '');
   const viaEnv = await audit(['--format', 'jsonl'], { INVENTORY_DB: ctx.db });
   expectExit(viaEnv, 1, 'INVENTORY_DB=missing audit');
@@ -399,7 +428,11 @@ test('a run never writes: the database file is byte for byte the same, the WAL s
   const before = sha256(ctx.db);
   const mtime = statSync(ctx.db).mtimeMs;
   expectExit(await audit(['--db', ctx.db]), 0, 'audit');
-  expectExit(await audit(['--format', 'jsonl', '--pet', '1', '--actor', 'bob', '--since', '2026-11-21', '--db', ctx.db]), 0, 'audit with filters');
+  expectExit(
+    await audit(['--format', 'jsonl', '--pet', '1', '--actor', 'bob', '--since', '2026-11-21', '--db', ctx.db]),
+    0,
+    'audit with filters',
+  );
   assert.is(sha256(ctx.db), before, 'the main file changed');
   assert.is(statSync(ctx.db).mtimeMs, mtime, 'the main file was touched');
   // SQLite may leave an empty -wal and a -shm beside a WAL database it read; nothing is in them.
@@ -489,8 +522,18 @@ test(`streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded m
   assert.is(r.stderr, '');
   assert.is(r.lines, ROWS);
   const pet = (p: number) => String(BIG + BigInt(p));
-  assert.ok(r.first.startsWith(`{"seq":${PETS + 1},"recorded_at":"2026-11-21T10:00:00.000Z","pet_id":${pet(1)},"previous_quantity":0,"quantity":0,"delta":0,`), r.first);
-  assert.ok(r.last.startsWith(`{"seq":${PETS + ROWS},"recorded_at":"2026-11-21T10:00:00.000Z","pet_id":${pet(PETS)},"previous_quantity":899,"quantity":999,"delta":100,`), r.last);
+  assert.ok(
+    r.first.startsWith(
+      `{"seq":${PETS + 1},"recorded_at":"2026-11-21T10:00:00.000Z","pet_id":${pet(1)},"previous_quantity":0,"quantity":0,"delta":0,`,
+    ),
+    r.first,
+  );
+  assert.ok(
+    r.last.startsWith(
+      `{"seq":${PETS + ROWS},"recorded_at":"2026-11-21T10:00:00.000Z","pet_id":${pet(PETS)},"previous_quantity":899,"quantity":999,"delta":100,`,
+    ),
+    r.last,
+  );
 
   if (r.peakKiB === undefined || empty.peakKiB === undefined) {
     // GNU time is not installed (it is not part of Node, and not on every system): every
@@ -507,7 +550,10 @@ test(`streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded m
   // Measured: a streaming child needs about the output's size more (SQLite's sorter for
   // ORDER BY seq, capped by its cache size); one that wrote without waiting for 'drain'
   // held 4 to 5 times the output (strings and write buffers).
-  assert.ok(extraMiB < 2 * outputMiB, `the child held ${extraMiB.toFixed(1)} MiB more than with no rows, for ${outputMiB.toFixed(1)} MiB of output`);
+  assert.ok(
+    extraMiB < 2 * outputMiB,
+    `the child held ${extraMiB.toFixed(1)} MiB more than with no rows, for ${outputMiB.toFixed(1)} MiB of output`,
+  );
 });
 
 test.run();

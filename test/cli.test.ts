@@ -84,7 +84,10 @@ function cliSuite(name: string) {
 function query<T = Record<string, unknown>>(path: string, sql: string, ...params: unknown[]): T[] {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare(sql).safeIntegers(true).all(...params) as T[];
+    return db
+      .prepare(sql)
+      .safeIntegers(true)
+      .all(...params) as T[];
   } finally {
     db.close();
   }
@@ -300,11 +303,7 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(
     file,
-    JSON.stringify([
-      { petId: 1 },
-      { petId: '9007199254740993', status: 'sold', quantity: 3 },
-      { petId: 2, status: 'pending' },
-    ]),
+    JSON.stringify([{ petId: 1 }, { petId: '9007199254740993', status: 'sold', quantity: 3 }, { petId: 2, status: 'pending' }]),
   );
   const r = script('track', ['--file', file, '--db', ctx.db]);
   expectExit(r, 0, 'track --file pets.json');
@@ -326,7 +325,10 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
 
 trackFile('JSON numbers count as written: 2e1 and 5.0 are integers, a bare id above 2^53 stays exact', (ctx) => {
   const file = join(ctx.dir, 'pets.json');
-  writeFileSync(file, '[{"petId": 2e1, "quantity": 5.0}, {"petId": 9007199254740993}, {"petId": 9223372036854775807, "quantity": 2.147483647e9}]');
+  writeFileSync(
+    file,
+    '[{"petId": 2e1, "quantity": 5.0}, {"petId": 9007199254740993}, {"petId": 9223372036854775807, "quantity": 2.147483647e9}]',
+  );
   createDb(ctx.db);
   const r = script('track', ['--file', file, '--db', ctx.db]);
   expectExit(r, 0, 'track --file with written numbers');
@@ -377,11 +379,23 @@ trackFile('a file with one bad row exits 1, names the problem and tracks nothing
     ['duplicate.csv', 'petId,status,quantity\n1,,\n2,,\n1,sold,4\n', /line 4: pet 1 appears again/],
     ['duplicate-member.json', '[{"petId": 20, "petId": 21}]', /line 1, column 16: member "petId" appears more than once/],
     ['duplicate-escaped.json', '[{"petId": 20, "quantity": 1, "\\u0071uantity": 2}]', /member "quantity" appears more than once/],
-    ['rounded-fraction.json', '[{"petId": 1, "quantity": 2147483647.0000001}]', /item 0: quantity must be an integer from 0 to 2147483647, not 2147483647.0000001/],
+    [
+      'rounded-fraction.json',
+      '[{"petId": 1, "quantity": 2147483647.0000001}]',
+      /item 0: quantity must be an integer from 0 to 2147483647, not 2147483647.0000001/,
+    ],
     ['tiny-fraction.json', '[{"petId": 1, "quantity": 1e-400}]', /item 0: quantity must be an integer/],
-    ['id-fraction.json', '[{"petId": 9007199254740993.5}]', /item 0: petId must be an integer from 1 to 9223372036854775807, not 9007199254740993.5/],
+    [
+      'id-fraction.json',
+      '[{"petId": 9007199254740993.5}]',
+      /item 0: petId must be an integer from 1 to 9223372036854775807, not 9007199254740993.5/,
+    ],
     ['id-too-big.json', '[{"petId": 9223372036854775808}]', /item 0: petId must be an integer from 1 to 9223372036854775807/],
-    ['malformed.json', '[\n  {"petId": 1},\n  {"petId": 2,}\n]', /not valid JSON: expected a member name in double quotes, found "}" at line 3, column 15/],
+    [
+      'malformed.json',
+      '[\n  {"petId": 1},\n  {"petId": 2,}\n]',
+      /not valid JSON: expected a member name in double quotes, found "}" at line 3, column 15/,
+    ],
     ['wrong-header.csv', 'id,status,quantity\n1,,\n', /CSV header must be petId,status,quantity/],
   ];
   for (const [name, text, message] of cases) {
@@ -411,9 +425,7 @@ trackFile('a file holding a pet that is tracked already exits 1 and tracks nothi
   assert.match(r.stderr, /nothing was tracked/);
   assert.is(r.stdout, '');
   assert.is(countEvents(ctx.db), 1n, 'pet 6 was not tracked either');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, version FROM inventory'), [
-    { pet_id: 7n, quantity: 4n, version: 1n },
-  ]);
+  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, version FROM inventory'), [{ pet_id: 7n, quantity: 4n, version: 1n }]);
 });
 
 trackFile.run();
@@ -454,9 +466,7 @@ setStatus('an untracked pet exits 1; a bad status exits 2; nothing is appended',
   expectUsageError(script('set-status', ['5', 'lost', '--db', ctx.db]), /STATUS must be available, pending or sold/, 'set-status 5 lost');
 
   assert.is(countEvents(ctx.db), 1n);
-  assert.equal(query(ctx.db, 'SELECT quantity, status, version FROM inventory'), [
-    { quantity: 4n, status: 'available', version: 1n },
-  ]);
+  assert.equal(query(ctx.db, 'SELECT quantity, status, version FROM inventory'), [{ quantity: 4n, status: 'available', version: 1n }]);
 });
 
 setStatus.run();
@@ -537,7 +547,11 @@ rebuild('a path with no database is an error (exit 1) and creates nothing', (ctx
 rebuild('a database path under a plain file is one error line in plain words', (ctx) => {
   writeFileSync(join(ctx.dir, 'plain'), '');
   const r = script('migrate', ['--db', join(ctx.dir, 'plain', 'x.db')]);
-  expectFailure(r, /^error: cannot open .*x\.db: .*plain is a file, not a directory: check --db or INVENTORY_DB\n$/, 'migrate under a file');
+  expectFailure(
+    r,
+    /^error: cannot open .*x\.db: .*plain is a file, not a directory: check --db or INVENTORY_DB\n$/,
+    'migrate under a file',
+  );
   assert.not.match(r.stderr, RAW_NODE);
   assert.is(r.stdout, '', 'nothing is reported as created');
 });

@@ -7,8 +7,7 @@ import { PetAlreadyTracked, PetNotTracked, VersionMismatch } from '../src/domain
 import { parsePetId, type DomainEvent, type EntryState } from '../src/domain/events.ts';
 import { evolve } from '../src/domain/evolve.ts';
 
-const given = (...events: DomainEvent[]): EntryState | undefined =>
-  events.reduce<EntryState | undefined>(evolve, undefined);
+const given = (...events: DomainEvent[]): EntryState | undefined => events.reduce<EntryState | undefined>(evolve, undefined);
 const tracked: DomainEvent = { type: 'PetTracked', data: { quantity: 3, status: 'available' } };
 
 const rules = suite('decide');
@@ -20,20 +19,22 @@ rules('TrackPet on a new pet: PetTracked', () => {
 
 rules('TrackPet on a tracked pet is refused', () => {
   const command: Command = { type: 'TrackPet', petId: 1n, quantity: 0, status: 'sold' };
-  assert.throws(() => decide(command, given(tracked)), (e: unknown) => e instanceof PetAlreadyTracked);
+  assert.throws(
+    () => decide(command, given(tracked)),
+    (e: unknown) => e instanceof PetAlreadyTracked,
+  );
 });
 
 rules('SetQuantity on a tracked pet: QuantitySet, also when the quantity is the same', () => {
-  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given(tracked)), [
-    { type: 'QuantitySet', data: { quantity: 9 } },
-  ]);
-  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 3 }, given(tracked)), [
-    { type: 'QuantitySet', data: { quantity: 3 } },
-  ]);
+  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given(tracked)), [{ type: 'QuantitySet', data: { quantity: 9 } }]);
+  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 3 }, given(tracked)), [{ type: 'QuantitySet', data: { quantity: 3 } }]);
 });
 
 rules('SetQuantity on an untracked pet is refused', () => {
-  assert.throws(() => decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given()), (e: unknown) => e instanceof PetNotTracked);
+  assert.throws(
+    () => decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given()),
+    (e: unknown) => e instanceof PetNotTracked,
+  );
 });
 
 rules('SetQuantity with a precondition: refused unless the version satisfies it', () => {
@@ -45,14 +46,18 @@ rules('SetQuantity with a precondition: refused unless the version satisfies it'
     (e: unknown) => e instanceof VersionMismatch && e.currentVersion === 2,
   );
   // Not tracked beats a failed precondition (404 before 412).
-  assert.throws(() => decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, given()), (e: unknown) => e instanceof PetNotTracked);
+  assert.throws(
+    () => decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, given()),
+    (e: unknown) => e instanceof PetNotTracked,
+  );
 });
 
 rules('SetStatus: StatusSet on a tracked pet, refused on an untracked one', () => {
-  assert.equal(decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given(tracked)), [
-    { type: 'StatusSet', data: { status: 'sold' } },
-  ]);
-  assert.throws(() => decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given()), (e: unknown) => e instanceof PetNotTracked);
+  assert.equal(decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given(tracked)), [{ type: 'StatusSet', data: { status: 'sold' } }]);
+  assert.throws(
+    () => decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given()),
+    (e: unknown) => e instanceof PetNotTracked,
+  );
 });
 
 rules.run();

@@ -100,7 +100,10 @@ function fill(template: string, rt: Runtime, petId: string): string {
   return template
     .replaceAll('{KEY}', rt.key)
     .replaceAll('{KEY_CUT}', rt.key.slice(0, -1))
-    .replaceAll('{KEY_CASE}', rt.key.replace(/[a-z]/, (c) => c.toUpperCase()).replace(/^[^a-z]*$/, (k) => `${k}x`))
+    .replaceAll(
+      '{KEY_CASE}',
+      rt.key.replace(/[a-z]/, (c) => c.toUpperCase()).replace(/^[^a-z]*$/, (k) => `${k}x`),
+    )
     .replaceAll('{LIST}', rt.listEtag)
     .replace(/\{VER([+-]\d+)?\}/g, (_, d: string | undefined) => String(rt.versionOf(petId) + Number(d ?? 0)));
 }
@@ -135,7 +138,10 @@ async function snapshot(t: TestApp): Promise<Snapshot> {
   const res = await t.get();
   assert.is(res.status, 200, `GET /v1/inventory answers (${res.text})`);
   assert.match(res.text, /^\[(\{"petId":\d+,"quantity":\d+,"status":"(available|pending|sold)"\},?)*\]$/);
-  const row = t.db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM events').safeIntegers(true).get() as { n: bigint; last: bigint };
+  const row = t.db.prepare('SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM events').safeIntegers(true).get() as {
+    n: bigint;
+    last: bigint;
+  };
   return { events: Number(row.n), lastSeq: row.last, inventory: res.text, etag: String(res.headers.etag) };
 }
 
@@ -242,14 +248,16 @@ async function timedSend(port: number, options: Parameters<typeof send>[1]): Pro
   };
 }
 
-
 function tally(seen: Map<number, number>, status: number): void {
   seen.set(status, (seen.get(status) ?? 0) + 1);
 }
 
 function report(name: string, seen: Map<number, number>): void {
   if (process.env.FUZZ_VERBOSE) {
-    const counts = [...seen].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(' ');
+    const counts = [...seen]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}:${n}`)
+      .join(' ');
     process.stderr.write(`\n  ${name}: ${counts}\n`);
   }
 }
@@ -271,16 +279,63 @@ const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String
 const oddText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({ unit: fc.oneof(loneSurrogate, fc.constantFrom('\u0000', '\u200b', '\ufeff', '\u2028', 'é', '７', '٧', '\u{1F600}')), maxLength: 6 }),
+  fc.string({
+    unit: fc.oneof(loneSurrogate, fc.constantFrom('\u0000', '\u200b', '\ufeff', '\u2028', 'é', '７', '٧', '\u{1F600}')),
+    maxLength: 6,
+  }),
 );
 
 const SPECIAL_IDS = [
-  '0', '-0', '00', '007', '0007', '-1', '-7', '-9223372036854775808', '9223372036854775808',
-  '18446744073709551615', '18446744073709551616', '99999999999999999999', '9007199254740992',
-  '9007199254740993', '9007199254740994', '9.007199254740993e15', '9.223372036854775807E18',
-  '1e3', '7e0', '7E0', '7.0', '7.', '.7', '+7', '0x7', '0b1', '0o7', 'Infinity', 'NaN', 'abc',
-  '7a', '%37', '%zz', '%', '%0', '%00', '%2F', '7%00', '7%2F8', '%E2%80%8B7', '%EF%BC%97', '٧',
-  '７', '7 ', ' 7', '%207', '..', '.', '1_000', '1,000',
+  '0',
+  '-0',
+  '00',
+  '007',
+  '0007',
+  '-1',
+  '-7',
+  '-9223372036854775808',
+  '9223372036854775808',
+  '18446744073709551615',
+  '18446744073709551616',
+  '99999999999999999999',
+  '9007199254740992',
+  '9007199254740993',
+  '9007199254740994',
+  '9.007199254740993e15',
+  '9.223372036854775807E18',
+  '1e3',
+  '7e0',
+  '7E0',
+  '7.0',
+  '7.',
+  '.7',
+  '+7',
+  '0x7',
+  '0b1',
+  '0o7',
+  'Infinity',
+  'NaN',
+  'abc',
+  '7a',
+  '%37',
+  '%zz',
+  '%',
+  '%0',
+  '%00',
+  '%2F',
+  '7%00',
+  '7%2F8',
+  '%E2%80%8B7',
+  '%EF%BC%97',
+  '٧',
+  '７',
+  '7 ',
+  ' 7',
+  '%207',
+  '..',
+  '.',
+  '1_000',
+  '1,000',
 ];
 
 const idArb: fc.Arbitrary<string> = fc.oneof(
@@ -295,18 +350,66 @@ const idArb: fc.Arbitrary<string> = fc.oneof(
 );
 
 const segment = fc.oneof(
-  fc.constantFrom('v1', 'V1', 'inventory', 'Inventory', 'INVENTORY', '', '.', '..', '%2e', '%2E%2E', '%2F', '%2f',
-    '%5C', '\\', '%00', '%zz', '%', ';', ';x=1', 'healthz', 'readyz', 'openapi.json', 'v2', '~', '*', '%76%31'),
+  fc.constantFrom(
+    'v1',
+    'V1',
+    'inventory',
+    'Inventory',
+    'INVENTORY',
+    '',
+    '.',
+    '..',
+    '%2e',
+    '%2E%2E',
+    '%2F',
+    '%2f',
+    '%5C',
+    '\\',
+    '%00',
+    '%zz',
+    '%',
+    ';',
+    ';x=1',
+    'healthz',
+    'readyz',
+    'openapi.json',
+    'v2',
+    '~',
+    '*',
+    '%76%31',
+  ),
   idArb,
   oddText,
 );
 
 const PATHS = [
-  '/v1/inventory', '/v1/inventory/', '/v1/inventory?x=1', '/v1', '/v1/', '/', '/healthz', '/readyz',
-  '/openapi.json', '/V1/inventory', '//v1/inventory', '/v1//inventory', '/v1/./inventory',
-  '/v1/../v1/inventory', '/v1/inventory/7/', '/v1/inventory/7/8', '/v1/inventory/7?quantity=1',
-  '/v1%2Finventory', '/%76%31/inventory', '/v1/inventory%2F7', '/v1/inventory/7#frag', '*',
-  '/v1/inventory/../inventory/7', '/v1/inventory/%2e%2e/7', '/healthz/', '/HEALTHZ', '/v1/openapi.json',
+  '/v1/inventory',
+  '/v1/inventory/',
+  '/v1/inventory?x=1',
+  '/v1',
+  '/v1/',
+  '/',
+  '/healthz',
+  '/readyz',
+  '/openapi.json',
+  '/V1/inventory',
+  '//v1/inventory',
+  '/v1//inventory',
+  '/v1/./inventory',
+  '/v1/../v1/inventory',
+  '/v1/inventory/7/',
+  '/v1/inventory/7/8',
+  '/v1/inventory/7?quantity=1',
+  '/v1%2Finventory',
+  '/%76%31/inventory',
+  '/v1/inventory%2F7',
+  '/v1/inventory/7#frag',
+  '*',
+  '/v1/inventory/../inventory/7',
+  '/v1/inventory/%2e%2e/7',
+  '/healthz/',
+  '/HEALTHZ',
+  '/v1/openapi.json',
 ];
 
 const pathArb: fc.Arbitrary<string> = fc.oneof(
@@ -323,7 +426,11 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
     // A few KB of path (well under node's 16 KiB header limit).
     weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom('/v1/inventory/', '/v1/', '/'), fc.integer({ min: 1000, max: 6000 }), fc.constantFrom('a', '7', '/', '%2F', '../', 'é', '%zz'))
+      .tuple(
+        fc.constantFrom('/v1/inventory/', '/v1/', '/'),
+        fc.integer({ min: 1000, max: 6000 }),
+        fc.constantFrom('a', '7', '/', '%2F', '../', 'é', '%zz'),
+      )
       .map(([p, n, c]) => encodeTarget(p + c.repeat(Math.ceil(n / Math.max(1, utf8AsLatin1(encodeTarget(c)).length))))),
   },
   { weight: 1, arbitrary: oddText.map((s) => encodeTarget(`/${s}`)) },
@@ -338,15 +445,34 @@ const schemeArb = fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR', 'BeArE
 const authArb: fc.Arbitrary<string | undefined> = fc.oneof(
   {
     weight: 14,
-    arbitrary: fc.tuple(schemeArb, fc.constantFrom(' ', '  ', ' ', ' '), fc.constantFrom('', ' ')).map(([s, sep, pad]) => `${pad}${s}${sep}{KEY}${pad}`),
+    arbitrary: fc
+      .tuple(schemeArb, fc.constantFrom(' ', '  ', ' ', ' '), fc.constantFrom('', ' '))
+      .map(([s, sep, pad]) => `${pad}${s}${sep}{KEY}${pad}`),
   },
   { weight: 2, arbitrary: fc.constant(undefined) },
   {
     weight: 4,
     arbitrary: fc.oneof(
-      fc.constantFrom('', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token {KEY}', '{KEY}', 'Bearer {KEY}x', 'Bearer x{KEY}',
-        'Bearer {KEY} extra', 'Bearer {KEY},{KEY}', 'Bearer {KEY_CUT}', 'Bearer {KEY_CASE}', 'Bearer\t{KEY}', 'Bearer "{KEY}"',
-        'Bearer={KEY}', 'Bearer pinv_0000000000000000000000000000', 'Bearer ====', 'Bearer a/b+c=='),
+      fc.constantFrom(
+        '',
+        'Bearer',
+        'Bearer ',
+        'Basic dXNlcjpwYXNz',
+        'Token {KEY}',
+        '{KEY}',
+        'Bearer {KEY}x',
+        'Bearer x{KEY}',
+        'Bearer {KEY} extra',
+        'Bearer {KEY},{KEY}',
+        'Bearer {KEY_CUT}',
+        'Bearer {KEY_CASE}',
+        'Bearer\t{KEY}',
+        'Bearer "{KEY}"',
+        'Bearer={KEY}',
+        'Bearer pinv_0000000000000000000000000000',
+        'Bearer ====',
+        'Bearer a/b+c==',
+      ),
       fc.tuple(schemeArb, headerValue(60)).map(([s, v]) => `${s} ${v}`),
       headerValue(60),
     ),
@@ -357,15 +483,35 @@ const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 10, arbitrary: fc.constant('application/json') },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON',
-      'application/json; charset="utf-8"', 'application/json; charset=utf8'),
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'APPLICATION/JSON',
+      'application/json; charset="utf-8"',
+      'application/json; charset=utf8',
+    ),
   },
   { weight: 2, arbitrary: fc.tuple(fc.stringMatching(/^[a-z]{1,8}$/), headerValue(20)).map(([k, v]) => `application/json; ${k}=${v}`) },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('text/plain', '', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/jsonx',
-      'application/json; charset=latin1', 'application/json; charset=utf-16', 'application/json; foo', 'application/json;', '*/*',
-      'json', 'application/*', ';', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'text/json'),
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      '',
+      'application/x-www-form-urlencoded',
+      'application/merge-patch+json',
+      'application/jsonx',
+      'application/json; charset=latin1',
+      'application/json; charset=utf-16',
+      'application/json; foo',
+      'application/json;',
+      '*/*',
+      'json',
+      'application/*',
+      ';',
+      'multipart/form-data; boundary=x',
+      'application/json, text/plain',
+      'text/json',
+    ),
   },
   { weight: 1, arbitrary: headerValue(80) },
   { weight: 1, arbitrary: fc.integer({ min: 1000, max: 4000 }).map((n) => `application/json; x=${'a'.repeat(n)}`) },
@@ -397,33 +543,98 @@ const ifMatchArb = sometimes(
 const ifNoneMatchArb = sometimes(fc.oneof(fc.constantFrom('*', '{LIST}', 'W/{LIST}', '"x", {LIST}', '"nope"'), headerValue(30)), 20);
 
 const RESERVED_HEADERS = new Set([
-  'content-length', 'transfer-encoding', 'authorization', 'content-type', 'connection', 'upgrade', 'expect',
-  'x-request-id', 'if-match', 'if-none-match', 'te', 'trailer', 'keep-alive', 'content-encoding', 'host',
+  'content-length',
+  'transfer-encoding',
+  'authorization',
+  'content-type',
+  'connection',
+  'upgrade',
+  'expect',
+  'x-request-id',
+  'if-match',
+  'if-none-match',
+  'te',
+  'trailer',
+  'keep-alive',
+  'content-encoding',
+  'host',
 ]);
 
 const extraHeaderArb: fc.Arbitrary<[string, string]> = fc.oneof(
-  { weight: 8, arbitrary: fc.tuple(tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())), headerValue()) },
+  {
+    weight: 8,
+    arbitrary: fc.tuple(
+      tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())),
+      headerValue(),
+    ),
+  },
   // Anything but 100-continue is answered 417 (node-server.ts's checkExpectation).
-  { weight: 1, arbitrary: fc.tuple(fc.constant('Expect'), fc.constantFrom('100-continue', '100-Continue', '100-continue', '100-continue', 'foo', '')) },
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.constant('Content-Encoding'), fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-gzip', 'compress', 'gzip, gzip', 'IDENTITY', '')),
+    arbitrary: fc.tuple(fc.constant('Expect'), fc.constantFrom('100-continue', '100-Continue', '100-continue', '100-continue', 'foo', '')),
   },
-  { weight: 1, arbitrary: fc.tuple(fc.constant('Host'), fc.oneof(headerValue(), fc.constantFrom('', 'localhost', '[::1]', 'a'.repeat(300)))) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.constant('Content-Encoding'),
+      fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-gzip', 'compress', 'gzip, gzip', 'IDENTITY', ''),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constant('Host'), fc.oneof(headerValue(), fc.constantFrom('', 'localhost', '[::1]', 'a'.repeat(300)))),
+  },
   {
     weight: 2,
     arbitrary: fc.tuple(
-      fc.constantFrom('Accept', 'Accept-Encoding', 'Cookie', 'Origin', 'Range', 'X-HTTP-Method-Override', 'X-Forwarded-Proto',
-        'Forwarded', 'If-Modified-Since', 'If-Unmodified-Since', 'Cache-Control', 'X-Original-URL', 'Accept-Charset'),
+      fc.constantFrom(
+        'Accept',
+        'Accept-Encoding',
+        'Cookie',
+        'Origin',
+        'Range',
+        'X-HTTP-Method-Override',
+        'X-Forwarded-Proto',
+        'Forwarded',
+        'If-Modified-Since',
+        'If-Unmodified-Since',
+        'Cache-Control',
+        'X-Original-URL',
+        'Accept-Charset',
+      ),
       headerValue(),
     ),
   },
 );
 
 const SPECIAL_NUMBERS = [
-  '1e400', '-1e400', '123456789012345678901234567890', '-0', '1e-400', '0.0', '5.0', '1E3', '2147483647',
-  '2147483648', '-1', '9007199254740993', '0x10', 'NaN', 'Infinity', '01', '.5', '5.', '+1', '-', '1e', '5.0000000000000001',
-  '2147483647.0000001', '0e0', '-0.0', '4294967296', '-2147483648',
+  '1e400',
+  '-1e400',
+  '123456789012345678901234567890',
+  '-0',
+  '1e-400',
+  '0.0',
+  '5.0',
+  '1E3',
+  '2147483647',
+  '2147483648',
+  '-1',
+  '9007199254740993',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '01',
+  '.5',
+  '5.',
+  '+1',
+  '-',
+  '1e',
+  '5.0000000000000001',
+  '2147483647.0000001',
+  '0e0',
+  '-0.0',
+  '4294967296',
+  '-2147483648',
 ];
 
 const quantityValueArb = fc.oneof(
@@ -444,7 +655,18 @@ const validQuantityArb: fc.Arbitrary<[string, number]> = fc.oneof(
       .tuple(fc.integer({ min: 0, max: 2147483647 }), fc.constantFrom('.0', 'e0', 'E0', '.000', 'e+0', 'e-0', '.0e0'))
       .map(([q, s]): [string, number] => [`${q}${s}`, q]),
   },
-  { weight: 1, arbitrary: fc.constantFrom<[string, number]>(['-0', 0], ['0.0', 0], ['-0.0', 0], ['0e5', 0], ['1e3', 1000], ['2147483647.0', 2147483647], ['2.147483647e9', 2147483647]) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<[string, number]>(
+      ['-0', 0],
+      ['0.0', 0],
+      ['-0.0', 0],
+      ['0e5', 0],
+      ['1e3', 1000],
+      ['2147483647.0', 2147483647],
+      ['2.147483647e9', 2147483647],
+    ),
+  },
 );
 
 const validBodyArb = fc
@@ -471,15 +693,39 @@ const jsonishBody: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.constantFrom(
-      '', '{}', '[]', 'null', '5', '"quantity"', '{"quantity":1,"quantity":2}', '{"quantity":1,"\\u0071uantity":1}',
-      '{"quantity":1,"__proto__":{"x":1}}', '{"__proto__":{"quantity":1}}', '{"quantity":1,"constructor":{"prototype":{}}}',
-      '{"constructor":1,"quantity":1}', '{"quantity":"\\ud800"}', '{"\\u0000":1}', '{"quantity":1,"x":"\\u0000"}',
-      '{"quantity":1,"x":"\u0000"}', '{"quantity":1}\u0000', '\ufeff{"quantity":1}', '\ufeff\ufeff{"quantity":1}', '{quantity:1}',
-      "{'quantity':1}", 'quantity=1', '   ', 'prototype', '{"quantity":1}{"quantity":2}', '{"quantity":1}}',
+      '',
+      '{}',
+      '[]',
+      'null',
+      '5',
+      '"quantity"',
+      '{"quantity":1,"quantity":2}',
+      '{"quantity":1,"\\u0071uantity":1}',
+      '{"quantity":1,"__proto__":{"x":1}}',
+      '{"__proto__":{"quantity":1}}',
+      '{"quantity":1,"constructor":{"prototype":{}}}',
+      '{"constructor":1,"quantity":1}',
+      '{"quantity":"\\ud800"}',
+      '{"\\u0000":1}',
+      '{"quantity":1,"x":"\\u0000"}',
+      '{"quantity":1,"x":"\u0000"}',
+      '{"quantity":1}\u0000',
+      '\ufeff{"quantity":1}',
+      '\ufeff\ufeff{"quantity":1}',
+      '{quantity:1}',
+      "{'quantity':1}",
+      'quantity=1',
+      '   ',
+      'prototype',
+      '{"quantity":1}{"quantity":2}',
+      '{"quantity":1}}',
     ),
   },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 2040 }).map((d) => `{"quantity":${nested(d)}}`) },
-  { weight: 1, arbitrary: fc.constantFrom(nested(10000), `{"quantity":${nested(10000)}}`, nested(2047), '{"a":'.repeat(600) + '1' + '}'.repeat(600)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(nested(10000), `{"quantity":${nested(10000)}}`, nested(2047), '{"a":'.repeat(600) + '1' + '}'.repeat(600)),
+  },
   { weight: 1, arbitrary: fc.tuple(fc.json(), fc.nat()).map(([s, k]) => s.slice(0, k % Math.max(1, s.length))) },
   {
     // Around the 4 KiB limit: ASCII padding, or multi-byte characters across it.
@@ -488,7 +734,12 @@ const jsonishBody: fc.Arbitrary<string> = fc.oneof(
       const base = c === ' ' ? '{"quantity":1' : '{"quantity":1,"x":"';
       const end = c === ' ' ? '}' : '"}';
       const target = LIMIT + d - Buffer.byteLength(base + end);
-      return base + c.repeat(Math.max(0, Math.floor(target / Buffer.byteLength(c)))) + ' '.repeat(Math.max(0, target % Buffer.byteLength(c))) + end;
+      return (
+        base +
+        c.repeat(Math.max(0, Math.floor(target / Buffer.byteLength(c)))) +
+        ' '.repeat(Math.max(0, target % Buffer.byteLength(c))) +
+        end
+      );
     }),
   },
   { weight: 1, arbitrary: fc.tuple(fc.json(), fc.json()).map(([k, v]) => `{"quantity":1,${JSON.stringify(k)}:${v}}`) },
@@ -528,9 +779,13 @@ const petIdText = fc.oneof(
   fc.bigInt({ min: 1n, max: MAX }).map(String),
   fc.integer({ min: -3, max: 3 }).map((d) => String(TWO_63 + BigInt(d))),
   fc.integer({ min: -3, max: 3 }).map((d) => String(TWO_53 + BigInt(d))),
-  fc.tuple(fc.bigInt({ min: 0n, max: MAX }), fc.constantFrom('', ' ', '\n', 'e0', '.0', 'n', '\u0000'), fc.constantFrom('', '0', '+', '-', ' ', '\ufeff')).map(
-    ([b, suffix, prefix]) => `${prefix}${b}${suffix}`,
-  ),
+  fc
+    .tuple(
+      fc.bigInt({ min: 0n, max: MAX }),
+      fc.constantFrom('', ' ', '\n', 'e0', '.0', 'n', '\u0000'),
+      fc.constantFrom('', '0', '+', '-', ' ', '\ufeff'),
+    )
+    .map(([b, suffix, prefix]) => `${prefix}${b}${suffix}`),
   fc.constantFrom(...SPECIAL_IDS),
 );
 
@@ -574,7 +829,15 @@ pure('duplicateMember: a member written twice into an object is found, however i
       fc.jsonValue({ maxDepth: 2 }),
       fc.boolean(),
       fc.constantFrom('', ' ', '\n\t '),
-      fc.constantFrom('@', '[1,@]', '{"a":@}', '[[{"x":[@]}]]', '{"x":{"y":1},"z":@}', '[{"x":1},{"x":@}]', '{"s":"{\\"k\\":1,\\"k\\":2}","v":@}'),
+      fc.constantFrom(
+        '@',
+        '[1,@]',
+        '{"a":@}',
+        '[[{"x":[@]}]]',
+        '{"x":{"y":1},"z":@}',
+        '[{"x":1},{"x":@}]',
+        '{"s":"{\\"k\\":1,\\"k\\":2}","v":@}',
+      ),
       (dict, pick, position, duplicateValue, escaped, ws, wrapper) => {
         const names = Object.keys(dict);
         const name = names[pick % names.length]!;
@@ -603,7 +866,10 @@ const http = appSuite('fuzz: hostile HTTP input', {
   // tester's key; no 5xx was logged; no key in the logs.
   then: async (t) => {
     const events = t.events();
-    assert.equal(events.slice(0, PETS.length).map((e) => e.type), PETS.map(() => 'PetTracked'));
+    assert.equal(
+      events.slice(0, PETS.length).map((e) => e.type),
+      PETS.map(() => 'PetTracked'),
+    );
     for (const e of events.slice(PETS.length)) {
       assert.is(e.type, 'QuantitySet');
       assert.is(e.actor, 'tester');
@@ -718,14 +984,48 @@ const EXPECTED: Record<Fault, [number, string[]]> = {
 
 /** Bodies that must be refused with a 400 (they are at most 4 KiB). */
 const invalidQuantity = fc.oneof(
-  fc.constantFrom('"5"', 'true', 'false', 'null', '1.5', '-1', '2147483648', '1e400', '-1e400', '123456789012345678901234567890', '[]',
-    '{}', '[5]', '{"quantity":5}', '5e-1', '0.5', '-0.5', '2147483647.5', '2.147483648e9', '""', '"\\ud800"', '"\\u0000"', '1e10',
-    '01', '+1', '.5', '0x10', 'NaN', 'Infinity', '-', '5.', '1e'),
+  fc.constantFrom(
+    '"5"',
+    'true',
+    'false',
+    'null',
+    '1.5',
+    '-1',
+    '2147483648',
+    '1e400',
+    '-1e400',
+    '123456789012345678901234567890',
+    '[]',
+    '{}',
+    '[5]',
+    '{"quantity":5}',
+    '5e-1',
+    '0.5',
+    '-0.5',
+    '2147483647.5',
+    '2.147483648e9',
+    '""',
+    '"\\ud800"',
+    '"\\u0000"',
+    '1e10',
+    '01',
+    '+1',
+    '.5',
+    '0x10',
+    'NaN',
+    'Infinity',
+    '-',
+    '5.',
+    '1e',
+  ),
   fc.integer({ max: -1 }).map(String),
   fc.bigInt({ min: 2147483648n, max: 10n ** 40n }).map(String),
   fc.tuple(fc.integer({ min: 0, max: 2147483646 }), fc.integer({ min: 1, max: 9 })).map(([n, d]) => `${n}.${d}`),
   fc.string().map((s) => JSON.stringify(s)),
-  fc.jsonValue({ maxDepth: 2 }).filter((v) => typeof v !== 'number').map((v) => JSON.stringify(v)),
+  fc
+    .jsonValue({ maxDepth: 2 })
+    .filter((v) => typeof v !== 'number')
+    .map((v) => JSON.stringify(v)),
   fc.integer({ min: 1, max: 2000 }).map((d) => nested(d)),
 );
 
@@ -743,14 +1043,42 @@ const invalidBodyArb: fc.Arbitrary<BodyCase> = fc.oneof(
   { weight: 5, arbitrary: invalidQuantity.map((v) => ({ text: `{"quantity":${v}}` })) },
   {
     weight: 4,
-    arbitrary: fc.constantFrom(
-      '', '{}', '[]', 'null', '5', '"quantity"', '{"qty":1}', '[{"quantity":1}]', '{"quantity":1,"quantity":2}',
-      '{"quantity":1,"\\u0071uantity":1}', '{"quantity":"x","quantity":5}', '{"quantity":1,"__proto__":{"x":1}}',
-      '{"__proto__":{"quantity":1}}', '{"quantity":1,"constructor":{"prototype":{}}}', '{"constructor":1,"quantity":1}',
-      '{"quantity":1,"status":"sold"}', '{quantity:1}', "{'quantity':1}", 'quantity=1', '   ', '{"quantity":1}}', '{"quantity":1},',
-      '{"quantity":1}\u0000', '\u0000{"quantity":1}', '{"quantity":"1\u0000"}', '{"quantity\u0000":1}', '\ufeff\ufeff{"quantity":1}',
-      '{"quantity":1}{"quantity":2}', '{"quantity":1,}', '{,"quantity":1}', '{"quantity" 1}', '{"quantity":1 2}',
-    ).map((text) => ({ text })),
+    arbitrary: fc
+      .constantFrom(
+        '',
+        '{}',
+        '[]',
+        'null',
+        '5',
+        '"quantity"',
+        '{"qty":1}',
+        '[{"quantity":1}]',
+        '{"quantity":1,"quantity":2}',
+        '{"quantity":1,"\\u0071uantity":1}',
+        '{"quantity":"x","quantity":5}',
+        '{"quantity":1,"__proto__":{"x":1}}',
+        '{"__proto__":{"quantity":1}}',
+        '{"quantity":1,"constructor":{"prototype":{}}}',
+        '{"constructor":1,"quantity":1}',
+        '{"quantity":1,"status":"sold"}',
+        '{quantity:1}',
+        "{'quantity':1}",
+        'quantity=1',
+        '   ',
+        '{"quantity":1}}',
+        '{"quantity":1},',
+        '{"quantity":1}\u0000',
+        '\u0000{"quantity":1}',
+        '{"quantity":"1\u0000"}',
+        '{"quantity\u0000":1}',
+        '\ufeff\ufeff{"quantity":1}',
+        '{"quantity":1}{"quantity":2}',
+        '{"quantity":1,}',
+        '{,"quantity":1}',
+        '{"quantity" 1}',
+        '{"quantity":1 2}',
+      )
+      .map((text) => ({ text })),
   },
   {
     weight: 2,
@@ -764,13 +1092,18 @@ const invalidBodyArb: fc.Arbitrary<BodyCase> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(fc.constantFrom('{"quantity":1,"x":"@"}', '{"quantity":"@"}', '{"quantity":1@}', '{"@":1}', '{"quantity":@1}'), fc.uint8Array({ minLength: 1, maxLength: 8 }))
+      .tuple(
+        fc.constantFrom('{"quantity":1,"x":"@"}', '{"quantity":"@"}', '{"quantity":1@}', '{"@":1}', '{"quantity":@1}'),
+        fc.uint8Array({ minLength: 1, maxLength: 8 }),
+      )
       .map(([shape, bytes]) => ({ text: shape.replace('@', () => Buffer.from(bytes).toString('latin1')), latin1: true }))
       .filter((b) => !mightBeValid(Buffer.from(b.text, 'latin1').toString('utf8'))),
   },
   {
     weight: 1,
-    arbitrary: fc.constantFrom(nested(2047), `{"quantity":${nested(2040)}}`, '{"a":'.repeat(600) + '1' + '}'.repeat(600)).map((text) => ({ text })),
+    arbitrary: fc
+      .constantFrom(nested(2047), `{"quantity":${nested(2040)}}`, '{"a":'.repeat(600) + '1' + '}'.repeat(600))
+      .map((text) => ({ text })),
   },
 );
 
@@ -793,15 +1126,48 @@ const untrackedIdArb = fc
   .map(String);
 
 const faultArbs = {
-  auth: fc.constantFrom<string | undefined>(undefined, '', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token {KEY}', '{KEY}', 'Bearer {KEY}x',
-    'Bearer {KEY} extra', 'Bearer {KEY},{KEY}', 'Bearer {KEY_CUT}', 'Bearer {KEY_CASE}', 'Bearer\t{KEY}', 'Bearer "{KEY}"', 'Bearer={KEY}',
-    'Bearer pinv_0000000000000000000000000000'),
+  auth: fc.constantFrom<string | undefined>(
+    undefined,
+    '',
+    'Bearer',
+    'Bearer ',
+    'Basic dXNlcjpwYXNz',
+    'Token {KEY}',
+    '{KEY}',
+    'Bearer {KEY}x',
+    'Bearer {KEY} extra',
+    'Bearer {KEY},{KEY}',
+    'Bearer {KEY_CUT}',
+    'Bearer {KEY_CASE}',
+    'Bearer\t{KEY}',
+    'Bearer "{KEY}"',
+    'Bearer={KEY}',
+    'Bearer pinv_0000000000000000000000000000',
+  ),
   method: fc.constantFrom('GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PROPFIND', 'TRACE', 'MKCOL', 'LOCK', 'PURGE'),
   media: fc.oneof(
-    fc.constantFrom<string | undefined>('text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/jsonx',
-      'application/json; charset=latin1', 'application/json; charset="utf-16"', 'application/json; charset=', 'application/xml', 'json',
-      '*/*', 'application/*', '', undefined, 'text/json', 'application/json-patch+json', 'application/json, text/plain', 'x/'.padEnd(3000, 'a'),
-      'application/json; charset=utf8', 'application/json; x=y', 'application/json; charset=utf-8; charset=utf-8'),
+    fc.constantFrom<string | undefined>(
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/merge-patch+json',
+      'application/jsonx',
+      'application/json; charset=latin1',
+      'application/json; charset="utf-16"',
+      'application/json; charset=',
+      'application/xml',
+      'json',
+      '*/*',
+      'application/*',
+      '',
+      undefined,
+      'text/json',
+      'application/json-patch+json',
+      'application/json, text/plain',
+      'x/'.padEnd(3000, 'a'),
+      'application/json; charset=utf8',
+      'application/json; x=y',
+      'application/json; charset=utf-8; charset=utf-8',
+    ),
     fc.stringMatching(/^[a-z]{1,10}\/[a-z+.-]{1,12}$/).filter((s) => s !== 'application/json'),
   ),
   size: fc.oneof(
@@ -812,8 +1178,19 @@ const faultArbs = {
   id: invalidIdArb,
   body: invalidBodyArb,
   missing: untrackedIdArb,
-  version: fc.constantFrom('"{VER+1}"', '"{VER-1}"', '"{VER+100}"', 'W/"{VER}"', '"{VER}" garbage', 'garbage', '"a", "b"', '"{VER}", W/"x', '""', '"0"',
-    'W/"{VER}", "{VER-1}"'),
+  version: fc.constantFrom(
+    '"{VER+1}"',
+    '"{VER-1}"',
+    '"{VER+100}"',
+    'W/"{VER}"',
+    '"{VER}" garbage',
+    'garbage',
+    '"a", "b"',
+    '"{VER}", W/"x',
+    '""',
+    '"0"',
+    'W/"{VER}", "{VER-1}"',
+  ),
 };
 
 type SizeFault = { total: number; filler: string } | { nest: number };
@@ -829,7 +1206,16 @@ interface PatchCase {
   chunked: boolean;
   query: string;
   extra: [string, string][];
-  faults: Partial<{ auth: string | undefined; method: string; media: string | undefined; size: SizeFault; id: string; body: BodyCase; missing: string; version: string }>;
+  faults: Partial<{
+    auth: string | undefined;
+    method: string;
+    media: string | undefined;
+    size: SizeFault;
+    id: string;
+    body: BodyCase;
+    missing: string;
+    version: string;
+  }>;
 }
 
 const faultSetArb = fc.oneof(
@@ -843,16 +1229,30 @@ const patchCaseArb: fc.Arbitrary<PatchCase> = fc
     pet: fc.integer({ min: 0, max: PETS.length - 1 }),
     valid: validBodyArb,
     scheme: fc.tuple(schemeArb, fc.constantFrom(' ', '  ')).map(([s, sep]) => `${s}${sep}{KEY}`),
-    contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON',
-      'application/json; charset="utf-8"', 'application/json ; charset=utf-8'),
+    contentType: fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'APPLICATION/JSON',
+      'application/json; charset="utf-8"',
+      'application/json ; charset=utf-8',
+    ),
     ifMatch: sometimes(fc.constantFrom('"{VER}"', '*', ' * ', '"x", "{VER}"', 'W/"x", "{VER}"', '"{VER}" '), 30),
     requestId: requestIdArb,
     pad: sometimes(fc.integer({ min: LIMIT - 16, max: LIMIT }), 20),
     chunked: fc.boolean(),
     query: fc.constantFrom('', '', '', '?x=1', '?quantity=5', '?'),
     extra: fc.array(
-      fc.constantFrom<[string, string]>(['Accept', '*/*'], ['Accept-Encoding', 'gzip'], ['X-Forwarded-For', '1.2.3.4'], ['Cookie', 'a=b'],
-        ['Content-Encoding', 'identity'], ['Expect', '100-continue'], ['Origin', 'http://evil.example'], ['X-HTTP-Method-Override', 'DELETE']),
+      fc.constantFrom<[string, string]>(
+        ['Accept', '*/*'],
+        ['Accept-Encoding', 'gzip'],
+        ['X-Forwarded-For', '1.2.3.4'],
+        ['Cookie', 'a=b'],
+        ['Content-Encoding', 'identity'],
+        ['Expect', '100-continue'],
+        ['Origin', 'http://evil.example'],
+        ['X-HTTP-Method-Override', 'DELETE'],
+      ),
       { maxLength: 2 },
     ),
     set: faultSetArb,
@@ -907,7 +1307,13 @@ function buildPatch(c: PatchCase, rt: Runtime): BuiltPatch | undefined {
   }
   const expect = FAULTS.find(has);
   return {
-    request: { method: has('method') ? faults.method! : 'PATCH', path: `/v1/inventory/${petId}${c.query}`, headers, body: bytes, chunked: c.chunked },
+    request: {
+      method: has('method') ? faults.method! : 'PATCH',
+      path: `/v1/inventory/${petId}${c.query}`,
+      headers,
+      body: bytes,
+      chunked: c.chunked,
+    },
     petId,
     expect,
   };
@@ -963,15 +1369,33 @@ interface RawCase {
 }
 
 const benignLineArb = fc.oneof(
-  fc.constantFrom('X-Request-Id: fuzz-1', 'If-Match: "{VER}"', 'If-Match: "{VER+1}"', 'If-None-Match: {LIST}', 'Accept: */*',
-    'Content-Encoding: identity', 'Content-Encoding: gzip', 'Content-Encoding: deflate', 'Expect: 100-continue', 'Cookie: a=b',
-    'Connection: keep-alive'),
-  fc.tuple(tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())), headerValue(20)).map(([n, v]) => `${n}: ${v}`),
+  fc.constantFrom(
+    'X-Request-Id: fuzz-1',
+    'If-Match: "{VER}"',
+    'If-Match: "{VER+1}"',
+    'If-None-Match: {LIST}',
+    'Accept: */*',
+    'Content-Encoding: identity',
+    'Content-Encoding: gzip',
+    'Content-Encoding: deflate',
+    'Expect: 100-continue',
+    'Cookie: a=b',
+    'Connection: keep-alive',
+  ),
+  fc
+    .tuple(
+      tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())),
+      headerValue(20),
+    )
+    .map(([n, v]) => `${n}: ${v}`),
 );
 
 /** Well-formed HTTP/1.x that reaches the app: the layers behind the parser. */
 const wellFormedRawArb: fc.Arbitrary<RawCase> = fc.record({
-  method: fc.oneof({ weight: 6, arbitrary: fc.constant('PATCH') }, { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'OPTIONS') }),
+  method: fc.oneof(
+    { weight: 6, arbitrary: fc.constant('PATCH') },
+    { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'OPTIONS') },
+  ),
   target: pathArb,
   version: fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0'),
   eol: fc.constant('\r\n'),
@@ -995,18 +1419,36 @@ const hostileRawArb: fc.Arbitrary<RawCase> = fc.record({
   method: fc.oneof(
     { weight: 6, arbitrary: fc.constant('PATCH') },
     { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'OPTIONS') },
-    { weight: 2, arbitrary: fc.constantFrom('PROPFIND', 'TRACE', 'SEARCH', 'CONNECT', 'FOO', 'patch', 'Get', 'PÄTCH', '', 'GET GET', 'PRI') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('PROPFIND', 'TRACE', 'SEARCH', 'CONNECT', 'FOO', 'patch', 'Get', 'PÄTCH', '', 'GET GET', 'PRI'),
+    },
     { weight: 1, arbitrary: fc.stringMatching(/^[A-Z]{1,8}$/) },
   ),
   target: fc.oneof(
     { weight: 6, arbitrary: pathArb },
-    { weight: 1, arbitrary: fc.constantFrom('*', 'http://x/v1/inventory', 'http://127.0.0.1/v1/inventory/7', '', '//', '/%', '/v1/inventory/7 x', 'x:80') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '*',
+        'http://x/v1/inventory',
+        'http://127.0.0.1/v1/inventory/7',
+        '',
+        '//',
+        '/%',
+        '/v1/inventory/7 x',
+        'x:80',
+      ),
+    },
     { weight: 2, arbitrary: oddText.map((s) => utf8AsLatin1(`/v1/inventory/${s}`)) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => `/${Buffer.from(b).toString('latin1')}`) },
   ),
   version: fc.oneof(
     { weight: 10, arbitrary: fc.constant('HTTP/1.1') },
-    { weight: 2, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'HTTP/0.9', 'http/1.1', 'HTTP/11', 'HTTP/1.', 'HTTPS/1.1', '') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'HTTP/0.9', 'http/1.1', 'HTTP/11', 'HTTP/1.', 'HTTPS/1.1', ''),
+    },
   ),
   eol: fc.oneof({ weight: 12, arbitrary: fc.constant('\r\n') }, { weight: 1, arbitrary: fc.constantFrom('\n', '\r', '\n\r') }),
   host: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
@@ -1014,14 +1456,45 @@ const hostileRawArb: fc.Arbitrary<RawCase> = fc.record({
   contentType: fc.oneof({ weight: 4, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: contentTypeArb }),
   lines: fc.array(
     fc.oneof(
-      fc.tuple(tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())), headerValue(20)).map(([n, v]) => `${n}: ${v}`),
+      fc
+        .tuple(
+          tokenName.filter((n) => !RESERVED_HEADERS.has(n.toLowerCase())),
+          headerValue(20),
+        )
+        .map(([n, v]) => `${n}: ${v}`),
       fc.constantFrom(
-        'X-A: b', ' folded continuation', '\tfolded', 'NoColon', ': novalue', 'X-Nul: a\u0000b', 'X-CR: a\rb', 'Bad Name: v', 'X-A : b',
-        'Content-Length: 5', 'Content-Length: -1', 'Content-Length: 1e3', 'Content-Length: 0x10', 'Content-Length: 99999999999999999999',
-        'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip', 'Transfer-Encoding: chunked, gzip', 'Transfer-Encoding: identity',
-        'Expect: 100-continue', 'Expect: nope', 'Content-Encoding: gzip', 'Content-Encoding: identity', 'Content-Encoding: bogus',
-        'Upgrade: websocket', 'Connection: Upgrade', 'Connection: keep-alive', 'X-Request-Id: abc', 'If-Match: *', 'If-None-Match: *',
-        'Authorization: Bearer {KEY}', 'Content-Type: text/plain', 'Host: second',
+        'X-A: b',
+        ' folded continuation',
+        '\tfolded',
+        'NoColon',
+        ': novalue',
+        'X-Nul: a\u0000b',
+        'X-CR: a\rb',
+        'Bad Name: v',
+        'X-A : b',
+        'Content-Length: 5',
+        'Content-Length: -1',
+        'Content-Length: 1e3',
+        'Content-Length: 0x10',
+        'Content-Length: 99999999999999999999',
+        'Transfer-Encoding: chunked',
+        'Transfer-Encoding: gzip',
+        'Transfer-Encoding: chunked, gzip',
+        'Transfer-Encoding: identity',
+        'Expect: 100-continue',
+        'Expect: nope',
+        'Content-Encoding: gzip',
+        'Content-Encoding: identity',
+        'Content-Encoding: bogus',
+        'Upgrade: websocket',
+        'Connection: Upgrade',
+        'Connection: keep-alive',
+        'X-Request-Id: abc',
+        'If-Match: *',
+        'If-None-Match: *',
+        'Authorization: Bearer {KEY}',
+        'Content-Type: text/plain',
+        'Host: second',
       ),
       oddText.map((s) => `X-Odd: ${utf8AsLatin1(s)}`),
     ),
@@ -1225,7 +1698,7 @@ http('raw bytes on a socket: odd methods, targets, versions, header lines and fr
           contentType: answer.headers.get('content-type'),
           text: answer.body.toString('utf8'),
           etag: answer.headers.get('etag'),
-          ms: i === 0 ? result.firstMs ?? Infinity : 0,
+          ms: i === 0 ? (result.firstMs ?? Infinity) : 0,
         };
         checkAnswer(outcome, t.key, `${label} (answer ${i + 1})`);
         if (answer.status >= 200 && answer.status < 300 && c.method === 'PATCH') {

@@ -43,7 +43,10 @@ interface Item {
   status: string;
 }
 interface ClientModule {
-  inventoryClient(baseUrl: string, apiKey: string): {
+  inventoryClient(
+    baseUrl: string,
+    apiKey: string,
+  ): {
     list(ifNoneMatch?: string): Promise<Answer>;
     setQuantity(petId: bigint, quantity: number, ifMatch?: string): Promise<Answer>;
   };
@@ -57,7 +60,12 @@ const s = suite<{ t: TestApp; dir: string; client: ClientModule; base: string }>
 
 s.before(async (ctx) => {
   ctx.t = await startApp();
-  for (const [id, quantity] of [[7n, 3], [BELOW, 1], [ABOVE, 2]] as const) await ctx.t.track(id, quantity);
+  for (const [id, quantity] of [
+    [7n, 3],
+    [BELOW, 1],
+    [ABOVE, 2],
+  ] as const)
+    await ctx.t.track(id, quantity);
   ctx.base = `http://127.0.0.1:${ctx.t.port}/v1`;
 
   // Inside the repository, so that the files resolve openapi-fetch and lossless-json from
@@ -91,10 +99,7 @@ s.before(async (ctx) => {
   const types = (await import(pathToFileURL(join(ctx.dir, 'generate-types.ts')).href)) as TypesModule;
   await types.generateTypes(`http://127.0.0.1:${ctx.t.port}/openapi.json`, join(ctx.dir, 'inventory-api.ts'));
 
-  writeFileSync(
-    join(ctx.dir, 'tsconfig.json'),
-    JSON.stringify({ extends: '../../tsconfig.json', include: ['*.ts'] }),
-  );
+  writeFileSync(join(ctx.dir, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', include: ['*.ts'] }));
   try {
     await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(ctx.dir, 'tsconfig.json')], {
       cwd: ctx.dir,
@@ -132,10 +137,17 @@ s('update: the PATCH of ...993 changes ...993 only, and reads it back exactly', 
   const after = await inventory.list();
   assert.equal(
     (after.value as Item[]).map((i) => [i.petId, i.quantity]),
-    [[7n, 3], [BELOW, 1], [ABOVE, 42]],
+    [
+      [7n, 3],
+      [BELOW, 1],
+      [ABOVE, 42],
+    ],
   );
   const written = t.events().filter((e) => e.type === 'QuantitySet');
-  assert.equal(written.map((e) => BigInt(e.pet_id as bigint)), [ABOVE]);
+  assert.equal(
+    written.map((e) => BigInt(e.pet_id as bigint)),
+    [ABOVE],
+  );
 });
 
 // fetch adds Cache-Control: no-cache to a request with If-None-Match; the service must

@@ -82,9 +82,7 @@ batch('nobody is answered before the commit', async (ctx) => {
   };
   await Promise.allSettled(
     ['x', 'y', 'z'].map((id, i) =>
-      ctx.commands
-        .handle({ type: 'SetQuantity', petId: i === 1 ? 99n : 1n, quantity: i }, meta(id))
-        .finally(() => answered.push(id)),
+      ctx.commands.handle({ type: 'SetQuantity', petId: i === 1 ? 99n : 1n, quantity: i }, meta(id)).finally(() => answered.push(id)),
     ),
   );
   assert.equal(answeredAtCommit, [], 'no answer, success or refusal, came before the commit');
@@ -155,7 +153,10 @@ batch('another writer between load and append: the store reports a conflict, the
     commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')),
   ]);
   assert.is(calls, 2, 'the conflicting submission went to a second batch');
-  assert.ok(plain.status === 'fulfilled' && plain.value.version === 3 && plain.value.quantity === 7, 'decided again on top of the other write');
+  assert.ok(
+    plain.status === 'fulfilled' && plain.value.version === 3 && plain.value.quantity === 7,
+    'decided again on top of the other write',
+  );
   assert.ok(guarded.status === 'fulfilled' && guarded.value.version === 2, 'pet 2 was untouched by the conflict');
   const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
   assert.equal(rows, [
@@ -176,13 +177,15 @@ batch('a precondition is judged again on the reloaded entry after a conflict', a
     },
   };
   const commands = makeCommandHandler({ store: racing, now: Date.now });
-  const refused = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale')).catch((e) => e);
+  const refused = await commands
+    .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
+    .catch((e) => e);
   assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
   assert.is((refused as VersionMismatch).currentVersion, 2);
   assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'stale'").pluck().get(), 0);
 });
 
-batch('later commands on a pet share a conflicting earlier one\'s fate, and chain again when retried', async (ctx) => {
+batch("later commands on a pet share a conflicting earlier one's fate, and chain again when retried", async (ctx) => {
   const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
   const store = sqliteStoreOn(ctx.db);
   const batches: number[] = [];
@@ -203,7 +206,7 @@ batch('later commands on a pet share a conflicting earlier one\'s fate, and chai
   ]);
   assert.equal(batches, [2, 2], 'both went again, together');
   assert.is(a.version, 3);
-  assert.is(b.version, 4, 'b was decided again against a\'s new result');
+  assert.is(b.version, 4, "b was decided again against a's new result");
   assert.is((await store.loadEntries([1n])).get(1n)?.quantity, 11);
   const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
   assert.equal(rows, [
@@ -235,7 +238,9 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
 
 batch.run();
 
-const thread = suite<{ dir: string; path: string; store: InventoryStore; commits: number[]; commands: CommandHandler }>('group commit in the writer thread');
+const thread = suite<{ dir: string; path: string; store: InventoryStore; commits: number[]; commands: CommandHandler }>(
+  'group commit in the writer thread',
+);
 thread.before.each(async (ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'inv-thread-'));
   ctx.path = join(ctx.dir, 'inventory.db');
@@ -269,7 +274,13 @@ thread('one commit per turn, results in arrival order, the same pet chained, ref
   assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
   assert.ok(f.status === 'fulfilled' && f.value.version === 4 && f.value.quantity === 12);
   const entries = await ctx.store.entries();
-  assert.equal(entries.map((e) => [e.petId, e.quantity, e.version]), [[1n, 12, 4], [2n, 0, 1]]);
+  assert.equal(
+    entries.map((e) => [e.petId, e.quantity, e.version]),
+    [
+      [1n, 12, 4],
+      [2n, 0, 1],
+    ],
+  );
 });
 
 thread('a failed commit in the thread fails the batch with CommitFailed and leaves nothing', async (ctx) => {
@@ -285,7 +296,11 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
     ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
   ]);
   assert.ok(settled.every((r) => r.status === 'rejected' && r.reason instanceof CommitFailed));
-  assert.match(String((settled[0] as PromiseRejectedResult).reason.cause?.code), /SQLITE_CONSTRAINT/, 'the cause keeps its SQLite code across the thread');
+  assert.match(
+    String((settled[0] as PromiseRejectedResult).reason.cause?.code),
+    /SQLITE_CONSTRAINT/,
+    'the cause keeps its SQLite code across the thread',
+  );
   assert.equal(ctx.commits, []);
   assert.is(await ctx.store.lastSeq(), 2, 'no event of the batch remains');
   assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'))).version, 2);

@@ -34,9 +34,20 @@ export function send(port: number, options: RequestOptions): Promise<Response> {
   return new Promise((resolve, reject) => {
     // Frame every body explicitly: Node sends a DELETE body unframed otherwise.
     const framing: Record<string, string | number> =
-      options.body === undefined ? {} : options.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': Buffer.byteLength(options.body) };
+      options.body === undefined
+        ? {}
+        : options.chunked
+          ? { 'Transfer-Encoding': 'chunked' }
+          : { 'Content-Length': Buffer.byteLength(options.body) };
     const req = httpRequest(
-      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: { ...framing, ...options.headers }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: { ...framing, ...options.headers },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -145,13 +156,9 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
       }),
     get: (path = '/v1/inventory', headers = {}) => send(port, { path, headers: { ...auth, ...headers } }),
     async track(petId, quantity = 0, status = 'available') {
-      await commands.handle(
-        { type: 'TrackPet', petId: BigInt(petId), quantity, status },
-        { actor: 'cli:test', requestId: 'track' },
-      );
+      await commands.handle({ type: 'TrackPet', petId: BigInt(petId), quantity, status }, { actor: 'cli:test', requestId: 'track' });
     },
-    events: () =>
-      db.prepare('SELECT * FROM events ORDER BY seq').safeIntegers(true).all() as Record<string, unknown>[],
+    events: () => db.prepare('SELECT * FROM events ORDER BY seq').safeIntegers(true).all() as Record<string, unknown>[],
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {

@@ -49,7 +49,13 @@ allowed('a preflight is answered 204 without a key, strictly', async ({ t }) => 
     assert.is(res.headers['access-control-allow-origin'], origin);
     assert.ok(list(res.headers.vary).includes('origin'));
     assert.equal(list(res.headers['access-control-allow-methods']).sort(), ['get', 'head', 'patch']);
-    assert.equal(list(res.headers['access-control-allow-headers']).sort(), ['authorization', 'content-type', 'if-match', 'if-none-match', 'x-request-id']);
+    assert.equal(list(res.headers['access-control-allow-headers']).sort(), [
+      'authorization',
+      'content-type',
+      'if-match',
+      'if-none-match',
+      'x-request-id',
+    ]);
     assert.is(res.headers['access-control-allow-credentials'], undefined);
     assert.ok(res.headers['x-request-id'], 'the request id is echoed');
   }
@@ -67,7 +73,12 @@ allowed('the actual requests carry the CORS headers: 200, 304, and the errors a 
   assert.is(notModified.headers['access-control-allow-origin'], SHOP, '304');
 
   const patch = (headers: Record<string, string>) =>
-    t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { 'Content-Type': 'application/json', ...headers }, body: '{"quantity":4}' });
+    t.request({
+      method: 'PATCH',
+      path: '/v1/inventory/7',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: '{"quantity":4}',
+    });
   const written = await patch({ ...auth, 'If-Match': '"1"' });
   assert.is(written.status, 200);
   assertCors(written, SHOP, 'PATCH 200');
@@ -78,7 +89,16 @@ allowed('the actual requests carry the CORS headers: 200, 304, and the errors a 
     ['unknown path', await t.request({ path: '/v1/nope', headers: auth }), 404],
     ['wrong method', await t.request({ method: 'DELETE', path: '/v1/inventory', headers: auth }), 405],
     ['bad body', await patch({ ...auth, 'Content-Type': 'text/plain' }), 415],
-    ['untracked pet', await t.request({ method: 'PATCH', path: '/v1/inventory/99', headers: { ...auth, 'Content-Type': 'application/json' }, body: '{"quantity":4}' }), 404],
+    [
+      'untracked pet',
+      await t.request({
+        method: 'PATCH',
+        path: '/v1/inventory/99',
+        headers: { ...auth, 'Content-Type': 'application/json' },
+        body: '{"quantity":4}',
+      }),
+      404,
+    ],
   ];
   for (const [label, res, status] of cases) {
     assert.is(res.status, status, `${label}: ${res.text}`);
@@ -91,7 +111,12 @@ allowed('the actual requests carry the CORS headers: 200, 304, and the errors a 
 allowed('anything but a preflight still needs a key, a plain OPTIONS included', async ({ t }) => {
   const plain = await t.request({ method: 'OPTIONS', path: '/v1/inventory', headers: { Origin: SHOP } });
   assert.is(plain.status, 401);
-  const patch = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { Origin: SHOP, 'Content-Type': 'application/json' }, body: '{"quantity":1}' });
+  const patch = await t.request({
+    method: 'PATCH',
+    path: '/v1/inventory/7',
+    headers: { Origin: SHOP, 'Content-Type': 'application/json' },
+    body: '{"quantity":1}',
+  });
   assert.is(patch.status, 401);
   assert.is(t.events().length, 1, 'nothing written');
 });

@@ -95,7 +95,21 @@ body.run();
 const path = setup('PATCH path id');
 
 path('anything but canonical digits from 1 to int64 max is 400 invalid_pet_id', async ({ t }) => {
-  for (const id of ['abc', '1.5', '1e3', '+7', '007', '%207', '%20', '0', '-3', '9223372036854775808', '99999999999999999999', '7a', '0x7']) {
+  for (const id of [
+    'abc',
+    '1.5',
+    '1e3',
+    '+7',
+    '007',
+    '%207',
+    '%20',
+    '0',
+    '-3',
+    '9223372036854775808',
+    '99999999999999999999',
+    '7a',
+    '0x7',
+  ]) {
     const res = await t.patch(id, { quantity: 1 });
     assertError(res, 400, 'invalid_pet_id', id);
     assert.match(res.json().message, /petId/, id);
@@ -124,7 +138,12 @@ media('another media type is 415 with Accept-Patch; a body without Content-Type 
 
 media('a malformed Content-Type is 415, before the size is judged', async ({ t }) => {
   for (const type of ['application/json; foo', 'application/json; charset', 'application/json/x', ';']) {
-    assertError(await t.patch(7, `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`, { 'Content-Type': type }), 415, 'unsupported_media_type', type);
+    assertError(
+      await t.patch(7, `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`, { 'Content-Type': type }),
+      415,
+      'unsupported_media_type',
+      type,
+    );
   }
 });
 
@@ -188,7 +207,12 @@ order('405 before 415, 413 and 400: GET /v1/inventory/abc is 405 with Allow: PAT
   const unknownMethod = await t.request({ method: 'PROPFIND', path: '/v1/inventory', headers: { Authorization: `Bearer ${t.key}` } });
   assertError(unknownMethod, 405, 'method_not_allowed', 'PROPFIND on a route');
   assert.match(String(unknownMethod.headers.allow), /GET/);
-  assertError(await t.request({ method: 'PROPFIND', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found', 'PROPFIND elsewhere');
+  assertError(
+    await t.request({ method: 'PROPFIND', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }),
+    404,
+    'not_found',
+    'PROPFIND elsewhere',
+  );
   assertError(await t.request({ method: 'PROPFIND', path: '/nope' }), 404, 'not_found', 'PROPFIND outside /v1');
 });
 
@@ -219,7 +243,14 @@ auth('no credential, or another scheme: 401 with WWW-Authenticate Bearer realm a
 auth('a Bearer credential that is empty, malformed, unknown or revoked: 401 invalid_token', async ({ t }) => {
   const other = await t.keys.create('other', 'test');
   await t.keys.revoke('other', 'test');
-  for (const header of ['Bearer', 'Bearer ', 'Bearer pinv_unknownkey000000000000000000000', `Bearer ${t.key} extra`, 'Bearer a,b', `Bearer ${other}`]) {
+  for (const header of [
+    'Bearer',
+    'Bearer ',
+    'Bearer pinv_unknownkey000000000000000000000',
+    `Bearer ${t.key} extra`,
+    'Bearer a,b',
+    `Bearer ${other}`,
+  ]) {
     const res = await t.request({ path: '/v1/inventory', headers: { Authorization: header } });
     assertError(res, 401, 'unauthorized', header);
     assert.is(res.headers['www-authenticate'], 'Bearer realm="inventory", error="invalid_token"', header);
@@ -270,7 +301,10 @@ wire('garbage, a bad Content-Length and oversized headers still get the Error sh
   assert.match(garbage, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/, 'every response carries a request id');
   assert.equal(bodyOf(garbage), { code: 'bad_request', message: 'the request is not valid HTTP/1.1', status: 400 });
 
-  const badLength = await raw(t.port, `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`);
+  const badLength = await raw(
+    t.port,
+    `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`,
+  );
   assert.match(badLength, /^HTTP\/1\.1 400 /);
   assert.is(bodyOf(badLength).code, 'bad_request');
 
@@ -325,5 +359,4 @@ halfClose('still gets the answer of its PATCH, after the commit', async ({ t }) 
   assert.is(t.events().length, 2);
 });
 
-halfClose.run()
-
+halfClose.run();

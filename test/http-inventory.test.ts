@@ -7,7 +7,6 @@ import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
 import { appSuite, commandsOn, startApp } from './helpers.ts';
 
-
 const get = appSuite('GET /v1/inventory');
 
 get('an empty inventory is [] with an ETag', async ({ t }) => {

@@ -109,7 +109,12 @@ logs('keys and Authorization headers never reach the log', async ({ t }) => {
   await t.keys.revoke('gone', 'test');
   for (const auth of [`Bearer ${t.key}`, `bearer ${revoked}`, 'Bearer pinv_guessguessguessguessguessguessgue', 'Basic dXNlcjpwYXNz']) {
     await t.request({ path: '/v1/inventory', headers: { Authorization: auth } });
-    await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: '{"quantity":1}' });
+    await t.request({
+      method: 'PATCH',
+      path: '/v1/inventory/7',
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: '{"quantity":1}',
+    });
   }
   await new Promise((resolve) => setImmediate(resolve));
   const all = t.logs.join('\n');

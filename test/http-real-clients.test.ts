@@ -163,7 +163,11 @@ paths('OPTIONS on an existing path is 204 with a complete Allow and no body', as
 paths('OPTIONS needs a key under /v1 and is 404 on a path that does not exist', async ({ t }) => {
   assertError(await t.request({ method: 'OPTIONS', path: '/v1/inventory' }), 401, 'unauthorized');
   assertError(await t.request({ method: 'OPTIONS', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found');
-  assertError(await t.request({ method: 'OPTIONS', path: '/v1/inventory/7/', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found');
+  assertError(
+    await t.request({ method: 'OPTIONS', path: '/v1/inventory/7/', headers: { Authorization: `Bearer ${t.key}` } }),
+    404,
+    'not_found',
+  );
 });
 
 paths.run();
@@ -223,7 +227,12 @@ media.run();
 const accepted = appSuite('what is still accepted', { given: (t) => t.track(7, 3) });
 
 accepted('charset=utf-8 in any case, quoted or not, and a UTF-8 byte order mark', async ({ t }) => {
-  for (const type of ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON; Charset="Utf-8"', 'application/json ; charset=utf-8']) {
+  for (const type of [
+    'application/json; charset=utf-8',
+    'application/json;charset=UTF-8',
+    'Application/JSON; Charset="Utf-8"',
+    'application/json ; charset=utf-8',
+  ]) {
     assert.is((await t.patch(7, { quantity: 5 }, { 'Content-Type': type })).status, 200, type);
   }
   const bom = await t.request({

@@ -14,7 +14,15 @@ type Obj = Record<string, any>;
 const doc: Obj = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addSchema(doc, 'openapi');
-const deref = (o: Obj): Obj => (o.$ref ? deref(o.$ref.slice(2).split('/').reduce((a: Obj, k: string) => a[k], doc)) : o);
+const deref = (o: Obj): Obj =>
+  o.$ref
+    ? deref(
+        o.$ref
+          .slice(2)
+          .split('/')
+          .reduce((a: Obj, k: string) => a[k], doc),
+      )
+    : o;
 
 // Headers the service sends on some answers and always on those: where one is seen, the
 // document must declare it on that response and mark it required.
@@ -22,7 +30,8 @@ const WATCHED = ['x-request-id', 'etag', 'www-authenticate', 'accept-patch', 're
 
 function operationOf(method: string, path: string): Obj {
   const p = path.split('?')[0]!;
-  const item = p === '/v1/inventory' ? doc.paths['/inventory'] : p.startsWith('/v1/inventory/') ? doc.paths['/inventory/{petId}'] : doc.paths[p];
+  const item =
+    p === '/v1/inventory' ? doc.paths['/inventory'] : p.startsWith('/v1/inventory/') ? doc.paths['/inventory/{petId}'] : doc.paths[p];
   const op = item?.[method.toLowerCase()];
   if (!op) throw new Error(`the document has no operation for ${method} ${path}`);
   return op;
@@ -31,11 +40,23 @@ function operationOf(method: string, path: string): Obj {
 // Request headers the service judges: where a test sends one, the operation must declare it.
 const JUDGED = ['if-match', 'if-none-match', 'x-request-id'];
 
-function conforms(method: string, path: string, res: Pick<Response, 'status' | 'headers' | 'text'>, sent: Record<string, string> = {}): void {
+function conforms(
+  method: string,
+  path: string,
+  res: Pick<Response, 'status' | 'headers' | 'text'>,
+  sent: Record<string, string> = {},
+): void {
   const op = operationOf(method, path);
   const what = `${op.operationId} ${res.status}`;
-  const parameters = new Set((op.parameters ?? []).map(deref).filter((p: Obj) => p.in === 'header').map((p: Obj) => p.name.toLowerCase()));
-  for (const name of Object.keys(sent).map((n) => n.toLowerCase()).filter((n) => JUDGED.includes(n))) {
+  const parameters = new Set(
+    (op.parameters ?? [])
+      .map(deref)
+      .filter((p: Obj) => p.in === 'header')
+      .map((p: Obj) => p.name.toLowerCase()),
+  );
+  for (const name of Object.keys(sent)
+    .map((n) => n.toLowerCase())
+    .filter((n) => JUDGED.includes(n))) {
     assert.ok(parameters.has(name), `${op.operationId}: the service judges ${name}, which the operation does not declare`);
   }
   const documented = op.responses[String(res.status)];
@@ -165,7 +186,11 @@ live('updateInventory: 200, 400, 401, 404, 412, 413, 415', async ({ t }) => {
   conforms('PATCH', path, await t.patch(7, { quantity: 4 }));
   conforms('PATCH', path, await t.patch(7, { quantity: -1 }));
   conforms('PATCH', '/v1/inventory/abc', await t.patch('abc', { quantity: 1 }));
-  conforms('PATCH', path, await t.request({ method: 'PATCH', path, headers: { 'Content-Type': 'application/json' }, body: '{"quantity":1}' }));
+  conforms(
+    'PATCH',
+    path,
+    await t.request({ method: 'PATCH', path, headers: { 'Content-Type': 'application/json' }, body: '{"quantity":1}' }),
+  );
   conforms('PATCH', '/v1/inventory/8', await t.patch(8, { quantity: 1 }));
   const stale = await t.patch(7, { quantity: 1 }, { 'If-Match': '"1"' });
   assert.is(stale.status, 412);
@@ -226,28 +251,34 @@ const OPTIONS_ANSWER: Obj = {
   headers: { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' }, Allow: { required: true, schema: { type: 'string' } } },
 };
 
-live('OPTIONS: 204, no body, Allow naming every method of the path; 401 without a key under /v1; described, not an operation', async ({ t }) => {
-  for (const docPath of Object.keys(doc.paths)) {
-    assert.not.ok(doc.paths[docPath].options, `${docPath}: OPTIONS is described in info, not listed as an operation`);
-    const expected = allowOf(docPath);
-    assert.ok(doc.info.description.includes(`\`${expected.join(', ')}\``), `info.description gives Allow: ${expected.join(', ')}`);
-    assert.ok(doc.info.description.includes(`\`${docPath}\``), `info.description names ${docPath} with its Allow`);
-    const path = concrete(docPath);
-    const withKey = await t.request({ method: 'OPTIONS', path, headers: { Authorization: `Bearer ${t.key}` } });
-    const anonymous = await t.request({ method: 'OPTIONS', path });
-    for (const res of path.startsWith('/v1/') ? [withKey] : [withKey, anonymous]) {
-      assert.is(res.status, 204, `OPTIONS ${path}: ${res.text}`);
-      assert.is(res.text, '', `OPTIONS ${path}: no body`);
-      assert.equal(String(res.headers.allow).split(/,\s*/).sort(), [...expected].sort(), `OPTIONS ${path}: Allow`);
-      conformsTo(`OPTIONS ${path}`, OPTIONS_ANSWER, res);
+live(
+  'OPTIONS: 204, no body, Allow naming every method of the path; 401 without a key under /v1; described, not an operation',
+  async ({ t }) => {
+    for (const docPath of Object.keys(doc.paths)) {
+      assert.not.ok(doc.paths[docPath].options, `${docPath}: OPTIONS is described in info, not listed as an operation`);
+      const expected = allowOf(docPath);
+      assert.ok(doc.info.description.includes(`\`${expected.join(', ')}\``), `info.description gives Allow: ${expected.join(', ')}`);
+      assert.ok(doc.info.description.includes(`\`${docPath}\``), `info.description names ${docPath} with its Allow`);
+      const path = concrete(docPath);
+      const withKey = await t.request({ method: 'OPTIONS', path, headers: { Authorization: `Bearer ${t.key}` } });
+      const anonymous = await t.request({ method: 'OPTIONS', path });
+      for (const res of path.startsWith('/v1/') ? [withKey] : [withKey, anonymous]) {
+        assert.is(res.status, 204, `OPTIONS ${path}: ${res.text}`);
+        assert.is(res.text, '', `OPTIONS ${path}: no body`);
+        assert.equal(String(res.headers.allow).split(/,\s*/).sort(), [...expected].sort(), `OPTIONS ${path}: Allow`);
+        conformsTo(`OPTIONS ${path}`, OPTIONS_ANSWER, res);
+      }
+      if (path.startsWith('/v1/')) {
+        assert.is(anonymous.status, 401, `OPTIONS ${path} without a key`);
+        conformsTo(`OPTIONS ${path} 401`, deref({ $ref: '#/components/responses/Unauthorized' }), anonymous);
+      }
     }
-    if (path.startsWith('/v1/')) {
-      assert.is(anonymous.status, 401, `OPTIONS ${path} without a key`);
-      conformsTo(`OPTIONS ${path} 401`, deref({ $ref: '#/components/responses/Unauthorized' }), anonymous);
-    }
-  }
-  assert.ok(/`OPTIONS`[^.]*204/.test(doc.info.description) && /\(401 without one\)/.test(doc.info.description), 'info.description: 204, and 401 without a key');
-});
+    assert.ok(
+      /`OPTIONS`[^.]*204/.test(doc.info.description) && /\(401 without one\)/.test(doc.info.description),
+      'info.description: 204, and 401 without a key',
+    );
+  },
+);
 
 live('X-Request-Id: every id the service accepts (and keeps or replaces) is valid for the parameter schema', async ({ t }) => {
   const param = deref({ $ref: '#/components/parameters/RequestId' });
@@ -263,13 +294,20 @@ live('servers: production and staging (variables with defaults) and the local on
   const url = (s: Obj, values: Record<string, string> = {}) =>
     s.url.replace(/\{(\w+)\}/g, (_: string, v: string) => values[v] ?? s.variables?.[v]?.default);
   const described = (doc.servers as Obj[]).map((s) => String(s.description));
-  for (const env of ['Production', 'Staging']) assert.ok(described.some((d) => d.startsWith(env)), `a ${env} server`);
+  for (const env of ['Production', 'Staging'])
+    assert.ok(
+      described.some((d) => d.startsWith(env)),
+      `a ${env} server`,
+    );
   for (const s of doc.servers as Obj[]) {
     const u = new URL(url(s));
     assert.ok(u.pathname === '/v1', `${s.url} ends in /v1`);
   }
   const local = (doc.servers as Obj[]).find((s) => s.url.includes('127.0.0.1'))!;
-  const res = await t.request({ path: `${new URL(url(local, { port: String(t.port) })).pathname}/inventory`, headers: { Authorization: `Bearer ${t.key}` } });
+  const res = await t.request({
+    path: `${new URL(url(local, { port: String(t.port) })).pathname}/inventory`,
+    headers: { Authorization: `Bearer ${t.key}` },
+  });
   assert.is(res.status, 200);
 });
 
@@ -301,20 +339,38 @@ function corsDescribed(what: string, res: Response): string[] {
 
 cors('preflights and actual answers from an allowed origin; none for another origin', async ({ t }) => {
   const auth = { Authorization: `Bearer ${t.key}`, Origin: ORIGIN };
-  for (const [path, method] of [['/v1/inventory', 'GET'], ['/v1/inventory/7', 'PATCH']] as const) {
+  for (const [path, method] of [
+    ['/v1/inventory', 'GET'],
+    ['/v1/inventory/7', 'PATCH'],
+  ] as const) {
     const res = await t.request({ method: 'OPTIONS', path, headers: { Origin: ORIGIN, 'Access-Control-Request-Method': method } });
     assert.is(res.status, 204, `preflight ${path}: ${res.text}`);
     assert.is(res.text, '');
-    assert.equal(
-      corsDescribed(`preflight ${path}`, res),
-      ['access-control-allow-headers', 'access-control-allow-methods', 'access-control-allow-origin', 'access-control-max-age', 'vary'],
-    );
+    assert.equal(corsDescribed(`preflight ${path}`, res), [
+      'access-control-allow-headers',
+      'access-control-allow-methods',
+      'access-control-allow-origin',
+      'access-control-max-age',
+      'vary',
+    ]);
   }
   const current = (await t.get('/v1/inventory', { Origin: ORIGIN })).headers.etag as string;
   const answers: [string, string, Record<string, string>, Response, number][] = [
     ['GET', '/v1/inventory', {}, await t.request({ path: '/v1/inventory', headers: auth }), 200],
-    ['GET', '/v1/inventory', { 'If-None-Match': current }, await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-None-Match': current } }), 304],
-    ['GET', '/v1/inventory', { 'If-Match': '"x"' }, await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-Match': '"x"' } }), 412],
+    [
+      'GET',
+      '/v1/inventory',
+      { 'If-None-Match': current },
+      await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-None-Match': current } }),
+      304,
+    ],
+    [
+      'GET',
+      '/v1/inventory',
+      { 'If-Match': '"x"' },
+      await t.request({ path: '/v1/inventory', headers: { ...auth, 'If-Match': '"x"' } }),
+      412,
+    ],
     ['GET', '/v1/inventory', {}, await t.request({ path: '/v1/inventory', headers: { Origin: ORIGIN } }), 401],
     ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN }), 200],
     ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN, 'Content-Type': 'text/plain' }), 415],
@@ -326,15 +382,19 @@ cors('preflights and actual answers from an allowed origin; none for another ori
     conforms(method, path, res, sent);
     assert.equal(corsDescribed(what, res), ['access-control-allow-origin', 'access-control-expose-headers', 'vary'], what);
   }
-  const other = await t.request({ method: 'OPTIONS', path: '/v1/inventory', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'GET' } });
-  assert.is(other.status, 401, 'another origin\'s preflight is an ordinary OPTIONS');
+  const other = await t.request({
+    method: 'OPTIONS',
+    path: '/v1/inventory',
+    headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'GET' },
+  });
+  assert.is(other.status, 401, "another origin's preflight is an ordinary OPTIONS");
   assert.equal(corsDescribed('another origin', other), ['vary']);
   conformsTo('another origin 401', deref({ $ref: '#/components/responses/Unauthorized' }), other);
 });
 
 cors.run();
 
-const meta = suite('the document\'s metadata');
+const meta = suite("the document's metadata");
 meta('the license names no SPDX licence the private package does not have', () => {
   const { identifier } = doc.info.license;
   // SPDX expressions name listed licences, or a LicenseRef- of one's own; npm's

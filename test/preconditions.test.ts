@@ -2,7 +2,14 @@
 // If-None-Match pair and a current tag, what a read (GET/HEAD) and a write (PATCH) get.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { judgeRead, judgeWrite, parseTagCondition, readConditions, type ReadVerdict, type WriteVerdict } from '../src/http/preconditions.ts';
+import {
+  judgeRead,
+  judgeWrite,
+  parseTagCondition,
+  readConditions,
+  type ReadVerdict,
+  type WriteVerdict,
+} from '../src/http/preconditions.ts';
 
 const CURRENT = '"3"';
 

@@ -34,7 +34,12 @@ rebuild.after.each(async (ctx) => {
 rebuild('an event another process appends during the replay is caught up before the swap', async ({ path }) => {
   const service = openStore(path);
   await service.commands.handleAll(
-    Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 1, status: 'available' as const })),
+    Array.from({ length: PETS }, (_, i) => ({
+      type: 'TrackPet' as const,
+      petId: BigInt(i + 1),
+      quantity: 1,
+      status: 'available' as const,
+    })),
     { actor: 'cli:t', requestId: 't' },
   );
   const operator = sqliteStoreOn(openDatabase(path));
@@ -64,7 +69,12 @@ rebuild('with the service running and writing: acknowledged writes survive three
   const seed = openStore(path);
   const key = await seed.store.keys.create('load', 'test');
   await seed.commands.handleAll(
-    Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 0, status: 'available' as const })),
+    Array.from({ length: PETS }, (_, i) => ({
+      type: 'TrackPet' as const,
+      petId: BigInt(i + 1),
+      quantity: 0,
+      status: 'available' as const,
+    })),
     { actor: 'cli:t', requestId: 't' },
   );
   // Enough history that each rebuild's replay takes a while, so writes land during it.
@@ -121,7 +131,10 @@ rebuild('with the service running and writing: acknowledged writes survive three
     await Promise.all([writer, reader]);
   }
   assert.ok(writes > 0 && reads > 0, `writes ${writes}, reads ${reads}`);
-  assert.ok(outputs.some((o) => /appended during the rebuild/.test(o)), `no rebuild overlapped a write:\n${outputs.join('')}`);
+  assert.ok(
+    outputs.some((o) => /appended during the rebuild/.test(o)),
+    `no rebuild overlapped a write:\n${outputs.join('')}`,
+  );
 
   const final = (await service.request({ path: '/v1/inventory', headers: auth })).json() as { petId: number; quantity: number }[];
   for (const { petId, quantity } of final) {

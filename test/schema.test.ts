@@ -93,7 +93,11 @@ function older(path: string): void {
 /** A database upgraded by a later version of the code than this one. */
 function newer(path: string): void {
   const db = openDatabase(path);
-  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(LATEST + 1, 'later.sql', new Date().toISOString());
+  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+    LATEST + 1,
+    'later.sql',
+    new Date().toISOString(),
+  );
   db.close();
 }
 
@@ -122,31 +126,37 @@ function schemaSuite(name: string) {
 // ---------------------------------------------------------------------------------------
 const creating = schemaSuite('scripts/migrate and the service create and upgrade, owner-only');
 
-creating('scripts/migrate creates a new database 0600 in new directories 0700, says what it applied; a rerun applies nothing', async (ctx) => {
-  chmodSync(ctx.dir, 0o755);
-  const path = join(ctx.dir, 'new', 'sub', 'inventory.db');
-  const r = await script('migrate', ['--db', path]);
-  assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, new RegExp(`^created ${path}\n`));
-  for (const m of loadMigrations()) assert.ok(r.stdout.includes(`applied ${m.name}\n`), `${m.name} listed:\n${r.stdout}`);
-  assert.ok(r.stdout.endsWith(`is at schema version ${LATEST}\n`), r.stdout);
-  assert.equal(schemaVersions(path), loadMigrations().map((m) => m.version));
+creating(
+  'scripts/migrate creates a new database 0600 in new directories 0700, says what it applied; a rerun applies nothing',
+  async (ctx) => {
+    chmodSync(ctx.dir, 0o755);
+    const path = join(ctx.dir, 'new', 'sub', 'inventory.db');
+    const r = await script('migrate', ['--db', path]);
+    assert.is(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^created ${path}\n`));
+    for (const m of loadMigrations()) assert.ok(r.stdout.includes(`applied ${m.name}\n`), `${m.name} listed:\n${r.stdout}`);
+    assert.ok(r.stdout.endsWith(`is at schema version ${LATEST}\n`), r.stdout);
+    assert.equal(
+      schemaVersions(path),
+      loadMigrations().map((m) => m.version),
+    );
 
-  assert.is(mode(path), '0600', 'the database file');
-  assert.is(mode(join(ctx.dir, 'new')), '0700', 'a directory it created');
-  assert.is(mode(join(ctx.dir, 'new', 'sub')), '0700', 'a directory it created');
-  assert.is(mode(ctx.dir), '0755', 'an existing directory is left as it was');
-  // SQLite makes -wal and -shm as the first writer needs them, with the file's mode.
-  const writer = new Database(path);
-  writer.prepare('INSERT INTO service_health (id) VALUES (1)').run();
-  assert.is(mode(`${path}-wal`), '0600', '-wal');
-  assert.is(mode(`${path}-shm`), '0600', '-shm');
-  writer.close();
+    assert.is(mode(path), '0600', 'the database file');
+    assert.is(mode(join(ctx.dir, 'new')), '0700', 'a directory it created');
+    assert.is(mode(join(ctx.dir, 'new', 'sub')), '0700', 'a directory it created');
+    assert.is(mode(ctx.dir), '0755', 'an existing directory is left as it was');
+    // SQLite makes -wal and -shm as the first writer needs them, with the file's mode.
+    const writer = new Database(path);
+    writer.prepare('INSERT INTO service_health (id) VALUES (1)').run();
+    assert.is(mode(`${path}-wal`), '0600', '-wal');
+    assert.is(mode(`${path}-shm`), '0600', '-shm');
+    writer.close();
 
-  const again = await script('migrate', ['--db', path]);
-  assert.is(again.status, 0, again.stderr);
-  assert.is(again.stdout, `${path} is at schema version ${LATEST}; nothing to apply\n`);
-});
+    const again = await script('migrate', ['--db', path]);
+    assert.is(again.status, 0, again.stderr);
+    assert.is(again.stdout, `${path} is at schema version ${LATEST}; nothing to apply\n`);
+  },
+);
 
 creating('scripts/migrate upgrades an older schema in place and names only what it applied', async (ctx) => {
   older(ctx.db);
@@ -193,7 +203,8 @@ refusing('a newer schema: the service, scripts/migrate and every operator comman
   const before = readFileSync(ctx.db);
   const service = spawnService({ INVENTORY_DB: ctx.db });
   const results = await runAll([...READERS, ...WRITERS, ['migrate']], ctx.db);
-  for (const r of results) expectFailure(r, new RegExp(`schema version ${LATEST + 1}, newer than this version of petstore-inventory knows \\(${LATEST}\\)`));
+  for (const r of results)
+    expectFailure(r, new RegExp(`schema version ${LATEST + 1}, newer than this version of petstore-inventory knows \\(${LATEST}\\)`));
   const { code } = await withTimeout(service.exited, WAIT_MS, 'the service to refuse a newer schema');
   assert.is(code, 1, `the service: exit ${code}\n${service.err()}`);
   assert.match(service.err(), /newer than this version of petstore-inventory knows/);

@@ -14,7 +14,6 @@ import * as assert from 'uvu/assert';
 import type { RequestOptions } from './helpers.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './service.ts';
 
-
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BOOTSTRAP_START = 'This database had no API key';
 const BOOTSTRAP_END = 'Revoke this one: scripts/keys revoke bootstrap.';
@@ -127,7 +126,10 @@ server('two services starting together on a new file make one bootstrap key betw
   await new Promise((r) => setTimeout(r, 300));
   const printed = [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
   assert.is(printed.length, 1, 'exactly one of them printed a key');
-  assert.equal(apiKeys(ctx.db).map((k) => k.name), ['bootstrap']);
+  assert.equal(
+    apiKeys(ctx.db).map((k) => k.name),
+    ['bootstrap'],
+  );
   const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printed[0]!.err())![1]!;
   for (const s of [a, b]) assert.is((await s.get('/v1/inventory', key)).status, 200);
   for (const s of [a, b]) assert.is((await s.stop()).code, 0);
@@ -268,7 +270,15 @@ server('no key, Authorization header or bearer credential ever reaches the logs'
       [{ path: '/v1/nowhere', headers: { Authorization: `Bearer ${key}` } }, 404],
       [{ method: 'PATCH', path: '/v1/inventory/1', headers: { Authorization: `Bearer ${key}`, ...json }, body: '{"quantity":1}' }, 404],
       // A key-like value in a body is the client's own data (the answer may quote it); it must not reach the log.
-      [{ method: 'PATCH', path: '/v1/inventory/1', headers: { Authorization: `Bearer ${key}`, ...json }, body: `{"quantity":"${unknown}"}` }, 400],
+      [
+        {
+          method: 'PATCH',
+          path: '/v1/inventory/1',
+          headers: { Authorization: `Bearer ${key}`, ...json },
+          body: `{"quantity":"${unknown}"}`,
+        },
+        400,
+      ],
       [{ method: 'PATCH', path: '/v1/inventory/1', headers: { Authorization: `Bearer ${key}`, ...json }, body: '{' }, 400],
     ];
     for (const [options, status] of requests) {
@@ -299,7 +309,10 @@ server('a first start that cannot listen (the port is taken) creates no key; the
     await new Promise((resolve) => taken.close(resolve));
   }
   const next = await startService(ctx.db, { expectKey: true });
-  assert.equal(apiKeys(ctx.db).map((k) => k.name), ['bootstrap']);
+  assert.equal(
+    apiKeys(ctx.db).map((k) => k.name),
+    ['bootstrap'],
+  );
   assert.is((await next.get('/v1/inventory', next.bootstrapKey)).status, 200);
   assert.is((await next.stop()).code, 0);
 });

@@ -13,7 +13,6 @@ import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { commandsOn, send } from './helpers.ts';
 import { killAll, startService, withTimeout } from './service.ts';
 
-
 const shutdown = suite<{ dir: string; path: string; key: string }>('graceful shutdown', { dir: '', path: '', key: '' });
 shutdown.before.each(async (ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'inv-shutdown-'));

@@ -49,9 +49,15 @@ slow('a slow-loris of 100 connections: others are still served at once, and the 
     clearInterval(drip);
   }
   const answers = loris.map((l) => l.received());
-  assert.ok(answers.every((a) => a.startsWith('HTTP/1.1 408 ')), `every slow connection got 408: ${answers.find((a) => !a.startsWith('HTTP/1.1 408 '))}`);
+  assert.ok(
+    answers.every((a) => a.startsWith('HTTP/1.1 408 ')),
+    `every slow connection got 408: ${answers.find((a) => !a.startsWith('HTTP/1.1 408 '))}`,
+  );
   assert.match(answers[0]!, /"code":"request_timeout"/);
-  assert.ok(loris.every((l) => l.socket.destroyed || l.socket.readableEnded), 'and was closed');
+  assert.ok(
+    loris.every((l) => l.socket.destroyed || l.socket.readableEnded),
+    'and was closed',
+  );
 });
 
 slow('a body over 4 KiB is refused with 413 while it streams, before it ends', async ({ t }) => {

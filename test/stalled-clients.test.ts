@@ -25,7 +25,12 @@ interface Ctx {
 
 async function given(ctx: Ctx, limits: typeof LIMITS): Promise<void> {
   ctx.t = await startApp(':memory:', limits);
-  const pets = Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 1, status: 'available' as const }));
+  const pets = Array.from({ length: PETS }, (_, i) => ({
+    type: 'TrackPet' as const,
+    petId: BigInt(i + 1),
+    quantity: 1,
+    status: 'available' as const,
+  }));
   await commandsFor(ctx.t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
   // What the server's connections hold for their clients, measured here on its own:
   // each socket's write buffer, and the responses queued behind it, not yet on it.
@@ -102,17 +107,26 @@ stalled('clients that never read are closed within the stall time, and what they
     if (Date.now() - sent > 4 * LIMITS.checkIntervalMs) peakAfterFirstChecks = Math.max(peakAfterFirstChecks, now);
   }
   const tookMs = Date.now() - sent;
-  assert.ok(peak > LIMITS.maxPinnedBytes, `the attack pinned ${(peak / MiB).toFixed(1)} MiB at its peak: more than the cap, or it proves nothing`);
+  assert.ok(
+    peak > LIMITS.maxPinnedBytes,
+    `the attack pinned ${(peak / MiB).toFixed(1)} MiB at its peak: more than the cap, or it proves nothing`,
+  );
   assert.ok(
     peakAfterFirstChecks <= LIMITS.maxPinnedBytes,
     `pinned ${(peakAfterFirstChecks / MiB).toFixed(1)} MiB after the first checks; the cap is ${LIMITS.maxPinnedBytes / MiB} MiB`,
   );
-  assert.ok(never.every(closedByServer), `${never.filter((s) => !closedByServer(s)).length} of ${never.length} still open after ${tookMs} ms`);
+  assert.ok(
+    never.every(closedByServer),
+    `${never.filter((s) => !closedByServer(s)).length} of ${never.length} still open after ${tookMs} ms`,
+  );
   assert.ok(tookMs < LIMITS.stallTimeoutMs + 2000, `closed after ${tookMs} ms`);
   // The service still answers others, and said what it did at most once a second for
   // each of the two reasons, not once per connection.
   assert.is((await t.get('/healthz')).status, 200);
-  const warnings = t.logs.join('').split('\n').filter((l) => l.includes('took no response bytes'));
+  const warnings = t.logs
+    .join('')
+    .split('\n')
+    .filter((l) => l.includes('took no response bytes'));
   assert.ok(warnings.length >= 1 && warnings.length <= 2 * (Math.ceil(tookMs / 1000) + 1), `${warnings.length} warnings`);
   for (const s of never) s.destroy();
 });

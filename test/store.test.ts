@@ -47,7 +47,11 @@ log('a failure inside the transaction leaves neither event nor row', async ({ db
   await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
   // The projection refuses a quantity the domain would never decide (CHECK constraint).
   const [outcome] = await sqliteStoreOn(db).appendBatch([
-    { meta: meta(), recordedAt: new Date().toISOString(), appends: [{ petId: 5n, expectedVersion: 1, events: [{ type: 'QuantitySet', data: { quantity: -5 } }] }] },
+    {
+      meta: meta(),
+      recordedAt: new Date().toISOString(),
+      appends: [{ petId: 5n, expectedVersion: 1, events: [{ type: 'QuantitySet', data: { quantity: -5 } }] }],
+    },
   ]);
   assert.ok(outcome && !outcome.ok, 'the append failed');
   assert.match(String((outcome as { error: Error }).error.message), /CHECK constraint/);
@@ -62,7 +66,11 @@ log('a projection row edited by hand cannot put a gap into the log', async ({ db
   const entry = await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => v === 2 }, meta());
   assert.equal({ quantity: entry.quantity, status: entry.status, version: entry.version }, { quantity: 4, status: 'pending', version: 3 });
   assert.equal(db.prepare('SELECT version FROM events WHERE pet_id = 5 ORDER BY seq').pluck().all(), [1, 2, 3]);
-  assert.equal(db.prepare('SELECT quantity, status, version FROM inventory WHERE pet_id = 5').get(), { quantity: 4, status: 'pending', version: 3 });
+  assert.equal(db.prepare('SELECT quantity, status, version FROM inventory WHERE pet_id = 5').get(), {
+    quantity: 4,
+    status: 'pending',
+    version: 3,
+  });
 });
 
 log('handleAll is all or nothing', async ({ db, commands }) => {
@@ -99,9 +107,36 @@ log('stock_adjustments: one row per QuantitySet with previous quantity, delta, a
     .safeIntegers(true)
     .all();
   assert.equal(rows, [
-    { seq: 3n, recorded_at: '2026-03-04T05:06:10.089Z', pet_id: 9007199254740993n, previous_quantity: 10n, quantity: 7n, delta: -3n, actor: 'alice', request_id: 'a1' },
-    { seq: 5n, recorded_at: '2026-03-04T05:06:12.089Z', pet_id: 9007199254740993n, previous_quantity: 7n, quantity: 7n, delta: 0n, actor: 'bob', request_id: 'b1' },
-    { seq: 6n, recorded_at: '2026-03-04T05:06:13.089Z', pet_id: 2n, previous_quantity: 1n, quantity: 4n, delta: 3n, actor: 'bob', request_id: 'b2' },
+    {
+      seq: 3n,
+      recorded_at: '2026-03-04T05:06:10.089Z',
+      pet_id: 9007199254740993n,
+      previous_quantity: 10n,
+      quantity: 7n,
+      delta: -3n,
+      actor: 'alice',
+      request_id: 'a1',
+    },
+    {
+      seq: 5n,
+      recorded_at: '2026-03-04T05:06:12.089Z',
+      pet_id: 9007199254740993n,
+      previous_quantity: 7n,
+      quantity: 7n,
+      delta: 0n,
+      actor: 'bob',
+      request_id: 'b1',
+    },
+    {
+      seq: 6n,
+      recorded_at: '2026-03-04T05:06:13.089Z',
+      pet_id: 2n,
+      previous_quantity: 1n,
+      quantity: 4n,
+      delta: 3n,
+      actor: 'bob',
+      request_id: 'b2',
+    },
   ]);
 });
 
@@ -113,9 +148,15 @@ migrations('a new database gets every migration once; a second run applies nothi
   const db = new Database(':memory:');
   const all = loadMigrations();
   assert.ok(all.length >= 4);
-  assert.equal(migrate(db), all.map((m) => m.name));
+  assert.equal(
+    migrate(db),
+    all.map((m) => m.name),
+  );
   assert.equal(migrate(db), []);
-  assert.equal(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(), all.map((m) => m.version));
+  assert.equal(
+    db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(),
+    all.map((m) => m.version),
+  );
   db.close();
 });
 
@@ -124,12 +165,16 @@ migrations('a database made by an older version upgrades in place, its history i
   try {
     const older = join(dir, 'older');
     mkdirSync(older);
-    const files = readdirSync(new URL('../migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(new URL('../migrations/', import.meta.url))
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     for (const f of files.slice(0, 2)) copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
     const path = join(dir, 'inv.db');
     const db = new Database(path);
     migrate(db, loadMigrations(`${older}/`));
-    db.prepare("INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (1, 1, 'PetTracked', '{\"quantity\":2,\"status\":\"available\",\"schemaVersion\":1}', 'cli:x', 'r', '2026-01-01T00:00:00.000Z')").run();
+    db.prepare(
+      "INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (1, 1, 'PetTracked', '{\"quantity\":2,\"status\":\"available\",\"schemaVersion\":1}', 'cli:x', 'r', '2026-01-01T00:00:00.000Z')",
+    ).run();
     db.close();
     const upgraded = openDatabase(path);
     assert.is(upgraded.prepare('SELECT count(*) FROM schema_migrations').pluck().get(), loadMigrations().length);

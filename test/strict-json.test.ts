@@ -27,7 +27,9 @@ function plain(node: JsonNode): unknown {
 const reader = suite('readStrictJson');
 
 reader('reads objects, arrays and scalars, keeping numbers as written', () => {
-  const r = readStrictJson(' {"a": [1, 5.0, -0, 1e3, 2147483647.0000001, 9223372036854775807], "b": {"__proto__": null}, "c": "x\\u0041", "d": true}\n');
+  const r = readStrictJson(
+    ' {"a": [1, 5.0, -0, 1e3, 2147483647.0000001, 9223372036854775807], "b": {"__proto__": null}, "c": "x\\u0041", "d": true}\n',
+  );
   assert.ok(r.ok);
   assert.equal(plain(r.value), [
     ['a', [{ n: '1' }, { n: '5.0' }, { n: '-0' }, { n: '1e3' }, { n: '2147483647.0000001' }, { n: '9223372036854775807' }]],
@@ -112,9 +114,20 @@ const numbers = suite('readNumberLiteral');
 
 numbers('integers as written, exactly; fractions even where JSON.parse rounds', () => {
   const integers: [string, bigint][] = [
-    ['0', 0n], ['-0', 0n], ['0.0', 0n], ['-0.0', 0n], ['0e5', 0n], ['5.0', 5n], ['1e3', 1000n], ['1E+3', 1000n],
-    ['2.147483647e9', 2147483647n], ['100e-2', 1n], ['-3', -3n], ['9007199254740993', 9007199254740993n],
-    ['9223372036854775807', 9223372036854775807n], ['9223372036854775807.000', 9223372036854775807n],
+    ['0', 0n],
+    ['-0', 0n],
+    ['0.0', 0n],
+    ['-0.0', 0n],
+    ['0e5', 0n],
+    ['5.0', 5n],
+    ['1e3', 1000n],
+    ['1E+3', 1000n],
+    ['2.147483647e9', 2147483647n],
+    ['100e-2', 1n],
+    ['-3', -3n],
+    ['9007199254740993', 9007199254740993n],
+    ['9223372036854775807', 9223372036854775807n],
+    ['9223372036854775807.000', 9223372036854775807n],
   ];
   for (const [literal, value] of integers) assert.equal(readNumberLiteral(literal), { kind: 'integer', value }, literal);
   for (const literal of ['5.0000000000000001', '1e-400', '2147483647.0000001', '1.55e1', '0.5', '-0.1', '2147483646.99999999999']) {

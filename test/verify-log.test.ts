@@ -26,7 +26,8 @@ async function history(db: Db): Promise<void> {
   const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
   await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
   await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
-  for (let i = 0; i < 6; i++) await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
+  for (let i = 0; i < 6; i++)
+    await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
 }
 
 /** What an attacker does first: the triggers are only a guard against accidents. */
@@ -36,11 +37,24 @@ function dropTriggers(db: Db): void {
 
 /** The attacker recomputes every prev_hash and hash so that the chain is intact again. */
 function recomputeChain(db: Db): void {
-  const rows = db.prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq').safeIntegers(true).all() as Record<string, any>[];
+  const rows = db
+    .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .all() as Record<string, any>[];
   const update = db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?');
   let prev = GENESIS_HASH;
   for (const r of rows) {
-    const hash = eventHash({ prevHash: prev, seq: r.seq, petId: r.pet_id, version: r.version, type: r.type, data: r.data, actor: r.actor, requestId: r.request_id, recordedAt: r.recorded_at });
+    const hash = eventHash({
+      prevHash: prev,
+      seq: r.seq,
+      petId: r.pet_id,
+      version: r.version,
+      type: r.type,
+      data: r.data,
+      actor: r.actor,
+      requestId: r.request_id,
+      recordedAt: r.recorded_at,
+    });
     update.run(prev, hash, r.seq);
     prev = hash;
   }
@@ -116,7 +130,20 @@ chain('an edit with the whole chain recomputed is caught by the digest', async (
   const verdict = await verifyLog(sqliteStoreOn(db), digest);
   assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('rewritten'));
   // A digest from before the edit is still extended: the digest proves its prefix only.
-  const early = { seq: 2, hash: eventHash({ prevHash: db.prepare('SELECT prev_hash FROM events WHERE seq = 2').pluck().get() as string, seq: 2n, petId: 9007199254740993n, version: 1n, type: 'PetTracked', data: db.prepare('SELECT data FROM events WHERE seq = 2').pluck().get() as string, actor: 'cli:ops', requestId: db.prepare('SELECT request_id FROM events WHERE seq = 2').pluck().get() as string, recordedAt: db.prepare('SELECT recorded_at FROM events WHERE seq = 2').pluck().get() as string }) };
+  const early = {
+    seq: 2,
+    hash: eventHash({
+      prevHash: db.prepare('SELECT prev_hash FROM events WHERE seq = 2').pluck().get() as string,
+      seq: 2n,
+      petId: 9007199254740993n,
+      version: 1n,
+      type: 'PetTracked',
+      data: db.prepare('SELECT data FROM events WHERE seq = 2').pluck().get() as string,
+      actor: 'cli:ops',
+      requestId: db.prepare('SELECT request_id FROM events WHERE seq = 2').pluck().get() as string,
+      recordedAt: db.prepare('SELECT recorded_at FROM events WHERE seq = 2').pluck().get() as string,
+    }),
+  };
   assert.ok((await verifyLog(sqliteStoreOn(db), early)).ok);
 });
 
@@ -138,13 +165,26 @@ upgrade('the migration chains existing events in seq order; new events continue 
   try {
     const older = join(dir, 'migrations');
     mkdirSync(older);
-    const files = readdirSync(new URL('../migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).sort();
-    for (const f of files.filter((f) => Number.parseInt(f, 10) < 5)) copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
+    const files = readdirSync(new URL('../migrations/', import.meta.url))
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
+    for (const f of files.filter((f) => Number.parseInt(f, 10) < 5))
+      copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
     const path = join(dir, 'inv.db');
     const db = new Database(path);
     migrate(db, loadMigrations(`${older}/`));
-    const insert = db.prepare('INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    insert.run(9007199254740993n, 1, 'PetTracked', '{"quantity":2,"status":"available","schemaVersion":1}', 'cli:x', 'r1', '2026-01-01T00:00:00.000Z');
+    const insert = db.prepare(
+      'INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    insert.run(
+      9007199254740993n,
+      1,
+      'PetTracked',
+      '{"quantity":2,"status":"available","schemaVersion":1}',
+      'cli:x',
+      'r1',
+      '2026-01-01T00:00:00.000Z',
+    );
     insert.run(3, 1, 'PetTracked', '{"quantity":0,"status":"sold","schemaVersion":1}', 'cli:x', 'r2', '2026-01-01T00:00:01.000Z');
     insert.run(9007199254740993n, 2, 'QuantitySet', '{"quantity":4,"schemaVersion":1}', 'k', 'r3', '2026-01-01T00:00:02.000Z');
     db.close();
@@ -153,14 +193,21 @@ upgrade('the migration chains existing events in seq order; new events continue 
     const verdict = await verifyLog(sqliteStoreOn(upgraded));
     assert.ok(verdict.ok && verdict.events === 3, JSON.stringify(verdict));
     assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
-    await commandsOn(upgraded, Date.now)
-      .handle({ type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' }, { actor: 'k', requestId: 'r4' });
+    await commandsOn(upgraded, Date.now).handle(
+      { type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' },
+      { actor: 'k', requestId: 'r4' },
+    );
     // The projection was empty in the old database; the new event still chains on.
     const after = await verifyLog(sqliteStoreOn(upgraded), verdict.ok ? verdict.head : undefined);
     assert.ok(after.ok && after.events === 4, JSON.stringify(after));
     assert.throws(() => upgraded.exec("UPDATE events SET actor = 'x'"), /append-only/);
     assert.throws(
-      () => upgraded.prepare("INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (5, 1, 'PetTracked', '{}', 'x', 'r', 't')").run(),
+      () =>
+        upgraded
+          .prepare(
+            "INSERT INTO events (pet_id, version, type, data, actor, request_id, recorded_at) VALUES (5, 1, 'PetTracked', '{}', 'x', 'r', 't')",
+          )
+          .run(),
       /hash chain/,
     );
     upgraded.close();

@@ -47,7 +47,10 @@ crash.before.each(async (ctx) => {
     },
   });
   ctx.key = await ctx.store.keys.create('tester', 'test');
-  await commandsFor(ctx.store).handleAll([{ type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' }], { actor: 'cli:test', requestId: 'seed' });
+  await commandsFor(ctx.store).handleAll([{ type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' }], {
+    actor: 'cli:test',
+    requestId: 'seed',
+  });
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const app = buildApp({ store: ctx.store, logger: createLogger('info', sink), now: () => ctx.clock });
   ctx.server = createHttpServer(app);
@@ -85,7 +88,10 @@ crash('writes and /readyz answer 503 with the reason; reads go on; a new thread 
 
   const ready = await get(ctx, '/readyz');
   assert.is(ready.status, 503);
-  assert.match(ready.json().message, /the database cannot take writes \(the database writer thread stopped \(exit code \d+\); starting it again failed: no database at /);
+  assert.match(
+    ready.json().message,
+    /the database cannot take writes \(the database writer thread stopped \(exit code \d+\); starting it again failed: no database at /,
+  );
   assert.is(ctx.threads.length, 1, 'no thread was started on a database that is not there');
 
   // Reads are served by this thread's own connections.

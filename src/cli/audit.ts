@@ -35,8 +35,7 @@ Exit status: 0 success (also when no row matches), 1 failure, 2 usage error.
 
 // A date, or a date and time (minutes, seconds and a fraction optional) with Z or an
 // offset in any ISO 8601 form: +02:00, +0200 or +02.
-const TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?))?$/;
+const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?))?$/;
 const RECORDED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**

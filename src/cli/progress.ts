@@ -7,7 +7,9 @@ export function progressBar(stream: NodeJS.WriteStream, label = 'replaying'): ((
     const fraction = total > 0 ? Math.min(1, done / total) : 1;
     const filled = Math.round(fraction * width);
     const bar = `${'#'.repeat(filled)}${'.'.repeat(width - filled)}`;
-    stream.write(`\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${done.toLocaleString('en')} / ${total.toLocaleString('en')} events`);
+    stream.write(
+      `\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}%  ${done.toLocaleString('en')} / ${total.toLocaleString('en')} events`,
+    );
     if (done >= total) stream.write('\n');
   };
 }

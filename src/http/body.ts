@@ -54,7 +54,11 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
       const text = decodeUtf8(bytes);
       ctx.request.rawBody = text ?? '';
       ctx.state.body = (
-        bytes.length === 0 ? { kind: 'missing' } : text === undefined ? { kind: 'malformed', reason: 'it is not valid UTF-8' } : parseJson(text)
+        bytes.length === 0
+          ? { kind: 'missing' }
+          : text === undefined
+            ? { kind: 'malformed', reason: 'it is not valid UTF-8' }
+            : parseJson(text)
       ) satisfies ReadBody;
       if (ctx.state.body.kind === 'parsed') ctx.request.body = ctx.state.body.value;
       await next();

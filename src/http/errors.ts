@@ -94,7 +94,11 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
         }
       } else {
         logger.error({ requestId: ctx.state.requestId, err: describe(err) }, 'unexpected error');
-        error = new HttpError(500, 'internal_error', `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`);
+        error = new HttpError(
+          500,
+          'internal_error',
+          `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`,
+        );
       }
     }
     ctx.set(error.headers);

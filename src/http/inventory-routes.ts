@@ -61,7 +61,10 @@ export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Ro
       }
       if (err instanceof VersionMismatch) {
         const current = tagOf(err.currentVersion);
-        const failed = judgeWrite(conditions, current) === 'if-none-match-failed' ? 'If-None-Match matches or cannot be read' : 'If-Match does not match';
+        const failed =
+          judgeWrite(conditions, current) === 'if-none-match-failed'
+            ? 'If-None-Match matches or cannot be read'
+            : 'If-Match does not match';
         throw new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}`, { ETag: current });
       }
       throw err;

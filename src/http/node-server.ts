@@ -88,8 +88,10 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
     { stallTimeoutMs: limits.stallTimeoutMs, maxPinnedBytes: limits.maxPinnedBytes, checkIntervalMs: limits.checkIntervalMs },
     {
       onClosed: ({ stalled, overCap, pinnedBytes }) => {
-        if (stalled) warn?.('stalled', stalled, { pinnedBytes }, `closed connections that took no response bytes for ${limits.stallTimeoutMs} ms`);
-        if (overCap) warn?.('over-cap', overCap, { pinnedBytes }, 'closed connections that took no response bytes: stalled ones pinned too much');
+        if (stalled)
+          warn?.('stalled', stalled, { pinnedBytes }, `closed connections that took no response bytes for ${limits.stallTimeoutMs} ms`);
+        if (overCap)
+          warn?.('over-cap', overCap, { pinnedBytes }, 'closed connections that took no response bytes: stalled ones pinned too much');
       },
     },
   );

@@ -60,7 +60,11 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
     // JSON.parse rounds 5.0000000000000001 to 5 and 1e-400 to 0: judge the number as written.
     const written = strict.value.kind === 'object' ? strict.value.members.get('quantity') : undefined;
     if (written?.kind === 'number' && readNumberLiteral(written.literal).kind !== 'integer') {
-      throw new HttpError(400, 'invalid_body', `quantity must be ${describeSchema(schema.properties?.quantity)}; got the fraction ${show(written.literal)}`);
+      throw new HttpError(
+        400,
+        'invalid_body',
+        `quantity must be ${describeSchema(schema.properties?.quantity)}; got the fraction ${show(written.literal)}`,
+      );
     }
     // JSON's -0 is the number 0.
     ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
@@ -70,7 +74,9 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
 
 function describe(error: ErrorObject | null | undefined, schema: Schema, value: unknown): string {
   if (!error) return 'the body does not match the InventoryUpdate schema';
-  const members = Object.keys(schema.properties ?? {}).map((m) => `"${m}"`).join(', ');
+  const members = Object.keys(schema.properties ?? {})
+    .map((m) => `"${m}"`)
+    .join(', ');
   const member = error.instancePath.slice(1).replaceAll('/', '.');
   switch (error.keyword) {
     case 'required':

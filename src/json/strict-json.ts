@@ -153,7 +153,9 @@ export function duplicateMember(text: string): string | undefined {
 function found(text: string, i: number): string {
   if (i >= text.length) return 'the end of the text';
   const c = text.codePointAt(i)!;
-  return c < 0x20 || c === 0x7f ? `the control character U+${c.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(String.fromCodePoint(c));
+  return c < 0x20 || c === 0x7f
+    ? `the control character U+${c.toString(16).toUpperCase().padStart(4, '0')}`
+    : JSON.stringify(String.fromCodePoint(c));
 }
 
 function where(text: string, i: number): string {

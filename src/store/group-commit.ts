@@ -24,10 +24,7 @@ interface Pending<I, R> {
   reject: (error: unknown) => void;
 }
 
-export function groupCommit<I, R>(
-  commit: (items: I[]) => Promise<Outcome<R>[]>,
-  hooks: GroupCommitHooks = {},
-): (item: I) => Promise<R> {
+export function groupCommit<I, R>(commit: (items: I[]) => Promise<Outcome<R>[]>, hooks: GroupCommitHooks = {}): (item: I) => Promise<R> {
   let queue: Pending<I, R>[] = [];
   let scheduled = false;
   let committing = false;

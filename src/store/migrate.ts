@@ -71,8 +71,7 @@ export function requireCurrentSchema(db: Database.Database, path: string, migrat
   const fix = `run scripts/migrate --db ${path} (starting the service upgrades it too)`;
   if (applied.length === 0) throw new SchemaError(`${path} is an empty database with no schema yet: ${fix}`);
   throw new SchemaError(
-    `${path} has schema version ${Math.max(...applied)}, older than this version needs ` +
-      `(${migrations.at(-1)?.version ?? 0}): ${fix}`,
+    `${path} has schema version ${Math.max(...applied)}, older than this version needs ` + `(${migrations.at(-1)?.version ?? 0}): ${fix}`,
   );
 }
 

@@ -72,8 +72,16 @@ export type ReplayRow = [seq: bigint, petId: bigint, version: bigint, type: stri
 
 /** An event row with its chain columns, as verify-log reads it (integers as BigInt). */
 export type ChainRow = [
-  seq: bigint, petId: bigint, version: bigint, type: string, data: string, actor: string,
-  requestId: string, recordedAt: string, prevHash: string | null, hash: string | null,
+  seq: bigint,
+  petId: bigint,
+  version: bigint,
+  type: string,
+  data: string,
+  actor: string,
+  requestId: string,
+  recordedAt: string,
+  prevHash: string | null,
+  hash: string | null,
 ];
 
 /** A row of the stock_adjustments view, integers as BigInt. */
@@ -140,7 +148,10 @@ export interface InventoryStore {
    * so readers see the old one until the commit). Returns the caught-up count, the
    * projection as it was, and the entries written.
    */
-  replaceProjection(entries: Map<bigint, Entry>, after: number): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
+  replaceProjection(
+    entries: Map<bigint, Entry>,
+    after: number,
+  ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 
   keys: KeyStore;
 

@@ -101,7 +101,11 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   const { problems, found, committedUnanswered } = checkLog(events, writes, { pets: PETS, actorOf: () => 'crash-load' });
   assert.equal(problems.slice(0, 20), [], `${problems.length} problems in the log`);
   assert.is(found, acked.length, 'every acknowledged write is in events');
-  assert.is(events.length, PETS + found + committedUnanswered, 'the log holds the seed, the acknowledged writes and some unanswered ones, nothing else');
+  assert.is(
+    events.length,
+    PETS + found + committedUnanswered,
+    'the log holds the seed, the acknowledged writes and some unanswered ones, nothing else',
+  );
   const replayed = replay(events);
   assert.equal(
     inventory,

@@ -32,7 +32,12 @@ export async function seedDatabase(path: string, pets: number, keyNames: string[
     const store = sqliteStoreOn(db);
     const commands = makeCommandHandler({ store, now: Date.now });
     await commands.handleAll(
-      Array.from({ length: pets }, (_, i) => ({ type: 'TrackPet' as const, petId: BigInt(i + 1), quantity: 0, status: 'available' as const })),
+      Array.from({ length: pets }, (_, i) => ({
+        type: 'TrackPet' as const,
+        petId: BigInt(i + 1),
+        quantity: 0,
+        status: 'available' as const,
+      })),
       { actor: 'cli:fault-test', requestId: 'seed' },
     );
     const keys: string[] = [];
@@ -169,11 +174,19 @@ export function checkLog(
   for (const w of acked) {
     const rows = byRequest.get(w.requestId) ?? [];
     if (rows.length !== 1) {
-      problems.push(`acknowledged ${w.requestId} (pet ${w.pet}, quantity ${w.quantity}, version ${w.version}) is in events ${rows.length} times`);
+      problems.push(
+        `acknowledged ${w.requestId} (pet ${w.pet}, quantity ${w.quantity}, version ${w.version}) is in events ${rows.length} times`,
+      );
       continue;
     }
     const e = rows[0]!;
-    const want = { pet_id: w.pet, type: 'QuantitySet', quantity: w.quantity, version: w.version, ...(expect.actorOf ? { actor: expect.actorOf(w) } : {}) };
+    const want = {
+      pet_id: w.pet,
+      type: 'QuantitySet',
+      quantity: w.quantity,
+      version: w.version,
+      ...(expect.actorOf ? { actor: expect.actorOf(w) } : {}),
+    };
     const got = { pet_id: e.pet_id, type: e.type, quantity: e.quantity, version: e.version, ...(expect.actorOf ? { actor: e.actor } : {}) };
     if (JSON.stringify(want) !== JSON.stringify(got)) {
       problems.push(`acknowledged ${w.requestId}: the 200 said ${JSON.stringify(want)}, events holds ${JSON.stringify(got)}`);
@@ -205,7 +218,8 @@ export function checkLog(
   for (const [pet, rows] of perPet) {
     // rows are in seq order already
     rows.forEach((e, i) => {
-      if (e.version !== i + 1) problems.push(`pet ${pet}: event seq ${e.seq} has version ${e.version}, expected ${i + 1} (gap, duplicate or out of order)`);
+      if (e.version !== i + 1)
+        problems.push(`pet ${pet}: event seq ${e.seq} has version ${e.version}, expected ${i + 1} (gap, duplicate or out of order)`);
     });
     if (rows[0]?.type !== 'PetTracked') problems.push(`pet ${pet}: the first event is ${rows[0]?.type}`);
   }
@@ -306,4 +320,3 @@ export function readLog(path: string): { events: ReturnType<typeof readEvents>; 
     db.close();
   }
 }
-

@@ -73,7 +73,10 @@ export function makeEventWriter(db: Db, projection: ProjectionTable): EventWrite
       const stale = submission.appends.find((a) => failedPets.has(a.petId));
       if (stale) {
         const cause = failedPets.get(stale.petId);
-        return { ok: false, error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause };
+        return {
+          ok: false,
+          error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
+        };
       }
       try {
         return { ok: true, value: inSavepoint(submission) };

@@ -101,7 +101,12 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     }
   }
 
-  const toInventoryRow = ([petId, quantity, status, version]: InventoryRow): InventoryRow => [petId, Number(quantity), status, Number(version)];
+  const toInventoryRow = ([petId, quantity, status, version]: InventoryRow): InventoryRow => [
+    petId,
+    Number(quantity),
+    status,
+    Number(version),
+  ];
   const replayRows = ({ after = 0, upTo = Number.MAX_SAFE_INTEGER }: SeqRange = {}) =>
     scan(() => replay.iterate(after, upTo) as IterableIterator<ReplayRow>);
 

@@ -66,7 +66,11 @@ function inPlace(db: Db, close: () => void): AsyncWriter {
 
 /** The port over one open connection, writes in place. close() leaves db open. */
 export function sqliteStoreOn(db: Db, deps: StoreDeps = {}): InventoryStore {
-  return assemble(makeReader(db, db, { yieldBetweenPages: false }), inPlace(db, () => {}), deps.now ?? Date.now);
+  return assemble(
+    makeReader(db, db, { yieldBetweenPages: false }),
+    inPlace(db, () => {}),
+    deps.now ?? Date.now,
+  );
 }
 
 export interface SqliteOpenOptions extends OpenOptions {
@@ -81,7 +85,11 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   const now = options.now ?? Date.now;
   if (options.writer !== 'thread') {
     const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist, onMigrated: options.onMigrated });
-    return assemble(makeReader(db, db, { yieldBetweenPages: false }), inPlace(db, () => db.close()), now);
+    return assemble(
+      makeReader(db, db, { yieldBetweenPages: false }),
+      inPlace(db, () => db.close()),
+      now,
+    );
   }
   if (path === ':memory:') throw new Error('a writer thread needs a database file, not :memory:');
   // The thread opens the file first, by the same rules (openDatabase): it creates and

@@ -17,18 +17,23 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
   const down = (): StoreUnavailable | undefined => (current.stopped() ? (restartFailed ?? current.stopped()) : undefined);
 
   const startAgain = () =>
-    (restarting ??= restart().then(
-      (fresh) => {
-        if (closed) return fresh.close();
-        current = fresh;
-        restartFailed = undefined;
-      },
-      (error: unknown) => {
-        restartFailed = new StoreUnavailable(`${current.stopped()!.message}; starting it again failed: ${(error as Error)?.message ?? String(error)}`, {
-          cause: error,
-        });
-      },
-    ).finally(() => (restarting = undefined)));
+    (restarting ??= restart()
+      .then(
+        (fresh) => {
+          if (closed) return fresh.close();
+          current = fresh;
+          restartFailed = undefined;
+        },
+        (error: unknown) => {
+          restartFailed = new StoreUnavailable(
+            `${current.stopped()!.message}; starting it again failed: ${(error as Error)?.message ?? String(error)}`,
+            {
+              cause: error,
+            },
+          );
+        },
+      )
+      .finally(() => (restarting = undefined)));
 
   /** The current thread, or a rejection with why there is none running. */
   const live = (): Promise<ThreadWriter> => {
