@@ -22,7 +22,7 @@ const wal = suite('the write-ahead log');
 
 const PETS = 50;
 const setAll = (round: number): Command[] =>
-  Array.from({ length: PETS }, (_, i) => ({ type: 'SetQuantity', petId: BigInt(100 + i), quantity: round % 1000 }) as Command);
+  Array.from({ length: PETS }, (_, i) => ({ type: 'SetQuantity', petId: BigInt(100 + i), quantity: round % 1000 }));
 
 async function storage(get: (path: string) => Promise<{ status: number; json(): unknown }>): Promise<StorageStatus> {
   const ready = await get('/readyz');
@@ -37,7 +37,7 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
     const commands = commandsFor(app.store);
     const meta = { actor: 'cli:test', requestId: 'wal' };
     await commands.handleAll(
-      Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet', petId: BigInt(100 + i), quantity: 0, status: 'available' }) as Command),
+      Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet', petId: BigInt(100 + i), quantity: 0, status: 'available' })),
       meta,
     );
     // The reader's transaction starts here and stays open.
@@ -52,7 +52,7 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
     assert.ok(walBytes(app.path) > WAL_LIMIT_BYTES, `the log grew past the limit (${walBytes(app.path)} bytes after ${writes} writes)`);
     // Idle now: the writer's checkpoints are held back by the reader, and readiness says so.
     await sleep(800);
-    const pinned = await storage(app.get);
+    const pinned = await storage((p) => app.get(p));
     assert.ok(pinned.walBytes > WAL_LIMIT_BYTES);
     assert.is(pinned.walLimitBytes, WAL_LIMIT_BYTES);
     assert.type(pinned.walCheckpointBlockedForMs, 'number', 'checkpoints are held back');
@@ -62,7 +62,7 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
     const closedAt = Date.now();
     while (walBytes(app.path) > WAL_LIMIT_BYTES && Date.now() - closedAt < 5000) await sleep(100);
     assert.ok(walBytes(app.path) <= WAL_LIMIT_BYTES, `back under the limit within 5 s without a write (${walBytes(app.path)} bytes)`);
-    const freed = await storage(app.get);
+    const freed = await storage((p) => app.get(p));
     assert.is(freed.walCheckpointBlockedForMs, null);
     assert.ok(freed.walBytes <= WAL_LIMIT_BYTES);
     // Nothing was lost on the way.
@@ -83,7 +83,7 @@ wal('the audit listing reads in short transactions: a consumer that stops betwee
     const commands = commandsFor(writing);
     const meta = { actor: 'cli:test', requestId: 'audit' };
     await commands.handleAll(
-      Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet', petId: BigInt(100 + i), quantity: 0, status: 'available' }) as Command),
+      Array.from({ length: PETS }, (_, i) => ({ type: 'TrackPet', petId: BigInt(100 + i), quantity: 0, status: 'available' })),
       meta,
     );
     for (let round = 1; round <= 12; round++) await commands.handleAll(setAll(round), meta);
@@ -98,7 +98,7 @@ wal('the audit listing reads in short transactions: a consumer that stops betwee
     const [result] = writerDb.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
     assert.is(result!.busy, 0, 'no read transaction spans the listing');
 
-    let rows = first.value!.length;
+    let rows = (first.value as unknown[]).length;
     for (let next = await pages.next(); !next.done; next = await pages.next()) rows += next.value.length;
     assert.is(rows, PETS * 13, 'every adjustment listed, the ones written meanwhile too');
   } finally {
