@@ -11,6 +11,13 @@ export function createBootstrapKey(keys: KeyStore): Promise<string | undefined> 
   return keys.createFirst('bootstrap', 'service:first-start');
 }
 
+/** A warning for the start of a service whose keys were all revoked, else undefined. */
+export async function noActiveKeyWarning(keys: KeyStore): Promise<string | undefined> {
+  const all = await keys.list();
+  if (all.length === 0 || all.some((key) => key.revokedAt === null)) return undefined;
+  return 'no active API key exists (all were revoked): every request under /v1 is refused until one is created with scripts/keys create NAME';
+}
+
 export function bootstrapMessage(key: string, baseUrl: string): string {
   return [
     '',

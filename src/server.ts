@@ -4,7 +4,7 @@
 // never prints it. On SIGTERM or SIGINT it stops taking requests, lets those in flight
 // finish, stops the writer thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
-import { bootstrapMessage, createBootstrapKey } from './bootstrap.ts';
+import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
@@ -51,8 +51,11 @@ server.listen(config.port, config.host, () => {
   // creates no key, and a key that exists was shown. Of several processes starting on
   // one new file, the one whose createFirst wins prints it.
   createBootstrapKey(store.keys).then(
-    (bootstrapKey) => {
+    async (bootstrapKey) => {
       if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
+      // A database whose keys were all revoked gets no new key, but the operator is told.
+      const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
+      if (warning) logger.warn(warning);
       logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();

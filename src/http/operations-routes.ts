@@ -26,7 +26,10 @@ export function operationsRouter({ storage, openapiText, accepting }: Operations
     if (!accepting()) throw new HttpError(503, 'unavailable', 'the service is shutting down');
     const problem = await storage.problem();
     if (problem) throw new HttpError(503, 'unavailable', problem);
-    ctx.body = { status: 'ok' };
+    // The log's size and how long a reader has held checkpoints back: a long-open read
+    // transaction (an auditor's shell) is visible here before the log fills the disk.
+    const status = storage.status();
+    ctx.body = status ? { status: 'ok', storage: status } : { status: 'ok' };
   });
   return router;
 }

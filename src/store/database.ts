@@ -11,6 +11,13 @@ import { explainOpenError } from './open-errors.ts';
 
 export type Db = Database.Database;
 
+/**
+ * The write-ahead log's size after a checkpoint emptied it (journal_size_limit): a log
+ * that grew behind a long read transaction is cut back to this, not kept at its peak.
+ * The writer thread also checkpoints, once idle, a log above it (wal-keeper.ts).
+ */
+export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
+
 export interface OpenOptions {
   /** Read only: writes nothing, takes no write lock. Refuses a missing database or a schema not the code's. */
   readonly?: boolean;
@@ -39,6 +46,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.pragma('journal_mode = WAL');
     // A 200 means the event is on disk: every commit is synced.
     db.pragma('synchronous = FULL');
+    db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     db.pragma('foreign_keys = ON');
     if (upgrade) {
       const applied = migrate(db, loadMigrations(), path);

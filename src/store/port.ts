@@ -111,6 +111,21 @@ export interface LogView {
   entries(): Promise<Entry[]>;
 }
 
+/** What readiness shows of the storage's write-ahead log. */
+export interface StorageStatus {
+  /** The log's size now. */
+  walBytes: number;
+  /** What an idle service checkpoints the log back to (or below). */
+  walLimitBytes: number;
+  /**
+   * For how long checkpoints have been held back, null when they are not: the log has
+   * frames that cannot be copied back (or cannot be emptied) because a read transaction
+   * still reads an older snapshot. SQLite does not name the readers of other processes,
+   * so this is the stand-in for the age of the oldest open read transaction.
+   */
+  walCheckpointBlockedForMs: number | null;
+}
+
 export interface InventoryStore {
   /** The current entries of these pets; a pet that is not tracked is absent. */
   loadEntries(petIds: readonly bigint[]): Promise<Map<bigint, Entry>>;
@@ -163,7 +178,10 @@ export interface InventoryStore {
    * this at most once a second while writes fail).
    */
   probeWrite(): Promise<void>;
-  /** Why the store knows it cannot take writes now (its writer stopped), without trying; undefined when it can try. */
+  /** Why the store knows it cannot take writes now (its writer stopped, its file is no
+   * longer at its path), without trying; undefined when it can try. */
   unavailable(): string | undefined;
+  /** The write-ahead log's state; undefined for a store without one (in memory). */
+  storageStatus(): StorageStatus | undefined;
   close(): Promise<void>;
 }

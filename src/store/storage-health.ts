@@ -2,7 +2,7 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
-import { StoreUnavailable, type InventoryStore } from './port.ts';
+import { StoreUnavailable, type InventoryStore, type StorageStatus } from './port.ts';
 import { sqliteFault } from './sqlite-errors.ts';
 
 export interface StorageHealth {
@@ -11,6 +11,8 @@ export interface StorageHealth {
   succeeded(): void;
   /** undefined when ready, else why not. */
   problem(): Promise<string | undefined>;
+  /** The write-ahead log's state, for readiness to show; undefined: nothing to show. */
+  status(): StorageStatus | undefined;
 }
 
 /** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
@@ -23,7 +25,7 @@ function storageFault(error: unknown): string | undefined {
 }
 
 export function makeStorageHealth(
-  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable'>,
+  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable'> & Partial<Pick<InventoryStore, 'storageStatus'>>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
@@ -36,6 +38,7 @@ export function makeStorageHealth(
     succeeded() {
       fault = undefined;
     },
+    status: () => store.storageStatus?.(),
     async problem() {
       try {
         await store.ping();

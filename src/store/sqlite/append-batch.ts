@@ -14,7 +14,8 @@ export interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
 }
 
-export function makeEventWriter(db: Db, projection: ProjectionTable): EventWriter {
+/** beforeCommit runs inside the batch's transaction, last: throwing rolls all of it back. */
+export function makeEventWriter(db: Db, projection: ProjectionTable, beforeCommit: () => void = () => {}): EventWriter {
   const insert = db.prepare(
     `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
      VALUES (@seq, @petId, @version, @type, @data, @actor, @requestId, @recordedAt, @prevHash, @hash)`,
@@ -69,7 +70,7 @@ export function makeEventWriter(db: Db, projection: ProjectionTable): EventWrite
     // them were decided against its result, which never happened. They share its fate:
     // a conflict (decide again) or its fault (a full disk).
     const failedPets = new Map<bigint, unknown>();
-    return submissions.map((submission) => {
+    const outcomes = submissions.map((submission): Outcome<Appended[]> => {
       const stale = submission.appends.find((a) => failedPets.has(a.petId));
       if (stale) {
         const cause = failedPets.get(stale.petId);
@@ -89,6 +90,8 @@ export function makeEventWriter(db: Db, projection: ProjectionTable): EventWrite
         return { ok: false, error };
       }
     });
+    beforeCommit();
+    return outcomes;
   });
 
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;

@@ -1,7 +1,7 @@
 // Errors cross the thread boundary as plain data: structured cloning keeps an Error's
 // message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
 import { KeyNameTaken } from '../keys.ts';
-import { VersionConflict } from '../port.ts';
+import { StoreUnavailable, VersionConflict } from '../port.ts';
 
 export interface WireError {
   name: string;
@@ -27,6 +27,7 @@ export function toWire(error: unknown): WireError {
 export function fromWire(wire: WireError): Error {
   if (wire.name === 'VersionConflict') return new VersionConflict(wire.petId!, wire.expected!, wire.actual);
   if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
+  if (wire.name === 'StoreUnavailable') return new StoreUnavailable(wire.message);
   const error = new Error(wire.message) as Error & { code?: string };
   error.name = wire.name;
   if (wire.code !== undefined) error.code = wire.code;

@@ -18,12 +18,32 @@ const PAGE_ROWS = 256;
 
 // One fixed condition per audit filter; the values are bound, never spliced into the SQL.
 const AUDIT_CONDITIONS = {
-  pet: 'pet_id = @pet',
-  actor: 'actor = @actor',
-  since: 'recorded_at >= @since',
-  until: 'recorded_at < @until',
+  pet: 'e.pet_id = @pet',
+  actor: 'e.actor = @actor',
+  since: 'e.recorded_at >= @since',
+  until: 'e.recorded_at < @until',
 } as const;
-const AUDIT_COLUMNS = 'seq, recorded_at, pet_id, previous_quantity, quantity, delta, actor, request_id';
+
+/**
+ * One page of the stock_adjustments view after seq @after, as a statement of its own:
+ * the view's lag() window would be computed over the whole log for every page, so the
+ * previous quantity is looked up by (pet_id, version) instead, which is what lag() over
+ * the pet's PetTracked and QuantitySet events by version gives.
+ */
+const auditPage = (where: string) => `
+SELECT seq, recorded_at, pet_id, previous_quantity, quantity, quantity - previous_quantity AS delta, actor, request_id
+FROM (
+  SELECT e.seq, e.recorded_at, e.pet_id, e.actor, e.request_id,
+         json_extract(e.data, '$.quantity') AS quantity,
+         (SELECT json_extract(p.data, '$.quantity') FROM events p
+          WHERE p.pet_id = e.pet_id AND p.version < e.version AND p.type IN ('PetTracked', 'QuantitySet')
+          ORDER BY p.version DESC LIMIT 1) AS previous_quantity
+  FROM events e
+  WHERE e.type = 'QuantitySet' AND e.seq > @after${where}
+  ORDER BY e.seq
+  LIMIT ${PAGE_ROWS}
+)
+ORDER BY seq`;
 
 export interface Reader {
   loadEntries(petIds: readonly bigint[]): Map<bigint, Entry>;
@@ -127,12 +147,20 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     lastSeq: () => exclusive(async () => lastSeq.get() as number),
     replayRows,
     chainRows: () => scan(() => chain.iterate() as IterableIterator<ChainRow>),
-    stockAdjustments(filter) {
+    // Page by page, each page its own short read: an audit piped into a slow pager
+    // holds no read transaction while it waits, so checkpoints are never held back.
+    async *stockAdjustments(filter) {
       const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
-      const where = given.length > 0 ? ` WHERE ${given.map((name) => AUDIT_CONDITIONS[name]).join(' AND ')}` : '';
-      const statement = scanDb.prepare(`SELECT ${AUDIT_COLUMNS} FROM stock_adjustments${where} ORDER BY seq`).safeIntegers(true);
+      const where = given.map((name) => ` AND ${AUDIT_CONDITIONS[name]}`).join('');
+      const statement = scanDb.prepare(auditPage(where)).safeIntegers(true);
       const params = Object.fromEntries(given.map((name) => [name, filter[name]!]));
-      return scan(() => statement.iterate(params) as IterableIterator<AdjustmentRow>);
+      for (let after: bigint | number = 0; ;) {
+        const page = await exclusive(async () => statement.all({ ...params, after }) as AdjustmentRow[]);
+        if (page.length > 0) yield page;
+        if (page.length < PAGE_ROWS) return;
+        after = page[page.length - 1]!.seq as bigint;
+        if (options.yieldBetweenPages) await nextTurn();
+      }
     },
     snapshot(read) {
       // One read transaction: everything read sees the same state of the file.

@@ -5,11 +5,13 @@
 // - sqliteStoreOn(db) on one connection, writes in place: for operator commands (a
 //   process that serves nobody else), `:memory:` databases and tests that reach into
 //   the connection.
-import { openDatabase, type Db, type OpenOptions } from '../database.ts';
+import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
 import type { KeyStore } from '../keys.ts';
-import type { InventoryStore } from '../port.ts';
+import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
+import { recordFileIdentity } from './file-identity.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
+import { walBytes } from './wal-keeper.ts';
 import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
@@ -18,7 +20,12 @@ export interface StoreDeps {
   now?: () => number;
 }
 
-function assemble(reader: Reader, writer: AsyncWriter & { unavailable?: () => string | undefined }, now: () => number): InventoryStore {
+interface Extras {
+  unavailable?: () => string | undefined;
+  storageStatus?: () => StorageStatus | undefined;
+}
+
+function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => number): InventoryStore {
   const at = () => new Date(now()).toISOString();
   const keys: KeyStore = {
     create: (name, createdBy) => writer.createKey(name, createdBy, at()),
@@ -44,12 +51,18 @@ function assemble(reader: Reader, writer: AsyncWriter & { unavailable?: () => st
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
     unavailable: () => writer.unavailable?.(),
+    storageStatus: () => writer.storageStatus?.(),
     close: () => writer.close(),
   };
 }
 
+/** The log of a connection's file, without the writer thread's checkpoint watch. */
+function fileStatus(db: Db): () => StorageStatus | undefined {
+  return () => (db.memory ? undefined : { walBytes: walBytes(db.name), walLimitBytes: WAL_LIMIT_BYTES, walCheckpointBlockedForMs: null });
+}
+
 /** Runs a writer's functions in place, behind the same asynchronous face. */
-function inPlace(db: Db, close: () => void): AsyncWriter {
+function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
   // Made at the first write: a read-only connection never prepares a write.
   let writer: Writer | undefined;
   const w = () => (writer ??= makeWriter(db));
@@ -61,6 +74,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter {
     probeWrite: async () => w().probeWrite(),
     replaceProjection: async (...args) => w().replaceProjection(...args),
     close: async () => close(),
+    storageStatus: fileStatus(db),
   };
 }
 
@@ -98,7 +112,37 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   const first = await start(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated);
   // A thread started again after a crash uses the database as it is: if the file
   // vanished meanwhile, a new empty one must not take its place.
-  const writer = superviseWriter(first, () => start(path, { readonly: options.readonly, mustExist: true }));
+  const supervised = superviseWriter(first, () => start(path, { readonly: options.readonly, mustExist: true }));
+  // Checked on this thread too, before anything is sent: writes and readiness answer
+  // 503 at once once the path no longer names the file (the thread checks every batch
+  // again just before it commits), and no new thread is started onto another file.
+  const identity = recordFileIdentity(path);
+  const unavailable = () => identity.problem() ?? supervised.unavailable();
+  const guarded =
+    <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const problem = identity.problem();
+      if (problem) throw new StoreUnavailable(problem);
+      return run(...args);
+    };
+  const writer: AsyncWriter & Extras = {
+    appendBatch: guarded(supervised.appendBatch),
+    createKey: guarded(supervised.createKey),
+    createFirstKey: guarded(supervised.createFirstKey),
+    revokeKey: guarded(supervised.revokeKey),
+    replaceProjection: guarded(supervised.replaceProjection),
+    probeWrite: guarded(supervised.probeWrite),
+    close: () => supervised.close(),
+    unavailable,
+    storageStatus: () => {
+      const since = supervised.walBlockedSince();
+      return {
+        walBytes: walBytes(path),
+        walLimitBytes: WAL_LIMIT_BYTES,
+        walCheckpointBlockedForMs: since === undefined ? null : Math.max(0, Date.now() - since),
+      };
+    },
+  };
   let point: Db | undefined;
   let scan: Db | undefined;
   try {

@@ -6,7 +6,10 @@
 import { StoreUnavailable } from '../port.ts';
 import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
 
-export type SupervisedWriter = AsyncWriter & { unavailable(): string | undefined };
+export type SupervisedWriter = AsyncWriter & {
+  unavailable(): string | undefined;
+  walBlockedSince(): number | undefined;
+};
 
 export function superviseWriter(first: ThreadWriter, restart: () => Promise<ThreadWriter>): SupervisedWriter {
   let current = first;
@@ -56,6 +59,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
       await current.probeWrite();
     },
     unavailable: () => down()?.message,
+    walBlockedSince: () => current.walBlockedSince(),
     async close() {
       closed = true;
       await restarting;

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { OpenOptions } from '../database.ts';
 import { StoreUnavailable, type Outcome } from '../port.ts';
 import { fromWire, type WireError } from './errors.ts';
+import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
 import type { Writer } from './writer.ts';
 
@@ -17,6 +18,8 @@ export type ThreadWriter = AsyncWriter & {
   stopped(): StoreUnavailable | undefined;
   /** Stops the thread at once, as a crash would: what it was doing is not finished. */
   terminate(): Promise<void>;
+  /** Since when (Date.now) the thread's idle checkpoints have been held back by a reader; undefined when not. */
+  walBlockedSince(): number | undefined;
 };
 
 export type StartWriter = typeof startWriterThread;
@@ -27,7 +30,8 @@ export function startWriterThread(
   options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
   onMigrated?: (applied: string[]) => void,
 ): Promise<ThreadWriter> {
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options } });
+  const shared = walShared();
+  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options, shared: shared.buffer } });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: StoreUnavailable | undefined;
@@ -52,6 +56,8 @@ export function startWriterThread(
       if (stopped) return reject(stopped);
       const id = nextId++;
       pending.set(id, { resolve, reject });
+      // The thread checkpoints only while nothing is queued (worker.ts).
+      Atomics.add(shared.queued, 0, 1);
       worker.postMessage({ id, op, args } satisfies Request);
     });
 
@@ -83,6 +89,7 @@ export function startWriterThread(
     async terminate() {
       await worker.terminate();
     },
+    walBlockedSince: () => shared.blockedSince[0] || undefined,
   };
   return ready.then(
     () => writer,

@@ -3,20 +3,36 @@
 // never the event loop that parses, authenticates and answers. It runs one operation
 // at a time, in the order they arrive.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase, type OpenOptions } from '../database.ts';
+import { openDatabase, WAL_LIMIT_BYTES, type OpenOptions } from '../database.ts';
 import { toWire } from './errors.ts';
+import { recordFileIdentity } from './file-identity.ts';
+import { makeWalKeeper, walShared } from './wal-keeper.ts';
 import type { Request, Reply } from './worker-protocol.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
 const port = parentPort!;
-const { path, options } = workerData as { path: string; options: Pick<OpenOptions, 'readonly' | 'mustExist'> };
+const { path, options, shared } = workerData as {
+  path: string;
+  options: Pick<OpenOptions, 'readonly' | 'mustExist'>;
+  shared: SharedArrayBuffer;
+};
+const wal = walShared(shared);
+// How often an idle writer looks at the log's size: a pinned log shrinks within this
+// once its reader is gone, even when no write comes.
+const IDLE_CHECK_MS = 250;
 
 let db: ReturnType<typeof openDatabase>;
 let writer: Writer;
 try {
   let applied: string[] = [];
   db = openDatabase(path, { ...options, onMigrated: (names) => (applied = names) });
-  writer = makeWriter(db);
+  const identity = recordFileIdentity(path);
+  writer = makeWriter(db, { fileProblem: () => identity.problem() });
+  const keeper = makeWalKeeper(db, path, WAL_LIMIT_BYTES, wal);
+  // Never while an operation waits: a batch queued behind a checkpoint would wait for it.
+  setInterval(() => {
+    if (Atomics.load(wal.queued, 0) === 0 && db.open && !options.readonly) keeper.idle();
+  }, IDLE_CHECK_MS).unref();
   port.postMessage({ id: 0, ok: true, value: applied } satisfies Reply);
 } catch (error) {
   port.postMessage({ id: 0, ok: false, error: toWire(error) } satisfies Reply);
@@ -28,6 +44,7 @@ port.on('message', (request: Request) => {
   try {
     if (request.op === 'close') {
       db.close();
+      Atomics.sub(wal.queued, 0, 1);
       port.postMessage({ id: request.id, ok: true, value: undefined } satisfies Reply);
       port.close();
       return;
@@ -45,5 +62,6 @@ port.on('message', (request: Request) => {
   } catch (error) {
     reply = { id: request.id, ok: false, error: toWire(error) };
   }
+  Atomics.sub(wal.queued, 0, 1);
   port.postMessage(reply);
 });

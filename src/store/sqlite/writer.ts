@@ -4,7 +4,7 @@
 // serve both.
 import type { Db } from '../database.ts';
 import type { Revocation } from '../keys.ts';
-import type { Appended, BatchOptions, Entry, Outcome, ReplayRow, Submission } from '../port.ts';
+import { StoreUnavailable, type Appended, type BatchOptions, type Entry, type Outcome, type ReplayRow, type Submission } from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
@@ -20,9 +20,20 @@ export interface Writer {
   replaceProjection(entries: Map<bigint, Entry>, after: number): { caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> };
 }
 
-export function makeWriter(db: Db): Writer {
+export interface WriterOptions {
+  /** Why the database path no longer names the file this connection writes (file-identity.ts). */
+  fileProblem?: () => string | undefined;
+}
+
+export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
+  // A write into a file that is no longer at its path would be acknowledged and lost:
+  // every operation checks before it starts, and a batch once more just before COMMIT.
+  const requireFile = () => {
+    const problem = options.fileProblem?.();
+    if (problem) throw new StoreUnavailable(problem);
+  };
   const projection = makeProjectionTable(db);
-  const events = makeEventWriter(db, projection);
+  const events = makeEventWriter(db, projection, requireFile);
   const keys = makeKeyWriter(db);
   // The readiness probe writes a row that needs new pages, and deletes it again.
   const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
@@ -46,12 +57,18 @@ export function makeWriter(db: Db): Writer {
     projection.replaceAll(entries.values());
     return { caughtUp, before, entries };
   });
+  const checked =
+    <A extends unknown[], R>(run: (...args: A) => R) =>
+    (...args: A): R => {
+      requireFile();
+      return run(...args);
+    };
   return {
-    appendBatch: events.appendBatch,
-    createKey: keys.create,
-    createFirstKey: keys.createFirst,
-    revokeKey: keys.revoke,
-    probeWrite: () => probe.immediate(),
-    replaceProjection: (entries, after) => swap.immediate(entries, after),
+    appendBatch: checked((submissions: readonly Submission[], options?: BatchOptions) => events.appendBatch(submissions, options)),
+    createKey: checked((name: string, createdBy: string, at: string) => keys.create(name, createdBy, at)),
+    createFirstKey: checked((name: string, createdBy: string, at: string) => keys.createFirst(name, createdBy, at)),
+    revokeKey: checked((name: string, revokedBy: string, at: string) => keys.revoke(name, revokedBy, at)),
+    probeWrite: checked(() => probe.immediate()),
+    replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
   };
 }
