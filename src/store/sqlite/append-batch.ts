@@ -53,7 +53,7 @@ export function makeEventWriter(db: Db, projection: ProjectionTable, beforeCommi
         insert.run({ ...row, hash });
         tip.seq = row.seq;
         tip.hash = hash;
-        const recorded = { ...event, ...meta, seq: row.seq, petId, version: row.version, recordedAt } as RecordedEvent;
+        const recorded: RecordedEvent = { ...event, ...meta, seq: row.seq, petId, version: row.version, recordedAt };
         entry = projection.apply(entry, recorded);
         events.push(recorded);
       }

@@ -7,6 +7,9 @@
 //   which holds one snapshot for its whole run. With `yieldBetweenPages` (the service)
 //   the event loop gets a turn between pages, so 100,000 rows never stall it; scans then
 //   need a connection of their own (`scanDb`), one at a time.
+// Its methods are async without awaiting: this adapter implements an asynchronous port over
+// a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
+/* eslint-disable @typescript-eslint/require-await */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from '../database.ts';
 import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';

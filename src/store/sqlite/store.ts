@@ -5,6 +5,9 @@
 // - sqliteStoreOn(db) on one connection, writes in place: for operator commands (a
 //   process that serves nobody else), `:memory:` databases and tests that reach into
 //   the connection.
+// Its methods are async without awaiting: this adapter implements an asynchronous port over
+// a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
+/* eslint-disable @typescript-eslint/require-await */
 import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
 import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
