@@ -3,7 +3,7 @@
 // hash chain included), then measures, alternating, a plain iteration over the same event
 // rows and columns the replay reads (the floor: reading them at all) and the full rebuild (replay + shadow table +
 // swap). Prints the medians and their ratio, and writes them to bench-results/rebuild.json.
-// Targets (issue 3): rebuild <= 2 s, and <= 2x the plain iteration.
+// Targets: rebuild <= 2 s, and <= 2x the plain iteration.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
