@@ -36,7 +36,7 @@ export function buildApp({ store, logger, now = Date.now, accepting = () => true
   const commands = makeCommandHandler({ store, now, onCommit: () => storage.succeeded() });
 
   const app = new Koa();
-  app.use(errorHandler(logger, (error) => storage.failed(error)));
+  app.use(errorHandler(logger, { fault: (error) => store.fault(error), onUnavailable: (error) => storage.failed(error) }));
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());

@@ -4,8 +4,7 @@
 import type { Middleware } from 'koa';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
 import { CommitFailed } from '../store/group-commit.ts';
-import { StoreUnavailable } from '../store/port.ts';
-import { sqliteFault } from '../store/sqlite-errors.ts';
+import { StoreUnavailable, type StorageFault } from '../store/port.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [
@@ -50,10 +49,10 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
 };
 
-function toHttpError(err: unknown): HttpError | undefined {
+function toHttpError(err: unknown, fault: StorageFaultOf): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
-  if (err instanceof CommitFailed || err instanceof StoreUnavailable || sqliteFault(err)) {
+  if (err instanceof CommitFailed || err instanceof StoreUnavailable || fault(err)) {
     return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
       'Retry-After': '1',
     });
@@ -65,8 +64,17 @@ function toHttpError(err: unknown): HttpError | undefined {
   return undefined;
 }
 
-/** onUnavailable hears of every 503 that a failure caused (storage health listens). */
-export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => void = () => {}): Middleware {
+/** What the store says an error of its own means (InventoryStore.fault). */
+export type StorageFaultOf = (error: unknown) => StorageFault | undefined;
+
+/**
+ * fault tells contention and storage faults (503) from bugs (500); onUnavailable hears
+ * of every 503 that a failure caused (storage health listens).
+ */
+export function errorHandler(
+  logger: Logger,
+  { fault = () => undefined, onUnavailable = () => {} }: { fault?: StorageFaultOf; onUnavailable?: (error: unknown) => void } = {},
+): Middleware {
   // On a full disk every request fails alike: a line (and a stack) each would flood the
   // log; once a second with a count says the same.
   const warnRepeated = repeatedWarnings(logger);
@@ -85,11 +93,11 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
           ? new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`)
           : new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`);
     } catch (err) {
-      const known = toHttpError(err);
+      const known = toHttpError(err, fault);
       if (known) {
         error = known;
         if (known.status >= 500) {
-          warnUnavailable(warnRepeated, err, known);
+          warnUnavailable(warnRepeated, fault(err), err, known);
           onUnavailable(err);
         }
       } else {
@@ -114,8 +122,7 @@ export function errorHandler(logger: Logger, onUnavailable: (error: unknown) => 
  * for another reason keeps its stack, since that is a bug to find. The access log still
  * has each request with its id and status.
  */
-function warnUnavailable(warn: RepeatedWarning, err: unknown, known: HttpError): void {
-  const fault = sqliteFault(err);
+function warnUnavailable(warn: RepeatedWarning, fault: StorageFault | undefined, err: unknown, known: HttpError): void {
   if (fault) warn(`fault:${fault.code}`, 1, { fault: fault.code, kind: fault.kind }, known.message);
   else if (err instanceof HttpError) warn(`answer:${known.message}`, 1, { code: known.code }, known.message);
   else warn(`error:${(err as Error)?.name}`, 1, { err: describe(err) }, known.message);

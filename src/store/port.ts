@@ -183,5 +183,18 @@ export interface InventoryStore {
   unavailable(): string | undefined;
   /** The write-ahead log's state; undefined for a store without one (in memory). */
   storageStatus(): StorageStatus | undefined;
+  /**
+   * What an error this store raised means for a client: contention (another writer held
+   * the lock too long) or a storage fault (a full disk, a read-only or broken file), both
+   * "not now" (503) rather than "broken" (500); undefined for anything else. Each adapter
+   * knows its own driver's codes; nothing above the port does.
+   */
+  fault(error: unknown): StorageFault | undefined;
   close(): Promise<void>;
+}
+
+export interface StorageFault {
+  kind: 'contention' | 'storage';
+  /** The driver's own code, for the log (SQLITE_FULL, …). */
+  code: string;
 }

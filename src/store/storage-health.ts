@@ -3,7 +3,6 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from './port.ts';
-import { sqliteFault } from './sqlite-errors.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -16,16 +15,16 @@ export interface StorageHealth {
 }
 
 /** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
-function storageFault(error: unknown): string | undefined {
+function storageFault(store: Pick<InventoryStore, 'fault'>, error: unknown): string | undefined {
   for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (e instanceof StoreUnavailable) return e.message;
   }
-  const fault = sqliteFault(error);
+  const fault = store.fault(error);
   return fault?.kind === 'storage' ? fault.code : undefined;
 }
 
 export function makeStorageHealth(
-  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable'> & Partial<Pick<InventoryStore, 'storageStatus'>>,
+  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> & Partial<Pick<InventoryStore, 'storageStatus'>>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
@@ -33,7 +32,7 @@ export function makeStorageHealth(
   let lastProbe = -Infinity;
   return {
     failed(error) {
-      fault = storageFault(error) ?? fault;
+      fault = storageFault(store, error) ?? fault;
     },
     succeeded() {
       fault = undefined;
@@ -43,7 +42,7 @@ export function makeStorageHealth(
       try {
         await store.ping();
       } catch (error) {
-        return `the database does not answer (${storageFault(error) ?? 'error'})`;
+        return `the database does not answer (${storageFault(store, error) ?? 'error'})`;
       }
       // Known without a failed write: a writer that stopped makes every write fail.
       fault = store.unavailable() ?? fault;
@@ -53,7 +52,7 @@ export function makeStorageHealth(
           await store.probeWrite();
           fault = undefined;
         } catch (error) {
-          fault = storageFault(error) ?? fault;
+          fault = storageFault(store, error) ?? fault;
         }
       }
       return fault && `the database cannot take writes (${fault})`;

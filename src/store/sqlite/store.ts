@@ -14,6 +14,7 @@ import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../po
 import { recordFileIdentity } from './file-identity.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
+import { sqliteFault } from './faults.ts';
 import { walBytes } from './wal-keeper.ts';
 import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
@@ -55,6 +56,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     probeWrite: () => writer.probeWrite(),
     unavailable: () => writer.unavailable?.(),
     storageStatus: () => writer.storageStatus?.(),
+    fault: sqliteFault,
     close: () => writer.close(),
   };
 }

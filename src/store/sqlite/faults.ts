@@ -6,12 +6,9 @@
 const CONTENTION = /^SQLITE_(BUSY|LOCKED)/;
 const STORAGE = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM|PROTOCOL|NOLFS)/;
 
-export interface SqliteFault {
-  kind: 'contention' | 'storage';
-  code: string;
-}
+import type { StorageFault } from '../port.ts';
 
-export function sqliteFault(error: unknown): SqliteFault | undefined {
+export function sqliteFault(error: unknown): StorageFault | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (typeof e.code !== 'string') continue;
     if (CONTENTION.test(e.code)) return { kind: 'contention', code: e.code };
