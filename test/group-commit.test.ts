@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../src/store/database.ts';
 import { CommitFailed } from '../src/store/group-commit.ts';
 import { VersionConflict, type InventoryStore } from '../src/store/port.ts';
 import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { startApp } from './helpers.ts';
+import { startApp, type ErrorBody } from './helpers.ts';
 
 interface Ctx {
   db: Db;
@@ -321,8 +321,8 @@ http('a failed commit answers 503 in the Error shape; the service recovers', asy
       BEGIN INSERT INTO child VALUES (404); END;`);
     const res = await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'doomed' });
     assert.is(res.status, 503);
-    assert.equal(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
-    assert.is(res.json().code, 'unavailable');
+    assert.equal(Object.keys(res.json<object>()).sort(), ['code', 'message', 'status']);
+    assert.is(res.json<ErrorBody>().code, 'unavailable');
     assert.not.match(res.text, /FOREIGN|sqlite|constraint/i);
     assert.is(t.events().length, 1);
     assert.is((await t.patch(7, { quantity: 2 })).status, 200);

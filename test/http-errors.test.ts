@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appSuite, type Response } from './helpers.ts';
+import { appSuite, type Response, type ErrorBody } from './helpers.ts';
 
 function assertError(res: Response, status: number, code: string, label = ''): void {
   assert.is(res.status, status, `${label}: status (${res.text})`);
@@ -34,8 +34,8 @@ body('values that are not an integer from 0 to 2147483647 are 400 invalid_body n
   for (const raw of ['"5"', 'true', 'null', '1.5', '-1', '2147483648', '1e400', '[]', '{}', '5e-1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /quantity/, raw);
-    assert.match(res.json().message, /integer from 0 to 2147483647/, raw);
+    assert.match(res.json<ErrorBody>().message, /quantity/, raw);
+    assert.match(res.json<ErrorBody>().message, /integer from 0 to 2147483647/, raw);
   }
 });
 
@@ -53,7 +53,7 @@ body('a missing quantity, unknown members and non-objects are 400 invalid_body',
   for (const [raw, message] of cases) {
     const res = await t.patch(7, raw);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, message, raw);
+    assert.match(res.json<ErrorBody>().message, message, raw);
   }
 });
 
@@ -61,7 +61,7 @@ body('a number that JSON.parse would round to an integer is still a fraction: 40
   for (const raw of ['5.0000000000000001', '1e-400', '2147483646.99999999999', '1.55e1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /quantity must be an integer from 0 to 2147483647/, raw);
+    assert.match(res.json<ErrorBody>().message, /quantity must be an integer from 0 to 2147483647/, raw);
   }
 });
 
@@ -74,11 +74,11 @@ body('a member given twice is 400 invalid_body, even when the last one is valid'
   for (const raw of ['{"quantity": 1, "quantity": 2}', '{"quantity": "x", "quantity": 5}', '{"quantity": 5, "\\u0071uantity": 6}']) {
     const res = await t.patch(7, raw);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /"quantity" appears more than once/, raw);
+    assert.match(res.json<ErrorBody>().message, /"quantity" appears more than once/, raw);
   }
   // The same name in different objects is no duplicate (refused for the nesting alone).
   assertError(await t.patch(7, '{"quantity": {"quantity": 1}}'), 400, 'invalid_body');
-  assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json().message, /integer/);
+  assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json<ErrorBody>().message, /integer/);
 });
 
 body('malformed JSON is 400 malformed_json; an empty body is 400 missing_body', async ({ t }) => {
@@ -112,7 +112,7 @@ path('anything but canonical digits from 1 to int64 max is 400 invalid_pet_id', 
   ]) {
     const res = await t.patch(id, { quantity: 1 });
     assertError(res, 400, 'invalid_pet_id', id);
-    assert.match(res.json().message, /petId/, id);
+    assert.match(res.json<ErrorBody>().message, /petId/, id);
   }
 });
 
