@@ -23,6 +23,23 @@ export interface Response {
   json: <T = any>() => T;
 }
 
+/** JSON text read as the shape T the test expects. */
+export function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** One access-log line (pino JSON), the fields tests read. */
+export interface AccessLogLine {
+  requestId?: string;
+  actor?: string;
+  method?: string;
+  path?: string;
+  status?: number | null;
+  durationMs?: number;
+  time: string;
+  aborted?: boolean;
+}
+
 /** The Error shape every failure answers with. */
 export interface ErrorBody {
   code: string;

@@ -2,14 +2,13 @@
 // status and code, in the precedence decisions.md fixes, and leaves nothing behind.
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appSuite, type Response, type ErrorBody } from './helpers.ts';
+import { appSuite, parseJson, type AccessLogLine, type ErrorBody, type ItemBody, type Response } from './helpers.ts';
 
 function assertError(res: Response, status: number, code: string, label = ''): void {
   assert.is(res.status, status, `${label}: status (${res.text})`);
   assert.match(String(res.headers['content-type']), /^application\/json/, label);
-  const body = res.json();
+  const body = res.json<ErrorBody>();
   assert.equal(Object.keys(body).sort(), ['code', 'message', 'status'], label);
   assert.is(body.status, status, label);
   assert.is(body.code, code, `${label}: code`);
@@ -289,8 +288,8 @@ function raw(port: number, text: string | Buffer, endAfter = true): Promise<stri
   });
 }
 
-function bodyOf(response: string): any {
-  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+function bodyOf<T>(response: string): T {
+  return parseJson<T>(response.slice(response.indexOf('\r\n\r\n') + 4));
 }
 
 const wire = setup('requests Node cannot parse');
@@ -306,7 +305,7 @@ wire('garbage, a bad Content-Length and oversized headers still get the Error sh
     `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`,
   );
   assert.match(badLength, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(badLength).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(badLength).code, 'bad_request');
 
   const huge = await raw(t.port, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
   assert.match(huge, /^HTTP\/1\.1 431 /);
@@ -319,9 +318,9 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
     `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"quantity":1}`,
   );
   assert.match(res, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(res).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(res).code, 'bad_request');
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === 'cut-1');
+  const line = t.logs.map((l) => parseJson<AccessLogLine>(l)).find((l) => l.requestId === 'cut-1');
   assert.ok(line, 'the request is logged');
   assert.is(line.aborted, true);
   assert.is(line.status, null);
@@ -330,7 +329,7 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
 wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Node bare', async ({ t }) => {
   const noHost = await raw(t.port, 'GET /healthz HTTP/1.1\r\n\r\n');
   assert.match(noHost, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(noHost).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(noHost).code, 'bad_request');
   assert.match(noHost, /\r\nX-Request-Id: /);
   const http10 = await raw(t.port, 'GET /healthz HTTP/1.0\r\n\r\n');
   assert.match(http10, /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host');
@@ -339,7 +338,7 @@ wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Nod
   assert.equal(bodyOf(expect), { code: 'expectation_failed', message: 'only Expect: 100-continue is supported', status: 417 });
   const tunnel = await raw(t.port, 'CONNECT x:80 HTTP/1.1\r\nHost: x\r\n\r\n');
   assert.match(tunnel, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(tunnel).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(tunnel).code, 'bad_request');
 });
 
 wire.run();
@@ -355,7 +354,7 @@ halfClose('still gets the answer of its PATCH, after the commit', async ({ t }) 
     `Content-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`;
   const res = await raw(t.port, Buffer.concat([Buffer.from(head), body]));
   assert.match(res, /^HTTP\/1\.1 200 /);
-  assert.is(bodyOf(res).quantity, 4);
+  assert.is(bodyOf<ItemBody>(res).quantity, 4);
   assert.is(t.events().length, 2);
 });
 

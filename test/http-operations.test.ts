@@ -5,7 +5,21 @@ import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ERROR_CODES } from '../src/http/errors.ts';
-import { appSuite, type ErrorBody } from './helpers.ts';
+import { appSuite, parseJson, type AccessLogLine, type ErrorBody } from './helpers.ts';
+
+/** The parts of src/openapi.json these tests read. */
+interface DocumentParts {
+  components: {
+    schemas: {
+      ErrorCode: { enum: string[] };
+      InventoryUpdate: {
+        required: string[];
+        additionalProperties: boolean;
+        properties: { quantity: { type: string; minimum: number; maximum: number } };
+      };
+    };
+  };
+}
 
 const ops = appSuite('request ids, unknown paths, failures', { given: (t) => t.track(7, 3) });
 
@@ -94,7 +108,7 @@ const logs = appSuite('the access log', { given: (t) => t.track(7, 3) });
 logs('one JSON line per request with request id, actor, method, path, status and duration', async ({ t }) => {
   await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'log-1' });
   await new Promise((resolve) => setImmediate(resolve));
-  const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === 'log-1');
+  const line = t.logs.map((l) => parseJson<AccessLogLine>(l)).find((l) => l.requestId === 'log-1');
   assert.ok(line, 'a line for the request');
   assert.is(line.actor, 'tester');
   assert.is(line.method, 'PATCH');
@@ -129,12 +143,12 @@ logs.run();
 const doc = suite('the OpenAPI document');
 
 doc('its ErrorCode enum is exactly the codes the service uses', () => {
-  const openapi = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
+  const openapi = parseJson<DocumentParts>(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
   assert.equal(openapi.components.schemas.ErrorCode.enum, [...ERROR_CODES]);
 });
 
 doc('InventoryUpdate holds the bounds of the decisions: integer 0..2147483647, one member', () => {
-  const openapi = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
+  const openapi = parseJson<DocumentParts>(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
   const update = openapi.components.schemas.InventoryUpdate;
   assert.equal(update.required, ['quantity']);
   assert.is(update.additionalProperties, false);
