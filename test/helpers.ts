@@ -210,7 +210,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
  */
 export function appSuite(
   name: string,
-  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void>; app?: AppOptions } = {},
+  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => void | Promise<void>; app?: AppOptions } = {},
 ) {
   const s = suite<{ t: TestApp }>(name);
   s.before.each(async (ctx) => {

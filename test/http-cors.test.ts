@@ -22,7 +22,7 @@ function preflight(t: TestApp, origin: string, path = '/v1/inventory/7', method 
   });
 }
 
-const list = (value: unknown) =>
+const list = (value: string | string[] | number | undefined) =>
   String(value ?? '')
     .split(',')
     .map((s) => s.trim().toLowerCase())

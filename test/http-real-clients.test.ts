@@ -174,7 +174,7 @@ paths.run();
 
 // --- Media type and body bytes ---------------------------------------------------------
 
-const media = appSuite('Content-Type and body bytes', { given: (t) => t.track(7, 3), then: async (t) => unwritten(t) });
+const media = appSuite('Content-Type and body bytes', { given: (t) => t.track(7, 3), then: (t) => unwritten(t) });
 
 media('another charset, another or a repeated parameter: 415 with Accept-Patch', async ({ t }) => {
   for (const type of [

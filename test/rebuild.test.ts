@@ -137,7 +137,7 @@ rebuild('with the service running and writing: acknowledged writes survive three
     `no rebuild overlapped a write:\n${outputs.join('')}`,
   );
 
-  const final = (await service.request({ path: '/v1/inventory', headers: auth })).json() as { petId: number; quantity: number }[];
+  const final = (await service.request({ path: '/v1/inventory', headers: auth })).json<ItemBody[]>();
   for (const { petId, quantity } of final) {
     if (acknowledged.has(petId)) assert.is(quantity, acknowledged.get(petId), `pet ${petId}: the last acknowledged write`);
   }
