@@ -253,7 +253,7 @@ trackOne('--status and --quantity are kept; int64 max stays exact; tracking it a
   assert.is(e!.pet_id, BigInt(max));
   assert.is(e!.t, 'integer', 'stored as an INTEGER, not text');
   assert.is(e!.type, 'PetTracked');
-  const data = JSON.parse(String(e!.data));
+  const data = parseJson<EventData>(String(e!.data));
   assert.is(data.quantity, 7);
   assert.is(data.status, 'pending');
   const [row] = query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory');

@@ -1655,6 +1655,7 @@ function exchange(port: number, bytes: Buffer, halfClose: boolean, head: boolean
       try {
         resolve({ answers: parseAnswers(Buffer.concat(chunks), head).answers, firstMs, timedOut });
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on whatever parseAnswers threw, unchanged
         reject(err);
       }
     };

@@ -181,7 +181,7 @@ batch('a precondition is judged again on the reloaded entry after a conflict', a
     .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
     .catch((e: unknown) => e);
   assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
-  assert.is((refused as VersionMismatch).currentVersion, 2);
+  assert.is(refused.currentVersion, 2);
   assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'stale'").pluck().get(), 0);
 });
 
@@ -231,7 +231,7 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
   const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
   const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
   assert.ok(failed instanceof CommitFailed, String(failed));
-  assert.ok((failed as CommitFailed).cause instanceof VersionConflict);
+  assert.ok(failed.cause instanceof VersionConflict);
   assert.is(calls, 3);
   assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'starved'").pluck().get(), 0);
 });
