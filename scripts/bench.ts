@@ -122,7 +122,7 @@ try {
   const results: Record<string, Load> = {};
   const run = async (name: string, port: number, mode: 'get' | 'patch' | 'mix', connections: number, pets = PETS) => {
     results[name] = await measure(port, mode, connections, key, pets);
-    const r = results[name]!;
+    const r = results[name];
     console.log(
       `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(8)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
         `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
@@ -150,7 +150,7 @@ try {
   );
   await stop(big);
 
-  const [sGet, bGet, sPatch, bPatch] = Object.values(results) as Load[];
+  const [sGet, bGet, sPatch, bPatch] = Object.values(results);
   const getRatio = sGet!.requests.average / bGet!.requests.average;
   const patchRatio = sPatch!.requests.average / bPatch!.requests.average;
   const allClean = Object.values(results).every((r) => r.non2xx === 0 && r.errors === 0 && r.timeouts === 0);

@@ -16,6 +16,15 @@ const SECONDS = Number(values.seconds);
 const ROOT = new URL('..', import.meta.url).pathname;
 const PETS = 1000;
 
+/** The summary scripts/bench/load.ts prints as JSON (autocannon's result, the parts read here). */
+interface LoadResult {
+  requests: { total: number; average: number };
+  latency: { p50: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'soak-'));
 const path = join(dir, 'inventory.db');
 const key = await makeDatabase(path, PETS);
@@ -40,7 +49,7 @@ try {
   console.log(`npm run soak: 90/10 GET/PATCH mix over ${PETS} pets, ${values.connections} connections, ${SECONDS} s`);
   const samples: number[] = [rssMb()];
   const sampler = setInterval(() => samples.push(rssMb()), 5000);
-  const result = await new Promise<any>((resolve, reject) => {
+  const result = await new Promise<LoadResult>((resolve, reject) => {
     const load = spawn(
       process.execPath,
       [
@@ -61,7 +70,7 @@ try {
     );
     let out = '';
     load.stdout.on('data', (c) => (out += c));
-    load.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load exited ${code}`))));
+    load.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load exited ${code}`))));
   });
   clearInterval(sampler);
   samples.push(rssMb());

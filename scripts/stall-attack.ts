@@ -154,7 +154,7 @@ async function main(): Promise<void> {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`the service did not start: ${out}`)), 30_000);
       const listen = (chunk: Buffer) => {
-        out += chunk;
+        out += chunk.toString();
         const m = /127\.0\.0\.1:(\d+)/.exec(out);
         if (m) {
           clearTimeout(timer);
@@ -162,8 +162,8 @@ async function main(): Promise<void> {
         }
       };
       // The 'listening' line (standard output) names the port; keep both pipes drained.
-      proc.stdout!.on('data', listen);
-      proc.stderr!.on('data', () => undefined);
+      proc.stdout.on('data', listen);
+      proc.stderr.on('data', () => undefined);
     });
     // A first GET renders the list once, as any real service would have.
     const warm = await opened(port);

@@ -47,7 +47,7 @@ export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT
     const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
     // The entries as this batch's earlier submissions will leave them.
     const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds));
-    const outcomes: Outcome<Entry[]>[] = new Array(jobs.length);
+    const outcomes: Outcome<Entry[]>[] = new Array<Outcome<Entry[]>>(jobs.length);
     const submissions: Submission[] = [];
     const positions: number[] = [];
     jobs.forEach((job, i) => {

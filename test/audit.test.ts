@@ -14,7 +14,7 @@ import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { commandsOn } from './helpers.ts';
+import { commandsOn, parseJson } from './helpers.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const AUDIT = join(root, 'scripts', 'audit');
@@ -320,7 +320,7 @@ test('--format csv: a text cell that a spreadsheet would run as a formula starts
   // The other formats are not spreadsheets: they keep the text as it is.
   const jsonl = await audit(['--format', 'jsonl', '--db', ctx.db]);
   expectExit(jsonl, 0, 'audit --format jsonl');
-  assert.is(JSON.parse(jsonl.stdout.split('\n')[0]!).request_id, '-2-3');
+  assert.is(parseJson<{ request_id: string }>(jsonl.stdout.split('\n')[0]!).request_id, '-2-3');
 });
 
 test('--format jsonl: one object per line, bigints as exact bare numbers', async (ctx) => {
@@ -338,7 +338,7 @@ test('--format jsonl: one object per line, bigints as exact bare numbers', async
       '{"seq":4,"recorded_at":"2026-11-21T10:00:00.500Z","pet_id":9223372036854775807,"previous_quantity":0,' +
       '"quantity":0,"delta":0,"actor":"bob","request_id":"r2"}\n',
   );
-  const first = JSON.parse(r.stdout.split('\n')[0]!);
+  const first = parseJson<{ actor: string; quantity: number }>(r.stdout.split('\n')[0]!);
   assert.is(first.actor, 'cli:Doe, "Jo"\\');
   assert.is(first.quantity, 2147483647);
 });

@@ -12,7 +12,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { commandsOn } from './helpers.ts';
+import { commandsOn, parseJson } from './helpers.ts';
+
+/** An event's data column, the members tests read. */
+interface EventData {
+  quantity?: number;
+  status?: string;
+  schemaVersion?: number;
+}
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -221,7 +228,7 @@ trackOne('tracks a pet with the defaults: one PetTracked event and its inventory
   assert.is(e.pet_id, 42n);
   assert.is(e.type, 'PetTracked');
   assert.is(e.version, 1n);
-  const data = JSON.parse(String(e.data));
+  const data = parseJson<EventData>(String(e.data));
   assert.is(data.quantity, 0);
   assert.is(data.status, 'available');
   assert.is(data.schemaVersion, 1);
@@ -246,7 +253,7 @@ trackOne('--status and --quantity are kept; int64 max stays exact; tracking it a
   assert.is(e!.pet_id, BigInt(max));
   assert.is(e!.t, 'integer', 'stored as an INTEGER, not text');
   assert.is(e!.type, 'PetTracked');
-  const data = JSON.parse(String(e!.data));
+  const data = parseJson<EventData>(String(e!.data));
   assert.is(data.quantity, 7);
   assert.is(data.status, 'pending');
   const [row] = query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory');
@@ -448,7 +455,7 @@ setStatus('changes the status alone: a StatusSet event, the quantity untouched',
   assert.is(e.actor, operator);
   assert.match(String(e.request_id), UUID);
   assert.match(String(e.recorded_at), ISO_MS);
-  const data = JSON.parse(String(e.data));
+  const data = parseJson<EventData>(String(e.data));
   assert.is(data.status, 'sold');
   assert.is(data.schemaVersion, 1);
   assert.not.ok('quantity' in data, 'StatusSet carries no quantity');
@@ -529,7 +536,7 @@ rebuild('the events table refuses UPDATE and DELETE from a plain connection', as
     assert.throws(() => db.prepare('UPDATE events SET data = \'{"quantity":1,"status":"sold","schemaVersion":1}\'').run(), /append-only/);
     assert.throws(() => db.prepare('DELETE FROM events').run(), /append-only/);
     assert.is(db.prepare('SELECT count(*) FROM events').pluck().get(), 1);
-    assert.is(JSON.parse(db.prepare('SELECT data FROM events').pluck().get() as string).quantity, 5);
+    assert.is(parseJson<EventData>(db.prepare('SELECT data FROM events').pluck().get() as string).quantity, 5);
   } finally {
     db.close();
   }

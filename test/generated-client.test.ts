@@ -107,7 +107,7 @@ s.before(async (ctx) => {
     });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
-    throw new Error(`tsc refused the README's client code:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    throw new Error(`tsc refused the README's client code:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
   }
   ctx.client = (await import(pathToFileURL(join(ctx.dir, 'inventory-client.ts')).href)) as ClientModule;
 });

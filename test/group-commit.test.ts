@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../src/store/database.ts';
 import { CommitFailed } from '../src/store/group-commit.ts';
 import { VersionConflict, type InventoryStore } from '../src/store/port.ts';
 import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { startApp } from './helpers.ts';
+import { startApp, type ErrorBody } from './helpers.ts';
 
 interface Ctx {
   db: Db;
@@ -105,8 +105,8 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
     ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 7 }, meta('refused')),
   ]);
   assert.ok(first.every((r) => r.status === 'rejected'));
-  assert.ok(first[0]!.status === 'rejected' && first[0]!.reason instanceof CommitFailed);
-  assert.ok(first[1]!.status === 'rejected' && first[1]!.reason instanceof CommitFailed);
+  assert.ok(first[0].status === 'rejected' && first[0].reason instanceof CommitFailed);
+  assert.ok(first[1].status === 'rejected' && first[1].reason instanceof CommitFailed);
   assert.is(ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), before, 'no event of the batch remains');
   assert.equal(ctx.db.prepare('SELECT * FROM inventory ORDER BY pet_id').all(), inventoryBefore, 'no row changed');
   assert.equal(ctx.commits, [], 'nothing was reported committed');
@@ -179,9 +179,9 @@ batch('a precondition is judged again on the reloaded entry after a conflict', a
   const commands = makeCommandHandler({ store: racing, now: Date.now });
   const refused = await commands
     .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
-    .catch((e) => e);
+    .catch((e: unknown) => e);
   assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
-  assert.is((refused as VersionMismatch).currentVersion, 2);
+  assert.is(refused.currentVersion, 2);
   assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'stale'").pluck().get(), 0);
 });
 
@@ -229,9 +229,9 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
     },
   };
   const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
-  const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e) => e);
+  const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
   assert.ok(failed instanceof CommitFailed, String(failed));
-  assert.ok((failed as CommitFailed).cause instanceof VersionConflict);
+  assert.ok(failed.cause instanceof VersionConflict);
   assert.is(calls, 3);
   assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'starved'").pluck().get(), 0);
 });
@@ -297,7 +297,7 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
   ]);
   assert.ok(settled.every((r) => r.status === 'rejected' && r.reason instanceof CommitFailed));
   assert.match(
-    String((settled[0] as PromiseRejectedResult).reason.cause?.code),
+    String(((settled[0] as PromiseRejectedResult).reason as { cause?: { code?: string } }).cause?.code),
     /SQLITE_CONSTRAINT/,
     'the cause keeps its SQLite code across the thread',
   );
@@ -321,8 +321,8 @@ http('a failed commit answers 503 in the Error shape; the service recovers', asy
       BEGIN INSERT INTO child VALUES (404); END;`);
     const res = await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'doomed' });
     assert.is(res.status, 503);
-    assert.equal(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
-    assert.is(res.json().code, 'unavailable');
+    assert.equal(Object.keys(res.json<object>()).sort(), ['code', 'message', 'status']);
+    assert.is(res.json<ErrorBody>().code, 'unavailable');
     assert.not.match(res.text, /FOREIGN|sqlite|constraint/i);
     assert.is(t.events().length, 1);
     assert.is((await t.patch(7, { quantity: 2 })).status, 200);

@@ -18,7 +18,40 @@ export interface Response {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
-  json: () => any;
+  /** The body parsed as JSON, read as the shape T the test expects (res.json<ErrorBody>()). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default keeps untyped callers (tests being rewritten elsewhere) compiling; typed callers name T
+  json: <T = any>() => T;
+}
+
+/** JSON text read as the shape T the test expects. */
+export function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** One access-log line (pino JSON), the fields tests read. */
+export interface AccessLogLine {
+  requestId?: string;
+  actor?: string;
+  method?: string;
+  path?: string;
+  status?: number | null;
+  durationMs?: number;
+  time: string;
+  aborted?: boolean;
+}
+
+/** The Error shape every failure answers with. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  status: number;
+}
+
+/** One inventory item as GET and PATCH render it. */
+export interface ItemBody {
+  petId: number;
+  quantity: number;
+  status: string;
 }
 
 export interface RequestOptions {
@@ -53,7 +86,7 @@ export function send(port: number, options: RequestOptions): Promise<Response> {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
+          resolve({ status: res.statusCode!, headers: res.headers, text, json: <T>() => JSON.parse(text) as T });
         });
         res.on('error', reject);
       },
@@ -177,7 +210,7 @@ export async function startApp(path = ':memory:', limits?: ServerLimits, options
  */
 export function appSuite(
   name: string,
-  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => Promise<void>; app?: AppOptions } = {},
+  hooks: { given?: (t: TestApp) => Promise<void>; then?: (t: TestApp) => void | Promise<void>; app?: AppOptions } = {},
 ) {
   const s = suite<{ t: TestApp }>(name);
   s.before.each(async (ctx) => {

@@ -2,14 +2,13 @@
 // status and code, in the precedence decisions.md fixes, and leaves nothing behind.
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appSuite, type Response } from './helpers.ts';
+import { appSuite, parseJson, type AccessLogLine, type ErrorBody, type ItemBody, type Response } from './helpers.ts';
 
 function assertError(res: Response, status: number, code: string, label = ''): void {
   assert.is(res.status, status, `${label}: status (${res.text})`);
   assert.match(String(res.headers['content-type']), /^application\/json/, label);
-  const body = res.json();
+  const body = res.json<ErrorBody>();
   assert.equal(Object.keys(body).sort(), ['code', 'message', 'status'], label);
   assert.is(body.status, status, label);
   assert.is(body.code, code, `${label}: code`);
@@ -34,8 +33,8 @@ body('values that are not an integer from 0 to 2147483647 are 400 invalid_body n
   for (const raw of ['"5"', 'true', 'null', '1.5', '-1', '2147483648', '1e400', '[]', '{}', '5e-1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /quantity/, raw);
-    assert.match(res.json().message, /integer from 0 to 2147483647/, raw);
+    assert.match(res.json<ErrorBody>().message, /quantity/, raw);
+    assert.match(res.json<ErrorBody>().message, /integer from 0 to 2147483647/, raw);
   }
 });
 
@@ -53,7 +52,7 @@ body('a missing quantity, unknown members and non-objects are 400 invalid_body',
   for (const [raw, message] of cases) {
     const res = await t.patch(7, raw);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, message, raw);
+    assert.match(res.json<ErrorBody>().message, message, raw);
   }
 });
 
@@ -61,7 +60,7 @@ body('a number that JSON.parse would round to an integer is still a fraction: 40
   for (const raw of ['5.0000000000000001', '1e-400', '2147483646.99999999999', '1.55e1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /quantity must be an integer from 0 to 2147483647/, raw);
+    assert.match(res.json<ErrorBody>().message, /quantity must be an integer from 0 to 2147483647/, raw);
   }
 });
 
@@ -74,11 +73,11 @@ body('a member given twice is 400 invalid_body, even when the last one is valid'
   for (const raw of ['{"quantity": 1, "quantity": 2}', '{"quantity": "x", "quantity": 5}', '{"quantity": 5, "\\u0071uantity": 6}']) {
     const res = await t.patch(7, raw);
     assertError(res, 400, 'invalid_body', raw);
-    assert.match(res.json().message, /"quantity" appears more than once/, raw);
+    assert.match(res.json<ErrorBody>().message, /"quantity" appears more than once/, raw);
   }
   // The same name in different objects is no duplicate (refused for the nesting alone).
   assertError(await t.patch(7, '{"quantity": {"quantity": 1}}'), 400, 'invalid_body');
-  assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json().message, /integer/);
+  assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json<ErrorBody>().message, /integer/);
 });
 
 body('malformed JSON is 400 malformed_json; an empty body is 400 missing_body', async ({ t }) => {
@@ -112,7 +111,7 @@ path('anything but canonical digits from 1 to int64 max is 400 invalid_pet_id', 
   ]) {
     const res = await t.patch(id, { quantity: 1 });
     assertError(res, 400, 'invalid_pet_id', id);
-    assert.match(res.json().message, /petId/, id);
+    assert.match(res.json<ErrorBody>().message, /petId/, id);
   }
 });
 
@@ -289,8 +288,8 @@ function raw(port: number, text: string | Buffer, endAfter = true): Promise<stri
   });
 }
 
-function bodyOf(response: string): any {
-  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+function bodyOf<T>(response: string): T {
+  return parseJson<T>(response.slice(response.indexOf('\r\n\r\n') + 4));
 }
 
 const wire = setup('requests Node cannot parse');
@@ -306,7 +305,7 @@ wire('garbage, a bad Content-Length and oversized headers still get the Error sh
     `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{"quantity":1}`,
   );
   assert.match(badLength, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(badLength).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(badLength).code, 'bad_request');
 
   const huge = await raw(t.port, `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`);
   assert.match(huge, /^HTTP\/1\.1 431 /);
@@ -319,9 +318,9 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
     `PATCH /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: cut-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"quantity":1}`,
   );
   assert.match(res, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(res).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(res).code, 'bad_request');
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === 'cut-1');
+  const line = t.logs.map((l) => parseJson<AccessLogLine>(l)).find((l) => l.requestId === 'cut-1');
   assert.ok(line, 'the request is logged');
   assert.is(line.aborted, true);
   assert.is(line.status, null);
@@ -330,7 +329,7 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
 wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Node bare', async ({ t }) => {
   const noHost = await raw(t.port, 'GET /healthz HTTP/1.1\r\n\r\n');
   assert.match(noHost, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(noHost).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(noHost).code, 'bad_request');
   assert.match(noHost, /\r\nX-Request-Id: /);
   const http10 = await raw(t.port, 'GET /healthz HTTP/1.0\r\n\r\n');
   assert.match(http10, /^HTTP\/1\.1 200 /, 'HTTP/1.0 needs no Host');
@@ -339,7 +338,7 @@ wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Nod
   assert.equal(bodyOf(expect), { code: 'expectation_failed', message: 'only Expect: 100-continue is supported', status: 417 });
   const tunnel = await raw(t.port, 'CONNECT x:80 HTTP/1.1\r\nHost: x\r\n\r\n');
   assert.match(tunnel, /^HTTP\/1\.1 400 /);
-  assert.is(bodyOf(tunnel).code, 'bad_request');
+  assert.is(bodyOf<ErrorBody>(tunnel).code, 'bad_request');
 });
 
 wire.run();
@@ -355,7 +354,7 @@ halfClose('still gets the answer of its PATCH, after the commit', async ({ t }) 
     `Content-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`;
   const res = await raw(t.port, Buffer.concat([Buffer.from(head), body]));
   assert.match(res, /^HTTP\/1\.1 200 /);
-  assert.is(bodyOf(res).quantity, 4);
+  assert.is(bodyOf<ItemBody>(res).quantity, 4);
   assert.is(t.events().length, 2);
 });
 

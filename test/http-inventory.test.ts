@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
-import { appSuite, commandsOn, startApp } from './helpers.ts';
+import { appSuite, commandsOn, startApp, type ErrorBody, type ItemBody } from './helpers.ts';
 
 const get = appSuite('GET /v1/inventory');
 
@@ -69,7 +69,7 @@ get('the list held in memory sees writes of other processes at once', async () =
   try {
     await t.track(1, 5);
     const first = await t.get();
-    assert.is(first.json().length, 1);
+    assert.is(first.json<ItemBody[]>().length, 1);
     // Another connection (an operator command, a second service process) commits.
     const commands = commandsOn(other, Date.now);
     await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 3, status: 'sold' }, { actor: 'cli:x', requestId: 'x' });
@@ -135,7 +135,7 @@ patch('numbers are judged by value: 5.0 is 5, 1e3 is 1000, -0 is 0; bounds are i
   ] as const) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
     assert.is(res.status, 200, raw);
-    assert.is(res.json().quantity, expected, raw);
+    assert.is(res.json<ItemBody>().quantity, expected, raw);
   }
 });
 
@@ -170,10 +170,10 @@ ifMatch('the current version matches; a stale one is 412 and writes nothing', as
   assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '"1"' })).status, 200);
   const stale = await t.patch(7, { quantity: 5 }, { 'If-Match': '"1"' });
   assert.is(stale.status, 412);
-  assert.is(stale.json().code, 'precondition_failed');
-  assert.is(stale.json().status, 412);
+  assert.is(stale.json<ErrorBody>().code, 'precondition_failed');
+  assert.is(stale.json<ErrorBody>().status, 412);
   assert.is(t.events().length, 2);
-  assert.is((await t.get()).json()[0].quantity, 4);
+  assert.is((await t.get()).json<ItemBody[]>()[0]?.quantity, 4);
 });
 
 ifMatch('a list containing the version matches; * matches; a weak tag never does', async ({ t }) => {

@@ -5,7 +5,21 @@ import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ERROR_CODES } from '../src/http/errors.ts';
-import { appSuite } from './helpers.ts';
+import { appSuite, parseJson, type AccessLogLine, type ErrorBody } from './helpers.ts';
+
+/** The parts of src/openapi.json these tests read. */
+interface DocumentParts {
+  components: {
+    schemas: {
+      ErrorCode: { enum: string[] };
+      InventoryUpdate: {
+        required: string[];
+        additionalProperties: boolean;
+        properties: { quantity: { type: string; minimum: number; maximum: number } };
+      };
+    };
+  };
+}
 
 const ops = appSuite('request ids, unknown paths, failures', { given: (t) => t.track(7, 3) });
 
@@ -28,9 +42,9 @@ ops('a sane X-Request-Id is echoed and stored; anything else is replaced by a UU
 ops('unknown paths are 404 not_found in the Error shape, with a key and without one outside /v1', async ({ t }) => {
   for (const res of [await t.get('/v1/pets'), await t.get('/v1/inventory/7/extra'), await t.request({ path: '/nowhere' })]) {
     assert.is(res.status, 404);
-    assert.equal(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
-    assert.is(res.json().code, 'not_found');
-    assert.is(res.json().status, 404);
+    assert.equal(Object.keys(res.json<object>()).sort(), ['code', 'message', 'status']);
+    assert.is(res.json<ErrorBody>().code, 'not_found');
+    assert.is(res.json<ErrorBody>().status, 404);
   }
 });
 
@@ -38,11 +52,11 @@ ops('an unexpected failure is 500 internal_error that reveals nothing; the log h
   t.db.exec('ALTER TABLE inventory RENAME TO inventory_gone');
   const res = await t.get('/v1/inventory', { 'X-Request-Id': 'boom-1' });
   assert.is(res.status, 500);
-  assert.equal(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
-  assert.is(res.json().code, 'internal_error');
-  assert.is(res.json().status, 500);
+  assert.equal(Object.keys(res.json<object>()).sort(), ['code', 'message', 'status']);
+  assert.is(res.json<ErrorBody>().code, 'internal_error');
+  assert.is(res.json<ErrorBody>().status, 500);
   assert.not.match(res.text, /inventory|SELECT|sqlite|at /i);
-  assert.match(res.json().message, /boom-1/);
+  assert.match(res.json<ErrorBody>().message, /boom-1/);
   assert.ok(t.logs.some((line) => line.includes('boom-1') && line.includes('no such table')));
   t.db.exec('ALTER TABLE inventory_gone RENAME TO inventory');
 });
@@ -51,8 +65,8 @@ ops('a database that cannot take writes answers 503 unavailable and writes nothi
   t.db.pragma('query_only = ON');
   const res = await t.patch(7, { quantity: 9 });
   assert.is(res.status, 503);
-  assert.is(res.json().code, 'unavailable');
-  assert.is(res.json().status, 503);
+  assert.is(res.json<ErrorBody>().code, 'unavailable');
+  assert.is(res.json<ErrorBody>().status, 503);
   assert.is(res.headers['retry-after'], '1');
   t.db.pragma('query_only = OFF');
   assert.is(t.events().length, 1);
@@ -76,14 +90,14 @@ open('GET /healthz is up; /readyz is ready, and 503 once the service shuts down'
   t.accepting = false;
   const res = await t.request({ path: '/readyz' });
   assert.is(res.status, 503);
-  assert.is(res.json().code, 'unavailable');
+  assert.is(res.json<ErrorBody>().code, 'unavailable');
   assert.is((await t.request({ path: '/healthz' })).status, 200);
 });
 
 open('a wrong method on them is 405 with Allow', async ({ t }) => {
   const res = await t.request({ method: 'POST', path: '/healthz' });
   assert.is(res.status, 405);
-  assert.is(res.json().code, 'method_not_allowed');
+  assert.is(res.json<ErrorBody>().code, 'method_not_allowed');
   assert.match(String(res.headers.allow), /GET/);
 });
 
@@ -94,7 +108,7 @@ const logs = appSuite('the access log', { given: (t) => t.track(7, 3) });
 logs('one JSON line per request with request id, actor, method, path, status and duration', async ({ t }) => {
   await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'log-1' });
   await new Promise((resolve) => setImmediate(resolve));
-  const line = t.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === 'log-1');
+  const line = t.logs.map((l) => parseJson<AccessLogLine>(l)).find((l) => l.requestId === 'log-1');
   assert.ok(line, 'a line for the request');
   assert.is(line.actor, 'tester');
   assert.is(line.method, 'PATCH');
@@ -129,12 +143,12 @@ logs.run();
 const doc = suite('the OpenAPI document');
 
 doc('its ErrorCode enum is exactly the codes the service uses', () => {
-  const openapi = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
+  const openapi = parseJson<DocumentParts>(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
   assert.equal(openapi.components.schemas.ErrorCode.enum, [...ERROR_CODES]);
 });
 
 doc('InventoryUpdate holds the bounds of the decisions: integer 0..2147483647, one member', () => {
-  const openapi = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
+  const openapi = parseJson<DocumentParts>(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8'));
   const update = openapi.components.schemas.InventoryUpdate;
   assert.equal(update.required, ['quantity']);
   assert.is(update.additionalProperties, false);

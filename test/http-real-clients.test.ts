@@ -2,13 +2,13 @@
 // conditional headers, If-None-Match and empty If-Match on PATCH, exact paths, OPTIONS,
 // and Content-Type / body bytes judged as the decisions say.
 import * as assert from 'uvu/assert';
-import { appSuite, type Response } from './helpers.ts';
+import { appSuite, type Response, type ErrorBody, type ItemBody } from './helpers.ts';
 
 function assertError(res: Response, status: number, code: string, label = ''): void {
   assert.is(res.status, status, `${label}: status (${res.text})`);
   assert.match(String(res.headers['content-type']), /^application\/json/, label);
-  assert.equal(res.json(), { code, message: res.json().message, status }, label);
-  assert.ok(res.json().message.length > 0, label);
+  assert.equal(res.json(), { code, message: res.json<ErrorBody>().message, status }, label);
+  assert.ok(res.json<ErrorBody>().message.length > 0, label);
 }
 
 // --- Conditional GET -------------------------------------------------------------------
@@ -82,7 +82,7 @@ conditional('If-None-Match: * on a tracked pet is 412 with the current ETag; not
   const res = await t.patch(7, { quantity: 4 }, { 'If-None-Match': '*' });
   assertError(res, 412, 'precondition_failed');
   assert.is(res.headers.etag, '"1"');
-  assert.match(res.json().message, /If-None-Match/);
+  assert.match(res.json<ErrorBody>().message, /If-None-Match/);
   unwritten(t);
 });
 
@@ -174,7 +174,7 @@ paths.run();
 
 // --- Media type and body bytes ---------------------------------------------------------
 
-const media = appSuite('Content-Type and body bytes', { given: (t) => t.track(7, 3), then: async (t) => unwritten(t) });
+const media = appSuite('Content-Type and body bytes', { given: (t) => t.track(7, 3), then: (t) => unwritten(t) });
 
 media('another charset, another or a repeated parameter: 415 with Accept-Patch', async ({ t }) => {
   for (const type of [
@@ -208,7 +208,7 @@ media('a body that is not valid UTF-8 is 400 malformed_json, not repaired', asyn
       body: bytes,
     });
     assertError(res, 400, 'malformed_json', bytes.toString('hex'));
-    assert.match(res.json().message, /UTF-8/);
+    assert.match(res.json<ErrorBody>().message, /UTF-8/);
   }
 });
 
@@ -242,7 +242,7 @@ accepted('charset=utf-8 in any case, quoted or not, and a UTF-8 byte order mark'
     body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"quantity":6}')]),
   });
   assert.is(bom.status, 200, bom.text);
-  assert.is(bom.json().quantity, 6);
+  assert.is(bom.json<ItemBody>().quantity, 6);
   const escaped = await t.patch(7, '{"quantity":7}', { 'Content-Type': 'application/json' });
   assert.is(escaped.status, 200);
 });

@@ -11,6 +11,7 @@ import { makeCommandHandler } from '../src/commands.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import type { ItemBody } from './helpers.ts';
 import { killAll, startService } from './service.ts';
 
 const PETS = 20;
@@ -110,7 +111,7 @@ rebuild('with the service running and writing: acknowledged writes survive three
     while (!stop) {
       const res = await service.request({ path: '/v1/inventory', headers: auth });
       assert.is(res.status, 200);
-      assert.is(res.json().length, PETS, 'a reader saw an incomplete projection');
+      assert.is(res.json<ItemBody[]>().length, PETS, 'a reader saw an incomplete projection');
       reads++;
     }
   })();
@@ -136,7 +137,7 @@ rebuild('with the service running and writing: acknowledged writes survive three
     `no rebuild overlapped a write:\n${outputs.join('')}`,
   );
 
-  const final = (await service.request({ path: '/v1/inventory', headers: auth })).json() as { petId: number; quantity: number }[];
+  const final = (await service.request({ path: '/v1/inventory', headers: auth })).json<ItemBody[]>();
   for (const { petId, quantity } of final) {
     if (acknowledged.has(petId)) assert.is(quantity, acknowledged.get(petId), `pet ${petId}: the last acknowledged write`);
   }

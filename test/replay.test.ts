@@ -8,6 +8,7 @@ import type { Command } from '../src/domain/decide.ts';
 import { PET_STATUSES } from '../src/domain/events.ts';
 import { compare, rebuildProjection, replayPages } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
+import type { Entry } from '../src/store/projection.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { seededRandom } from './random.ts';
 
@@ -39,7 +40,7 @@ property('for 40 random histories of up to 300 commands over ids small and above
       await commands.handle(command, { actor: `k${i % 3}`, requestId: `r${i}` }).catch(() => undefined);
     }
     const live = await store.entries();
-    const entries = new Map();
+    const entries = new Map<bigint, Entry>();
     await replayPages(store.replayRows(), entries);
     assert.equal(compare(live, entries), [], `seed ${seed}`);
     assert.is(entries.size, live.length, `seed ${seed}`);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { RequestOptions } from './helpers.ts';
+import type { ErrorBody, RequestOptions } from './helpers.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './service.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -144,7 +144,7 @@ server('revoking from the CLI stops a key at once; a database with only revoked 
     assert.is(revoked.status, 0, revoked.stderr);
     const res = await first.get('/v1/inventory', key);
     assert.is(res.status, 401, 'the revoked key is refused by the running service');
-    assert.equal(res.json(), { code: res.json().code, message: res.json().message, status: 401 });
+    assert.equal(res.json(), { code: res.json<ErrorBody>().code, message: res.json<ErrorBody>().message, status: 401 });
     assert.match(String(res.headers['www-authenticate']), /error="invalid_token"/);
     assert.is((await first.stop()).code, 0);
     assertNoSecrets(first, [key]);

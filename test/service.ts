@@ -53,11 +53,11 @@ export function spawnService(env: Record<string, string>): {
   let err = '';
   const listeners = new Set<() => void>();
   const notify = () => listeners.forEach((l) => l());
-  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
     notify();
   });
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     err += chunk;
     notify();
   });

@@ -163,7 +163,7 @@ stalled('a slow reader that keeps reading gets every byte, for far longer than t
   const started = Date.now();
   while (!closed(s) && (heads < answers || received < answers * bodyBytes) && Date.now() - started < 30_000) {
     await sleep(50);
-    const chunk: Buffer | null = s.read(150 * 1024) ?? s.read();
+    const chunk = (s.read(150 * 1024) ?? s.read()) as Buffer | null;
     if (!chunk) continue;
     received += chunk.length;
     const text = tail + chunk.toString('latin1');

@@ -40,7 +40,16 @@ function recomputeChain(db: Db): void {
   const rows = db
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq')
     .safeIntegers(true)
-    .all() as Record<string, any>[];
+    .all() as {
+    seq: bigint;
+    pet_id: bigint;
+    version: bigint;
+    type: string;
+    data: string;
+    actor: string;
+    request_id: string;
+    recorded_at: string;
+  }[];
   const update = db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?');
   let prev = GENESIS_HASH;
   for (const r of rows) {

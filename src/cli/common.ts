@@ -29,7 +29,7 @@ export function parse(argv: string[], options: Options): Parsed {
       allowPositionals: true,
       strict: true,
     });
-    return { values: values as Parsed['values'], positionals };
+    return { values, positionals };
   } catch (err) {
     throw new UsageError(argumentProblem(err, argv));
   }

@@ -36,7 +36,7 @@ export function readPetFile(path: string, read: (path: string) => Uint8Array): P
     if (err instanceof TypeError) throw new BadPetFile(['the file is not valid UTF-8 text'], path);
     const words = systemWords(err);
     if (words === undefined) throw err;
-    throw new Error(`cannot read ${path}: ${words}`);
+    throw new Error(`cannot read ${path}: ${words}`, { cause: err });
   }
   try {
     return parsePetFile(text);

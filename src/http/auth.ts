@@ -33,8 +33,9 @@ export function bearerAuth(keys: KeyStore): Middleware {
 /** Applies a middleware to every path under prefix (compared case-insensitively). */
 export function under(prefix: string, middleware: Middleware): Middleware {
   const lower = prefix.toLowerCase();
-  return (ctx, next) => {
+  return async (ctx, next) => {
     const path = ctx.path.toLowerCase();
-    return path === lower || path.startsWith(`${lower}/`) ? middleware(ctx, next) : next();
+    if (path === lower || path.startsWith(`${lower}/`)) await middleware(ctx, next);
+    else await next();
   };
 }

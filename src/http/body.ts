@@ -45,22 +45,23 @@ export function jsonBody(limit = BODY_LIMIT_BYTES): Middleware {
     if (type === '') {
       if (await hasBody(ctx)) throw unsupported('a body needs Content-Type: application/json');
       ctx.state.body = { kind: 'missing' } satisfies ReadBody;
-      return next();
+      await next();
+      return;
     }
     judgeMediaType(type);
-    return read(ctx, async () => {
+    await read(ctx, async () => {
       const raw: unknown = ctx.request.rawBody;
       const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
       const text = decodeUtf8(bytes);
       ctx.request.rawBody = text ?? '';
-      ctx.state.body = (
+      const body: ReadBody =
         bytes.length === 0
           ? { kind: 'missing' }
           : text === undefined
             ? { kind: 'malformed', reason: 'it is not valid UTF-8' }
-            : parseJson(text)
-      ) satisfies ReadBody;
-      if (ctx.state.body.kind === 'parsed') ctx.request.body = ctx.state.body.value;
+            : parseJson(text);
+      ctx.state.body = body;
+      if (body.kind === 'parsed') ctx.request.body = body.value;
       await next();
     });
   };
@@ -114,7 +115,8 @@ function parseJson(text: string): ReadBody {
     const node = pending.pop();
     if (node === null || typeof node !== 'object') continue;
     if (Object.prototype.hasOwnProperty.call(node, '__proto__')) return { kind: 'forbidden', member: '__proto__' };
-    pending.push(...Object.values(node));
+    const children: unknown[] = Object.values(node);
+    pending.push(...children);
   }
   return { kind: 'parsed', value };
 }

@@ -102,7 +102,7 @@ export function makeInventoryCache(store: Pick<InventoryStore, 'changeToken' | '
           },
         );
       }
-      return rendering!.body;
+      return rendering.body;
     },
   };
 }

@@ -45,7 +45,8 @@ export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Ro
 
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
-    const meta: EventMeta = { actor: ctx.state.actor, requestId: ctx.state.requestId };
+    // The authentication and request-id middleware in front of this route set both.
+    const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
     const conditions = readConditions(ctx.req.headers);
     const tagOf = (version: number) => `"${version}"`;

@@ -71,6 +71,7 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
 
 /** logger hears, at most once a second, of connections closed for not reading. */
 export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
+  const handle = app.callback();
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -80,7 +81,8 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       // Node would answer a missing Host with a bare 400; the app answers it (host.ts).
       requireHostHeader: false,
     },
-    app.callback(),
+    // Koa's handler answers its own failures (app.onerror), so its promise never rejects.
+    (req, res) => void handle(req, res),
   );
   const warn = logger && repeatedWarnings(logger);
   guardStalls(

@@ -82,7 +82,7 @@ export function guardStalls(
     socket.once('close', () => connections.delete(socket));
   });
   server.on('request', (req, res: ServerResponse) => {
-    const c = connections.get(req.socket as Socket);
+    const c = connections.get(req.socket);
     if (!c) return;
     c.responses.add(res);
     const done = () => c.responses.delete(res);

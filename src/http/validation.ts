@@ -24,12 +24,14 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
   // OpenAPI's integer formats; the bounds themselves are minimum/maximum in the schema.
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => n >= -(2 ** 31) && n < 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it is needed: Schema types `properties`, which tsc checks below
   const schema = doc.components.schemas.InventoryUpdate as Schema | undefined;
   if (!schema) throw new Error('the OpenAPI document has no InventoryUpdate schema');
   const check = ajv.compile<{ quantity: number }>(schema);
 
   return async function validate(ctx, next) {
-    const rawId = ctx.params?.petId ?? '';
+    // @koa/router sets ctx.params; koa's own Context type does not know it.
+    const rawId = (ctx.params as Record<string, string> | undefined)?.petId ?? '';
     const petId = parsePetId(rawId);
     if (petId === undefined) {
       throw new HttpError(
@@ -91,7 +93,7 @@ function describe(error: ErrorObject | null | undefined, schema: Schema, value: 
 }
 
 function describeSchema(s: Record<string, unknown> | undefined): string {
-  if (s?.type === 'integer' && s.minimum !== undefined && s.maximum !== undefined) {
+  if (s?.type === 'integer' && typeof s.minimum === 'number' && typeof s.maximum === 'number') {
     return `an integer from ${String(s.minimum)} to ${String(s.maximum)}`;
   }
   return `of type ${String(s?.type)}`;
@@ -102,6 +104,7 @@ function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return `the string ${show(value)}`;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects, arrays, null and strings are handled above: what is left prints as itself
   return `${typeof value} ${String(value)}`;
 }
 

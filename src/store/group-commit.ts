@@ -32,7 +32,8 @@ export function groupCommit<I, R>(commit: (items: I[]) => Promise<Outcome<R>[]>,
   const schedule = () => {
     if (scheduled || committing || queue.length === 0) return;
     scheduled = true;
-    setImmediate(flush);
+    // flush settles every pending item itself, a failed commit included.
+    setImmediate(() => void flush());
   };
 
   const flush = async () => {
