@@ -11,6 +11,7 @@ import { StoreUnavailable } from '../src/store/port.ts';
 import { recordFileIdentity } from '../src/store/sqlite/file-identity.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';
 import { startThreadApp, type ThreadApp } from './thread-app.ts';
+import type { ErrorBody } from './helpers.ts';
 
 const vanished = suite<{ app: ThreadApp }>('the database file is no longer at its path', {} as { app: ThreadApp });
 vanished.before.each(async (ctx) => {
@@ -24,10 +25,10 @@ async function refusesEverything(app: ThreadApp, reason: RegExp): Promise<void> 
   const started = Date.now();
   const write = await app.patch(40);
   assert.is(write.status, 503, write.text);
-  assert.is((write.json() as { code: string }).code, 'unavailable');
+  assert.is(write.json<ErrorBody>().code, 'unavailable');
   const ready = await app.get('/readyz');
   assert.is(ready.status, 503);
-  assert.match((ready.json() as { message: string }).message, reason);
+  assert.match(ready.json<ErrorBody>().message, reason);
   assert.ok(Date.now() - started < 2000, 'noticed within 2 s');
   // Nothing is acknowledged afterwards, probes a second apart included.
   for (let i = 0; i < 5; i++) {

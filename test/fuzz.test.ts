@@ -23,7 +23,7 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_PET_ID, parsePetId } from '../src/domain/events.ts';
-import { duplicateMember } from '../src/http/duplicate-members.ts';
+import { duplicateMember } from '../src/json/strict-json.ts';
 import { ERROR_CODES } from '../src/http/errors.ts';
 import { appSuite, send, type Response, type TestApp } from './helpers.ts';
 

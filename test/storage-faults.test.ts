@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rebuildProjection } from '../src/rebuild.ts';
-import { startApp, type TestApp } from './helpers.ts';
+import { startApp, type ErrorBody, type TestApp } from './helpers.ts';
 
 const faults = suite<{ t: TestApp; dir: string }>('storage faults', { t: undefined as unknown as TestApp, dir: '' });
 faults.before.each(async (ctx) => {
@@ -35,10 +35,10 @@ faults('a full disk: 503, nothing half-written, not ready, and ready again by it
     else refused = res;
   }
   assert.ok(refused, 'the disk filled up');
-  assert.is(refused!.status, 503);
-  assert.equal(Object.keys(refused!.json()).sort(), ['code', 'message', 'status']);
-  assert.is(refused!.json().code, 'unavailable');
-  assert.not.match(refused!.text, /SQLITE|sqlite/);
+  assert.is(refused.status, 503);
+  assert.equal(Object.keys(refused.json()).sort(), ['code', 'message', 'status']);
+  assert.is(refused.json<ErrorBody>().code, 'unavailable');
+  assert.not.match(refused.text, /SQLITE|sqlite/);
   assert.is(t.events().length, 1 + acknowledged, 'exactly the acknowledged writes');
   assert.equal((await rebuildProjection(t.store, { check: true })).differences, [], 'the projection agrees with the log');
 
@@ -56,10 +56,10 @@ faults('a read-only database: 503, not ready, and ready again when writable', as
   t.db.pragma('query_only = ON');
   const res = await t.patch(7, { quantity: 9 });
   assert.is(res.status, 503);
-  assert.is(res.json().code, 'unavailable');
+  assert.is(res.json<ErrorBody>().code, 'unavailable');
   assert.is(t.events().length, 1);
   assert.is(await readiness(t), 503);
-  assert.match((await t.request({ path: '/readyz' })).json().message, /cannot take writes/);
+  assert.match((await t.request({ path: '/readyz' })).json<ErrorBody>().message, /cannot take writes/);
   t.db.pragma('query_only = OFF');
   t.tick(1000);
   assert.is(await readiness(t), 200);

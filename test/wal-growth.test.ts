@@ -17,6 +17,7 @@ import type { StorageStatus } from '../src/store/port.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { walBytes } from '../src/store/sqlite/wal-keeper.ts';
 import { startThreadApp } from './thread-app.ts';
+import type { ItemBody } from './helpers.ts';
 
 const wal = suite('the write-ahead log');
 
@@ -66,7 +67,7 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
     assert.is(freed.walCheckpointBlockedForMs, null);
     assert.ok(freed.walBytes <= WAL_LIMIT_BYTES);
     // Nothing was lost on the way.
-    assert.equal(((await app.get('/v1/inventory')).json() as { quantity: number }[]).length, PETS + 1, 'every pet is still listed');
+    assert.equal((await app.get('/v1/inventory')).json<ItemBody[]>().length, PETS + 1, 'every pet is still listed');
   } finally {
     reader.close();
     await app.close();

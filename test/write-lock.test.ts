@@ -12,6 +12,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLog, seedDatabase, sleep } from './faults/load.ts';
 import { killAll, startService, withTimeout } from './service.ts';
+import type { ErrorBody, ItemBody } from './helpers.ts';
 
 const HOLD_MS = 10_000;
 /** The answer time the service promises for /healthz and GET while the lock is held. */
@@ -37,8 +38,8 @@ function holdWriteLock(path: string, ms: number): { proc: ChildProcess; locked: 
   const seen = (word: string) =>
     new Promise<void>((resolve, reject) => {
       const check = () => (out.includes(word) ? resolve() : undefined);
-      proc.stdout!.on('data', (c: Buffer) => {
-        out += c;
+      proc.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
         check();
       });
       proc.on('exit', () => (out.includes(word) ? resolve() : reject(new Error(`the lock holder exited before "${word}"`))));
@@ -112,12 +113,12 @@ lock(
     const { res: refused, waited } = await first;
     assert.is(refused.status, 503, refused.text);
     assert.equal(Object.keys(refused.json()).sort(), ['code', 'message', 'status']);
-    assert.is(refused.json().code, 'unavailable');
+    assert.is(refused.json<ErrorBody>().code, 'unavailable');
     assert.ok(refused.headers['retry-after'], 'Retry-After is sent');
     assert.ok(waited < 6_000, `answered after ${waited} ms`);
     assert.ok(waited >= 4_000, `it waited for the lock (busy_timeout 5 s), not ${waited} ms`);
     assert.is(second.res.status, 503, second.res.text);
-    assert.is(second.res.json().code, 'unavailable');
+    assert.is(second.res.json<ErrorBody>().code, 'unavailable');
     assert.ok(second.waited < 6_000, `a PATCH queued behind a waiting batch answered after ${second.waited} ms`);
 
     await withTimeout(holder.released, HOLD_MS + 5_000, 'the other process to release the lock');
@@ -132,7 +133,7 @@ lock(
 
     const after = await patch(3, 'after-the-lock');
     assert.is(after.status, 200, after.text);
-    assert.is(after.json().quantity, 3);
+    assert.is(after.json<ItemBody>().quantity, 3);
     await service.stop();
 
     const { events, inventory } = readLog(path);

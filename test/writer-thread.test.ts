@@ -17,7 +17,7 @@ import { createLogger } from '../src/logger.ts';
 import type { InventoryStore } from '../src/store/port.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { startWriterThread, type ThreadWriter } from '../src/store/sqlite/worker-client.ts';
-import { send, type Response } from './helpers.ts';
+import { send, type ErrorBody, type ItemBody, type Response } from './helpers.ts';
 
 interface Ctx {
   dir: string;
@@ -83,19 +83,19 @@ crash('writes and /readyz answer 503 with the reason; reads go on; a new thread 
 
   const write = await patch(ctx, 3);
   assert.is(write.status, 503);
-  assert.equal((write.json() as { code: string }).code, 'unavailable');
+  assert.equal(write.json<ErrorBody>().code, 'unavailable');
   assert.is(write.headers['retry-after'], '1');
 
   const ready = await get(ctx, '/readyz');
   assert.is(ready.status, 503);
   // The path no longer names the file: said first, and no new thread is even tried.
-  assert.match((ready.json() as { message: string }).message, /the database cannot take writes \(the database file was deleted/);
+  assert.match(ready.json<ErrorBody>().message, /the database cannot take writes \(the database file was deleted/);
   assert.is(ctx.threads.length, 1, 'no thread was started on a database that is not there');
 
   // Reads are served by this thread's own connections.
   const list = await get(ctx, '/v1/inventory');
   assert.is(list.status, 200);
-  assert.equal((list.json() as { quantity: number }[])[0]!.quantity, 2);
+  assert.equal(list.json<ItemBody[]>()[0]!.quantity, 2);
 
   // Within the second, no new attempt: still 503 with the same reason.
   assert.is((await get(ctx, '/readyz')).status, 503);
@@ -107,7 +107,7 @@ crash('writes and /readyz answer 503 with the reason; reads go on; a new thread 
   assert.is(back.status, 200, back.text);
   assert.is(ctx.threads.length, 2);
   assert.is((await patch(ctx, 4)).status, 200);
-  assert.equal(((await get(ctx, '/v1/inventory')).json() as { quantity: number }[])[0]!.quantity, 4);
+  assert.equal((await get(ctx, '/v1/inventory')).json<ItemBody[]>()[0]!.quantity, 4);
 });
 
 crash('with the database still there, the first /readyz after the stop starts a new thread and answers 200', async (ctx) => {
