@@ -68,9 +68,12 @@ function realOutput(text: string, s: Service): string {
 
 /** One bash process that runs blocks in turn, in the repository root, and returns each one's output. */
 function shell(env: Record<string, string>): { run(script: string): Promise<string>; close(): void } {
+  // NO_COLOR alone: Node 24 warns on standard error when FORCE_COLOR is set beside it.
+  const inherited = { ...process.env };
+  delete inherited.FORCE_COLOR;
   const bash: ChildProcessWithoutNullStreams = spawn('bash', ['--noprofile', '--norc'], {
     cwd: root,
-    env: { ...process.env, ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    env: { ...inherited, ...env, NO_COLOR: '1' },
   });
   let out = '';
   let waiting: (() => void) | undefined;
