@@ -6,96 +6,30 @@
 // 100,000 pets under 10 clients, reading its peak RSS. Prints requests/s, p50 and p99
 // latency, errors and the ratios; writes them to bench-results/bench.json.
 //   npm run bench [-- --seconds N]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//   npm run bench -- --baseline REF   the service against itself at git REF instead
+//                                     (alternating rounds; see bench/baseline.ts)
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { compareWithBaseline } from './bench/baseline.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
+import { children, measure, peakRssMb, ready, start, stop, WARMUP_SECONDS, load, type Load } from './bench/harness.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, baseline: { type: 'string' } } });
 const SECONDS = Number(values.seconds);
-const WARMUP_SECONDS = 5;
 const ROOT = new URL('..', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
-
-interface Load {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-}
-
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
-
-/** Waits until the port answers HTTP (any status), at most 20 s. */
-async function ready(port: number, path = '/'): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await fetch(`http://127.0.0.1:${port}${path}`);
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`nothing answers on port ${port}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-function load(port: number, mode: 'get' | 'patch' | 'mix', seconds: number, connections: number, key: string, pets: number): Promise<Load> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'scripts/bench/load.ts',
-        `http://127.0.0.1:${port}`,
-        mode,
-        String(seconds),
-        String(connections),
-        key,
-        String(pets),
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Load) : reject(new Error(`load generator exited ${code}`))));
-  });
-}
-
-async function measure(port: number, mode: 'get' | 'patch' | 'mix', connections: number, key: string, pets: number): Promise<Load> {
-  await load(port, mode, WARMUP_SECONDS, connections, key, pets);
-  return load(port, mode, SECONDS, connections, key, pets);
-}
-
-/** Peak resident set size of a process so far, in MB (Linux: VmHWM). */
-function peakRssMb(pid: number): number {
-  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const gone = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await gone;
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 try {
+  if (values.baseline !== undefined) await compareWithBaseline({ ref: values.baseline, root: ROOT, dir, seconds: SECONDS });
+  else await againstBareServers();
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function againstBareServers(): Promise<void> {
   const PETS = 1000;
   console.log(`npm run bench: ${SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up, node ${process.version}, 127.0.0.1 only`);
   const key = await makeDatabase(join(dir, 'service.db'), PETS);
@@ -121,7 +55,7 @@ try {
 
   const results: Record<string, Load> = {};
   const run = async (name: string, port: number, mode: 'get' | 'patch' | 'mix', connections: number, pets = PETS) => {
-    results[name] = await measure(port, mode, connections, key, pets);
+    results[name] = await measure(port, mode, SECONDS, connections, key, pets);
     const r = results[name];
     console.log(
       `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(8)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
@@ -168,7 +102,4 @@ try {
     join(ROOT, 'bench-results', 'bench.json'),
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, results, ratios: { get: getRatio, patch: patchRatio }, peakRssMb100k: rss }, null, 2)}\n`,
   );
-} finally {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
 }

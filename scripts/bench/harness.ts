@@ -1,0 +1,89 @@
+// What the benchmark's parts share: starting a server process on 127.0.0.1 (the
+// service from any checkout, or a bare baseline), waiting until it answers, driving it
+// with the load generator (a process of its own), and reading its peak memory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export const WARMUP_SECONDS = 5;
+const ROOT = new URL('../..', import.meta.url).pathname;
+/** Every process started, so that the benchmark can kill what is left when it ends. */
+export const children = new Set<ChildProcess>();
+
+export interface Load {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+}
+
+/** Starts `node --import tsx ARGS` in root (this checkout by default). */
+export function start(args: string[], env: Record<string, string> = {}, root = ROOT): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+/** Waits until the port answers HTTP (any status), at most 20 s. */
+export async function ready(port: number, path = '/'): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}${path}`);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`nothing answers on port ${port}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export type Mode = 'get' | 'patch' | 'mix';
+
+export function load(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'scripts/bench/load.ts',
+        `http://127.0.0.1:${port}`,
+        mode,
+        String(seconds),
+        String(connections),
+        key,
+        String(pets),
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Load) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
+
+/** A warm-up run, then the measured one. */
+export async function measure(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number): Promise<Load> {
+  await load(port, mode, WARMUP_SECONDS, connections, key, pets);
+  return load(port, mode, seconds, connections, key, pets);
+}
+
+/** Peak resident set size of a process so far, in MB (Linux: VmHWM). */
+export function peakRssMb(pid: number): number {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await gone;
+}
