@@ -1,4 +1,4 @@
-// Applies the numbered plain-SQL files of migrations/ in order, all pending ones in one
+// Applies the numbered plain-SQL files of migrations/sqlite/ in order, all pending ones in one
 // transaction (an upgrade happens whole or not at all), and records in
 // schema_migrations which ran, so that a database made by an older version upgrades in
 // place and nothing runs twice. Also judges a database's schema against the code's:
@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { eventHash } from './hash-chain.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
+/** PostgreSQL's own files, applied by the same rules (postgres/migrate.ts). */
+export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/postgres/', import.meta.url));
 
 export interface Migration {
   version: number;
@@ -52,7 +54,8 @@ export function requireUpgradable(db: Database.Database, path: string, migration
   refuseNewer(appliedVersions(db, path), migrations, path);
 }
 
-function refuseNewer(applied: number[], migrations: Migration[], path: string): void {
+/** Refuses a schema with versions this code does not know (written by a newer version). */
+export function refuseNewer(applied: number[], migrations: Migration[], path: string): void {
   const known = new Set(migrations.map((m) => m.version));
   const unknown = applied.filter((v) => !known.has(v));
   if (unknown.length === 0) return;
@@ -64,7 +67,11 @@ function refuseNewer(applied: number[], migrations: Migration[], path: string): 
 
 /** For connections that must not upgrade: refuses any schema but the code's own. Reads only. */
 export function requireCurrentSchema(db: Database.Database, path: string, migrations = loadMigrations()): void {
-  const applied = appliedVersions(db, path);
+  requireCurrent(appliedVersions(db, path), migrations, path);
+}
+
+/** Refuses applied versions that are not exactly the code's: newer, older or none. */
+export function requireCurrent(applied: number[], migrations: Migration[], path: string): void {
   refuseNewer(applied, migrations, path);
   const done = new Set(applied);
   if (migrations.every((m) => done.has(m.version))) return;
