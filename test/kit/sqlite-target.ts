@@ -21,9 +21,11 @@ function withRaw(path: string, run: (db: Database.Database) => void): void {
 
 function faultsOn(db: Db): StoreFaults {
   return {
-    async fillDisk() {
-      // max_page_count stands in for a full disk: the file may not grow past its size now.
-      db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    async fillDisk(roomBytes = 0) {
+      // max_page_count stands in for a full disk: the file may grow by roomBytes at most.
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages + Math.ceil(roomBytes / pageSize)}`);
       return async () => void db.pragma('max_page_count = 1073741823');
     },
     diskFullCode: 'SQLITE_FULL',
@@ -36,6 +38,7 @@ function faultsOn(db: Db): StoreFaults {
       const undo = async () => void db.exec('ALTER TABLE inventory_gone RENAME TO inventory');
       return { undo, driverMessage: /no such table/ };
     },
+    inTransaction: () => db.inTransaction,
   };
 }
 

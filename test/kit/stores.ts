@@ -26,14 +26,16 @@ export type Undo = () => Promise<void>;
 
 /** Faults of a store this target opened with the inline writer, each undone by what it returns. */
 export interface StoreFaults {
-  /** No room to grow (a full disk): the next write that needs space fails. */
-  fillDisk(): Promise<Undo>;
+  /** No room to grow past roomBytes more (a full disk): a write that needs more space fails. */
+  fillDisk(roomBytes?: number): Promise<Undo>;
   /** The driver's code for that fault, as the service logs it. */
   diskFullCode: string;
   /** The database refuses writes (a read-only file or role). */
   readOnly(): Promise<Undo>;
   /** The projection's table is gone: reads fail with an error nobody planned for. */
   dropProjection(): Promise<{ undo: Undo; driverMessage: RegExp }>;
+  /** Whether the store's write connection is inside a transaction now. */
+  inTransaction(): boolean;
 }
 
 /** What someone with direct access to the database (not through the service) can do. */
