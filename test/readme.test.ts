@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killAll, startService, WAIT_MS, withTimeout, type Service } from './service.ts';
+import { killAll, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const README_PORT = '8080';
@@ -126,7 +126,7 @@ quickstart.before(async (ctx) => {
   }
   ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-readme-'));
   const db = join(ctx.dir, 'inventory.db');
-  ctx.service = await startService(db, { expectKey: true });
+  ctx.service = await startService({ db: db, expectKey: true });
   ctx.sh = shell({ INVENTORY_DB: db });
 });
 

@@ -13,7 +13,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
-import { killAll, spawnService, startService, WAIT_MS, withTimeout } from './service.ts';
+import { killAll, spawnService, startService, WAIT_MS, withTimeout } from './kit/service.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LATEST = loadMigrations().at(-1)!.version;
@@ -168,7 +168,7 @@ creating('scripts/migrate upgrades an older schema in place and names only what 
 
 creating('the service creates its database 0600 (-wal and -shm too) in a new directory 0700', async (ctx) => {
   const path = join(ctx.dir, 'data', 'inventory.db');
-  const s = await startService(path, { expectKey: true });
+  const s = await startService({ db: path, expectKey: true });
   assert.is(mode(path), '0600', 'the database file');
   assert.is(mode(`${path}-wal`), '0600', '-wal');
   assert.is(mode(`${path}-shm`), '0600', '-shm');
