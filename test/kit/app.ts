@@ -49,6 +49,8 @@ export interface AppOptions {
   /** Origins allowed by CORS (CORS_ORIGINS); none unless given. */
   corsOrigins?: readonly string[];
   writer?: 'inline' | 'thread';
+  /** Opens the store instead of target.open (a test that keeps a handle on the writer thread). */
+  open?: (db: string, now: () => number) => Promise<InventoryStore>;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -65,7 +67,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   });
   const logger = createLogger('info', sink);
   const state = { accepting: true };
-  const store = await target.open(fresh.db, { now, writer: options.writer });
+  const store = await (options.open ? options.open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
   const app = buildApp({ store, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
   const key = await createKey(store);
   const server: Server = createHttpServer(app, options.limits, logger);
