@@ -78,14 +78,14 @@ conditional('If-None-Match: * on a tracked pet is 412 with the current ETag; not
   assertErrorShape(res, 412, 'precondition_failed');
   assert.is(res.headers.etag, '"1"');
   assert.match(res.json<ErrorBody>().message, /If-None-Match/);
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('If-None-Match holding the current version (weak comparison) is 412; another is written', async ({ t }) => {
   for (const header of ['"1"', 'W/"1"', '"5", "1"', '', 'garbage']) {
     assertErrorShape(await t.patch(7, { quantity: 4 }, { 'If-None-Match': header }), 412, 'precondition_failed', header);
   }
-  unwritten(t);
+  await unwritten(t);
   const res = await t.patch(7, { quantity: 4 }, { 'If-None-Match': '"5"' });
   assert.is(res.status, 200);
   assert.is(res.headers.etag, '"2"');
@@ -95,7 +95,7 @@ conditional('an empty If-Match is not an absent one: 412, nothing written', asyn
   const res = await t.patch(7, { quantity: 4 }, { 'If-Match': '' });
   assertErrorShape(res, 412, 'precondition_failed');
   assert.is(res.headers.etag, '"1"');
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('either precondition on a pet that is not tracked is 404', async ({ t }) => {
@@ -103,7 +103,7 @@ conditional('either precondition on a pet that is not tracked is 404', async ({ 
   for (const headers of cases) {
     assertErrorShape(await t.patch(99, { quantity: 4 }, headers), 404, 'pet_not_found', JSON.stringify(headers));
   }
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('a PATCH with a matching If-Match and a fetch-style Cache-Control is written', async ({ t }) => {
@@ -136,7 +136,7 @@ paths('a trailing slash or an empty segment is 404 with a key, 401 without, neve
     assertErrorShape(without, 401, 'unauthorized', `${method} ${path} without a key`);
   }
   assertErrorShape(await t.request({ path: '/healthz/' }), 404, 'not_found', '/healthz/');
-  unwritten(t);
+  await unwritten(t);
 });
 
 paths('OPTIONS on an existing path is 204 with a complete Allow and no body', async ({ t }) => {

@@ -7,7 +7,6 @@ import { connect } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { TestApp } from './kit/app.ts';
 import type { ErrorBody, Response } from './kit/http.ts';
 import { appSuite } from './kit/suites.ts';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';

@@ -1,17 +1,13 @@
 // End-to-end tests of the service process: started the way `npm start` does
 // (node --import tsx src/server.ts) on a fresh SQLite file, driven over HTTP and with the
 // real operator scripts while it runs, and stopped with SIGTERM.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { assertErrorShape, type ErrorBody, type RequestOptions } from './kit/http.ts';
+import { assertErrorShape, type RequestOptions } from './kit/http.ts';
 import { tempDir, type TempDir } from './kit/paths.ts';
 import { runScriptSync } from './kit/scripts.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';

@@ -1,9 +1,7 @@
 // The tamper-evident log: an attacker with the file drops the triggers and edits,
 // removes, reorders or truncates events, possibly recomputing the whole chain; each is
 // caught, by the chain itself or by a digest saved before.
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';

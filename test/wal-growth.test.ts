@@ -3,9 +3,6 @@
 // further write comes; readiness shows the log's size and how long checkpoints have
 // been held back. And the audit listing reads page by page, so a slow consumer of its
 // output pins nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -4,7 +4,6 @@
 // whole and the projection equal to the replay. Run with `npm run test:crash`;
 // FAULT_SEED repeats a run's choices, CRASH_ROUNDS changes the number of rounds.
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

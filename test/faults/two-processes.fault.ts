@@ -4,7 +4,6 @@
 // the other's commits (PRAGMA data_version), during the load and right after a write.
 // Run with `npm run test:crash`; FAULT_SEED repeats a run's choices.
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -9,7 +9,7 @@ export interface FreshDatabase {
   /** What --db and INVENTORY_DB take: a file path for SQLite, a URL for PostgreSQL. */
   db: string;
   /** Removes the database and everything the target made for it. */
-  cleanup(): Promise<void>;
+  cleanup: () => Promise<void>;
 }
 
 export interface OpenOptions {
