@@ -82,6 +82,9 @@ export interface BodyCase {
   gzip?: boolean;
 }
 
+/** Bodies that are no InventoryUpdate at all: empty, an empty object, not an object. */
+export const NOT_A_BODY = ['', '{}', '[]', 'null', '5', '"quantity"'];
+
 export const jsonishBody: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: validBodyArb.map((b) => b.text) },
   { weight: 6, arbitrary: quantityValueArb.map((v) => `{"quantity":${v}}`) },
@@ -89,12 +92,7 @@ export const jsonishBody: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.constantFrom(
-      '',
-      '{}',
-      '[]',
-      'null',
-      '5',
-      '"quantity"',
+      ...NOT_A_BODY,
       '{"quantity":1,"quantity":2}',
       '{"quantity":1,"\\u0071uantity":1}',
       '{"quantity":1,"__proto__":{"x":1}}',

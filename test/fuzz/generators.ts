@@ -179,6 +179,28 @@ export const pathArb: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
+/** Authorization values that never carry a valid key ({KEY} filled in later). */
+export const BAD_CREDENTIALS = [
+  '',
+  'Bearer',
+  'Bearer ',
+  'Basic dXNlcjpwYXNz',
+  'Token {KEY}',
+  '{KEY}',
+  'Bearer {KEY}x',
+  'Bearer x{KEY}',
+  'Bearer {KEY} extra',
+  'Bearer {KEY},{KEY}',
+  'Bearer {KEY_CUT}',
+  'Bearer {KEY_CASE}',
+  'Bearer\t{KEY}',
+  'Bearer "{KEY}"',
+  'Bearer={KEY}',
+  'Bearer pinv_0000000000000000000000000000',
+  'Bearer ====',
+  'Bearer a/b+c==',
+];
+
 export const schemeArb = fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR', 'BeArEr');
 /** 70% a valid key (any case of the scheme), else absent, empty, another scheme, garbage. */
 export const authArb: fc.Arbitrary<string | undefined> = fc.oneof(
@@ -192,26 +214,7 @@ export const authArb: fc.Arbitrary<string | undefined> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.oneof(
-      fc.constantFrom(
-        '',
-        'Bearer',
-        'Bearer ',
-        'Basic dXNlcjpwYXNz',
-        'Token {KEY}',
-        '{KEY}',
-        'Bearer {KEY}x',
-        'Bearer x{KEY}',
-        'Bearer {KEY} extra',
-        'Bearer {KEY},{KEY}',
-        'Bearer {KEY_CUT}',
-        'Bearer {KEY_CASE}',
-        'Bearer\t{KEY}',
-        'Bearer "{KEY}"',
-        'Bearer={KEY}',
-        'Bearer pinv_0000000000000000000000000000',
-        'Bearer ====',
-        'Bearer a/b+c==',
-      ),
+      fc.constantFrom(...BAD_CREDENTIALS),
       fc.tuple(schemeArb, headerValue(60)).map(([s, v]) => `${s} ${v}`),
       headerValue(60),
     ),
