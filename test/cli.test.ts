@@ -1,18 +1,20 @@
 // End-to-end tests of the operator commands: the real wrapper scripts in scripts/, run
 // as child processes against a fresh SQLite file per test; the outcome is judged by exit
 // status, standard output and error, and the database contents.
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { commandsOn, parseJson } from './helpers.ts';
+import { runCommands } from './kit/fixtures.ts';
+import { parseJson } from './kit/http.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { runScriptSync, type ScriptResult as Result } from './kit/scripts.ts';
+import { sqliteTarget } from './kit/sqlite-target.ts';
 
 /** An event's data column, the members tests read. */
 interface EventData {
@@ -21,31 +23,13 @@ interface EventData {
   schemaVersion?: number;
 }
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEY_LINE = /^pinv_[A-Za-z0-9]{32}\n$/;
 const operator = `cli:${userInfo().username}`;
 
-interface Result {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs scripts/<name> with args; INVENTORY_DB is unset unless env sets it. */
-function script(name: string, args: string[], env: Record<string, string> = {}): Result {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  if (env.INVENTORY_DB === undefined) delete childEnv.INVENTORY_DB;
-  const r = spawnSync(join(root, 'scripts', name), args, {
-    cwd: root,
-    env: childEnv,
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
-  if (r.error) throw r.error;
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const script = (name: string, args: string[], env: Record<string, string> = {}): Result => runScriptSync(name, args, { env });
 
 function expectExit(r: Result, status: number, what: string): void {
   assert.is(r.status, status, `${what}: exit ${r.status}, expected ${status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
@@ -70,19 +54,24 @@ function expectUsageError(r: Result, message: RegExp, what: string): void {
 const RAW_NODE = /ENOENT|EISDIR|EEXIST|ERR_|Option '|argument is ambiguous|no such file or directory|at .*\.ts:\d+/;
 
 interface Ctx {
+  scratch: TempDir;
   dir: string;
   db: string;
 }
 
-/** A suite whose tests each get a fresh temporary directory and database path. */
+/**
+ * A suite whose tests each get a fresh temporary directory and database path. SQLite
+ * only for now: the tests read the file's tables with SQL to judge the outcome.
+ */
 function cliSuite(name: string) {
-  const s = suite<Ctx>(name, { dir: '', db: '' });
+  const s = suite<Ctx>(`${name} (SQLite: judged by reading the file)`);
   s.before.each((ctx) => {
-    ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-cli-'));
-    ctx.db = join(ctx.dir, 'inventory.db');
+    ctx.scratch = tempDir('inventory-cli-');
+    ctx.dir = ctx.scratch.dir;
+    ctx.db = ctx.scratch.path('inventory.db');
   });
   s.after.each((ctx) => {
-    rmSync(ctx.dir, { recursive: true, force: true });
+    ctx.scratch.cleanup();
   });
   return s;
 }
@@ -106,12 +95,11 @@ function countEvents(path: string): bigint {
 
 /** Seeds a database in-process (saves a process start); the commands under test run as processes. */
 async function seed(path: string, commands: Command[]): Promise<void> {
-  const db = openDatabase(path);
+  const store = await sqliteTarget().open(path);
   try {
-    const handler = commandsOn(db, Date.now);
-    for (const c of commands) await handler.handle(c, { actor: 'cli:seed', requestId: 'seed' });
+    await runCommands(store, commands);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 

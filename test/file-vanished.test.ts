@@ -3,6 +3,7 @@
 // a write into a file nobody will open again. It must answer 503 and say why instead,
 // and never start a writer on whatever now lies at the path.
 import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
@@ -10,12 +11,25 @@ import { openDatabase } from '../src/store/database.ts';
 import { StoreUnavailable } from '../src/store/port.ts';
 import { recordFileIdentity } from '../src/store/sqlite/file-identity.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';
-import { startThreadApp, type ThreadApp } from './thread-app.ts';
-import type { ErrorBody } from './helpers.ts';
+import { startApp, type TestApp } from './kit/app.ts';
+import type { ErrorBody, Response } from './kit/http.ts';
 
-const vanished = suite<{ app: ThreadApp }>('the database file is no longer at its path', {} as { app: ThreadApp });
+/** The service as it runs: a file database, the writer in its thread, pet 7 tracked. */
+interface ThreadApp extends TestApp {
+  path: string;
+  dir: string;
+  patchQuantity(quantity: number): Promise<Response>;
+}
+
+async function startThreadApp(): Promise<ThreadApp> {
+  const t = await startApp({ writer: 'thread' });
+  await t.track(7, 1);
+  return Object.assign(t, { path: t.db, dir: dirname(t.db), patchQuantity: (quantity: number) => t.patch(7, { quantity }) });
+}
+
+const vanished = suite<{ app: ThreadApp }>('the database file is no longer at its path (SQLite only: file identity)', {} as { app: ThreadApp });
 vanished.before.each(async (ctx) => {
-  ctx.app = await startThreadApp('inv-vanished-');
+  ctx.app = await startThreadApp();
 });
 vanished.after.each(async (ctx) => {
   await ctx.app.close();
@@ -23,7 +37,7 @@ vanished.after.each(async (ctx) => {
 
 async function refusesEverything(app: ThreadApp, reason: RegExp): Promise<void> {
   const started = Date.now();
-  const write = await app.patch(40);
+  const write = await app.patchQuantity(40);
   assert.is(write.status, 503, write.text);
   assert.is(write.json<ErrorBody>().code, 'unavailable');
   const ready = await app.get('/readyz');
@@ -34,19 +48,19 @@ async function refusesEverything(app: ThreadApp, reason: RegExp): Promise<void> 
   for (let i = 0; i < 5; i++) {
     app.tick(1000);
     assert.is((await app.get('/readyz')).status, 503);
-    assert.is((await app.patch(50 + i)).status, 503);
+    assert.is((await app.patchQuantity(50 + i)).status, 503);
   }
 }
 
 vanished('deleted (rm inventory.db*): writes and /readyz answer 503, and no new empty file appears', async ({ app }) => {
-  assert.is((await app.patch(2)).status, 200);
+  assert.is((await app.patchQuantity(2)).status, 200);
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${app.path}${suffix}`, { force: true });
   await refusesEverything(app, /deleted/);
   assert.not.ok(existsSync(app.path), 'no writer was started onto a new, empty file');
 });
 
 vanished('replaced by another file: writes and /readyz answer 503, and the other file is not written', async ({ app }) => {
-  assert.is((await app.patch(2)).status, 200);
+  assert.is((await app.patchQuantity(2)).status, 200);
   const other = `${app.path}.other`;
   copyFileSync(app.path, other);
   renameSync(other, app.path);

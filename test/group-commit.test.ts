@@ -5,17 +5,19 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
 import { PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../src/store/database.ts';
 import { CommitFailed } from '../src/store/group-commit.ts';
 import { VersionConflict, type InventoryStore } from '../src/store/port.ts';
-import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { startApp, type ErrorBody } from './helpers.ts';
+import { eventsOf, type EventRow } from './kit/fixtures.ts';
+import { assertErrorShape } from './kit/http.ts';
+import { openDatabase } from '../src/store/database.ts';
+import { openSqliteStore } from '../src/store/sqlite/store.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { appSuite, targetSuites, type OnTarget } from './kit/suites.ts';
 
 interface Ctx {
-  db: Db;
+  db: string;
+  cleanup: () => Promise<void>;
+  store: InventoryStore;
   commands: CommandHandler;
   commits: number[];
   onCommit: (() => void) | undefined;
@@ -24,27 +26,56 @@ interface Ctx {
 const meta = (requestId: string) => ({ actor: 'k', requestId });
 const at = (version: number) => (v: number) => v === version;
 
-const batch = suite<Ctx>('group commit');
-batch.before.each(async (ctx) => {
-  ctx.db = openDatabase(':memory:');
-  ctx.commits = [];
-  ctx.onCommit = undefined;
-  ctx.commands = makeCommandHandler({
-    store: sqliteStoreOn(ctx.db),
-    now: Date.now,
-    onCommit: (items) => {
-      ctx.commits.push(items);
-      ctx.onCommit?.();
+/** Request id and version of the events that keep() picks, in log order. */
+async function written(store: InventoryStore, keep: (e: EventRow) => boolean) {
+  return (await eventsOf(store)).filter(keep).map((e) => ({ requestId: e.requestId, version: e.version }));
+}
+
+/** A store that lets another writer (its own store on the same database, as another
+ * process) commit to pet 1 before the appends whose numbers race() picks. */
+async function racingStore(ctx: Ctx & OnTarget, race: (call: number) => boolean) {
+  const otherStore = await ctx.target.open(ctx.db);
+  const other = makeCommandHandler({ store: otherStore, now: Date.now });
+  const batches: number[] = [];
+  const racing: InventoryStore = {
+    ...ctx.store,
+    async appendBatch(submissions) {
+      batches.push(submissions.length);
+      if (race(batches.length)) {
+        await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 + batches.length }, meta(`other-${batches.length}`));
+      }
+      return ctx.store.appendBatch(submissions);
     },
-  });
-  await ctx.commands.handleAll(
-    [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
-    meta('seed'),
-  );
-  ctx.commits.length = 0;
-});
-batch.after.each((ctx) => {
-  ctx.db.close();
+  };
+  return { racing, batches, close: () => otherStore.close() };
+}
+
+const batch = targetSuites<Ctx>('group commit', {
+  async beforeEach(ctx) {
+    const fresh = await ctx.target.fresh();
+    ctx.db = fresh.db;
+    ctx.cleanup = fresh.cleanup;
+    ctx.store = await ctx.target.open(fresh.db);
+    ctx.commits = [];
+    ctx.onCommit = undefined;
+    ctx.commands = makeCommandHandler({
+      store: ctx.store,
+      now: Date.now,
+      onCommit: (items) => {
+        ctx.commits.push(items);
+        ctx.onCommit?.();
+      },
+    });
+    await ctx.commands.handleAll(
+      [1n, 2n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
+      meta('seed'),
+    );
+    ctx.commits.length = 0;
+  },
+  async afterEach(ctx) {
+    await ctx.store.close();
+    await ctx.cleanup();
+  },
 });
 
 batch('appends of one turn share one commit; each gets its own result, in arrival order', async (ctx) => {
@@ -64,21 +95,21 @@ batch('appends of one turn share one commit; each gets its own result, in arriva
   assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
   assert.ok(e.status === 'fulfilled' && e.value.version === 2);
   assert.ok(f.status === 'fulfilled' && f.value.version === 4, 'its precondition saw version 3, from c in the same batch');
-  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE request_id != 'seed' ORDER BY seq").all();
-  assert.equal(rows, [
-    { request_id: 'a', version: 2 },
-    { request_id: 'c', version: 3 },
-    { request_id: 'e', version: 2 },
-    { request_id: 'f', version: 4 },
+  assert.equal(await written(ctx.store, (ev) => ev.requestId !== 'seed'), [
+    { requestId: 'a', version: 2n },
+    { requestId: 'c', version: 3n },
+    { requestId: 'e', version: 2n },
+    { requestId: 'f', version: 4n },
   ]);
 });
 
 batch('nobody is answered before the commit', async (ctx) => {
   const answered: string[] = [];
   let answeredAtCommit: string[] | undefined;
+  const faults = ctx.target.faults(ctx.store);
   ctx.onCommit = () => {
     answeredAtCommit = [...answered];
-    assert.ok(!ctx.db.inTransaction, 'the transaction is committed when onCommit runs');
+    assert.ok(!faults.inTransaction(), 'the transaction is committed when onCommit runs');
   };
   await Promise.allSettled(
     ['x', 'y', 'z'].map((id, i) =>
@@ -90,15 +121,11 @@ batch('nobody is answered before the commit', async (ctx) => {
 });
 
 batch('a failed commit fails exactly the appends in it, and leaves nothing', async (ctx) => {
-  // A deferred foreign key is checked at COMMIT: this trigger makes the commit of any
-  // batch holding a request with id "doomed" fail, after every statement succeeded.
-  ctx.db.exec(`
-    CREATE TABLE parent (id INTEGER PRIMARY KEY);
-    CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
-    CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.request_id = 'doomed'
-    BEGIN INSERT INTO child VALUES (404); END;`);
-  const before = ctx.db.prepare('SELECT count(*) FROM events').pluck().get();
-  const inventoryBefore = ctx.db.prepare('SELECT * FROM inventory ORDER BY pet_id').all();
+  // The commit of any batch holding a request with id "doomed" fails, after every
+  // statement succeeded.
+  await ctx.target.tamper.failCommitsOf(ctx.db, 'doomed');
+  const before = (await eventsOf(ctx.store)).length;
+  const inventoryBefore = await ctx.store.entries();
   const first = await Promise.allSettled([
     ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
     ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
@@ -107,8 +134,8 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
   assert.ok(first.every((r) => r.status === 'rejected'));
   assert.ok(first[0].status === 'rejected' && first[0].reason instanceof CommitFailed);
   assert.ok(first[1].status === 'rejected' && first[1].reason instanceof CommitFailed);
-  assert.is(ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), before, 'no event of the batch remains');
-  assert.equal(ctx.db.prepare('SELECT * FROM inventory ORDER BY pet_id').all(), inventoryBefore, 'no row changed');
+  assert.is((await eventsOf(ctx.store)).length, before, 'no event of the batch remains');
+  assert.equal(await ctx.store.entries(), inventoryBefore, 'no row changed');
   assert.equal(ctx.commits, [], 'nothing was reported committed');
   // The next batch, without the doomed request, commits normally.
   const next = await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'));
@@ -116,134 +143,110 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
 });
 
 batch('a full disk mid-batch: each append is whole or absent, and the service recovers', async (ctx) => {
-  const pages = ctx.db.pragma('page_count', { simple: true }) as number;
-  ctx.db.pragma(`max_page_count = ${pages + 2}`);
-  const before = ctx.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+  const faults = ctx.target.faults(ctx.store);
+  const spaceBack = await faults.fillDisk(8192);
+  const before = (await eventsOf(ctx.store)).length;
   const results = await Promise.allSettled(
     Array.from({ length: 20 }, (_, i) =>
       ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: i }, meta(`full-${i}-`.padEnd(2000, 'x'))),
     ),
   );
   const ok = results.filter((r) => r.status === 'fulfilled').length;
-  const full = results.filter((r) => r.status === 'rejected' && /SQLITE_FULL/.test(String((r.reason as { code?: string }).code)));
+  const full = results.filter((r) => r.status === 'rejected' && ctx.store.fault(r.reason)?.code === faults.diskFullCode);
   assert.ok(ok > 0 && full.length > 0, `some fit, some did not: ${ok} ok, ${full.length} full`);
   assert.is(ok + full.length, 20, 'every failure is the full disk');
-  assert.is(ctx.db.prepare('SELECT count(*) FROM events').pluck().get(), before + ok, 'exactly the acknowledged appends');
-  assert.is(ctx.db.prepare('SELECT version FROM inventory WHERE pet_id = 1').pluck().get(), 1 + ok, 'the projection agrees');
-  assert.ok(!ctx.db.inTransaction);
-  ctx.db.pragma('max_page_count = 1073741823');
+  assert.is((await eventsOf(ctx.store)).length, before + ok, 'exactly the acknowledged appends');
+  assert.is((await ctx.store.loadEntries([1n])).get(1n)?.version, 1 + ok, 'the projection agrees');
+  assert.ok(!faults.inTransaction());
+  await spaceBack();
   assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('after'))).version, 2 + ok);
 });
 
 batch('another writer between load and append: the store reports a conflict, the command is decided again', async (ctx) => {
-  // Stands in for another process: it commits to pet 1 after this batch loaded it.
-  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
-  const store = sqliteStoreOn(ctx.db);
-  let calls = 0;
-  const racing: InventoryStore = {
-    ...store,
-    async appendBatch(submissions) {
-      if (calls++ === 0) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
-      return store.appendBatch(submissions);
-    },
-  };
-  const commands = makeCommandHandler({ store: racing, now: Date.now });
-  const [plain, guarded] = await Promise.allSettled([
-    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('plain')),
-    commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')),
-  ]);
-  assert.is(calls, 2, 'the conflicting submission went to a second batch');
-  assert.ok(
-    plain.status === 'fulfilled' && plain.value.version === 3 && plain.value.quantity === 7,
-    'decided again on top of the other write',
-  );
-  assert.ok(guarded.status === 'fulfilled' && guarded.value.version === 2, 'pet 2 was untouched by the conflict');
-  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
-  assert.equal(rows, [
-    { request_id: 'other', version: 2 },
-    { request_id: 'plain', version: 3 },
-  ]);
+  // Another process commits to pet 1 after this batch loaded it.
+  const { racing, batches, close } = await racingStore(ctx, (call) => call === 1);
+  try {
+    const commands = makeCommandHandler({ store: racing, now: Date.now });
+    const [plain, guarded] = await Promise.allSettled([
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('plain')),
+      commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')),
+    ]);
+    assert.is(batches.length, 2, 'the conflicting submission went to a second batch');
+    assert.ok(
+      plain.status === 'fulfilled' && plain.value.version === 3 && plain.value.quantity === 7,
+      'decided again on top of the other write',
+    );
+    assert.ok(guarded.status === 'fulfilled' && guarded.value.version === 2, 'pet 2 was untouched by the conflict');
+    assert.equal(await written(ctx.store, (e) => e.petId === 1n && e.requestId !== 'seed'), [
+      { requestId: 'other-1', version: 2n },
+      { requestId: 'plain', version: 3n },
+    ]);
+  } finally {
+    await close();
+  }
 });
 
 batch('a precondition is judged again on the reloaded entry after a conflict', async (ctx) => {
-  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
-  const store = sqliteStoreOn(ctx.db);
-  let calls = 0;
-  const racing: InventoryStore = {
-    ...store,
-    async appendBatch(submissions) {
-      if (calls++ === 0) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
-      return store.appendBatch(submissions);
-    },
-  };
-  const commands = makeCommandHandler({ store: racing, now: Date.now });
-  const refused = await commands
-    .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
-    .catch((e: unknown) => e);
-  assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
-  assert.is(refused.currentVersion, 2);
-  assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'stale'").pluck().get(), 0);
+  const { racing, close } = await racingStore(ctx, (call) => call === 1);
+  try {
+    const commands = makeCommandHandler({ store: racing, now: Date.now });
+    const refused = await commands
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
+      .catch((e: unknown) => e);
+    assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
+    assert.is(refused.currentVersion, 2);
+    assert.equal(await written(ctx.store, (e) => e.requestId === 'stale'), []);
+  } finally {
+    await close();
+  }
 });
 
 batch("later commands on a pet share a conflicting earlier one's fate, and chain again when retried", async (ctx) => {
-  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
-  const store = sqliteStoreOn(ctx.db);
-  const batches: number[] = [];
-  const racing: InventoryStore = {
-    ...store,
-    async appendBatch(submissions) {
-      batches.push(submissions.length);
-      if (batches.length === 1) await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 }, meta('other'));
-      return store.appendBatch(submissions);
-    },
-  };
-  const commands = makeCommandHandler({ store: racing, now: Date.now });
-  // b is decided against a's result (version 2); after the other write both are stale,
-  // and b's expected version (2) happens to be the log's: only sharing a's fate stops it.
-  const [a, b] = await Promise.all([
-    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
-    commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('b')),
-  ]);
-  assert.equal(batches, [2, 2], 'both went again, together');
-  assert.is(a.version, 3);
-  assert.is(b.version, 4, "b was decided again against a's new result");
-  assert.is((await store.loadEntries([1n])).get(1n)?.quantity, 11);
-  const rows = ctx.db.prepare("SELECT request_id, version FROM events WHERE pet_id = 1 AND request_id != 'seed' ORDER BY seq").all();
-  assert.equal(rows, [
-    { request_id: 'other', version: 2 },
-    { request_id: 'a', version: 3 },
-    { request_id: 'b', version: 4 },
-  ]);
+  const { racing, batches, close } = await racingStore(ctx, (call) => call === 1);
+  try {
+    const commands = makeCommandHandler({ store: racing, now: Date.now });
+    // b is decided against a's result (version 2); after the other write both are stale,
+    // and b's expected version (2) happens to be the log's: only sharing a's fate stops it.
+    const [a, b] = await Promise.all([
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('b')),
+    ]);
+    assert.equal(batches, [2, 2], 'both went again, together');
+    assert.is(a.version, 3);
+    assert.is(b.version, 4, "b was decided again against a's new result");
+    assert.is((await ctx.store.loadEntries([1n])).get(1n)?.quantity, 11);
+    assert.equal(await written(ctx.store, (e) => e.petId === 1n && e.requestId !== 'seed'), [
+      { requestId: 'other-1', version: 2n },
+      { requestId: 'a', version: 3n },
+      { requestId: 'b', version: 4n },
+    ]);
+  } finally {
+    await close();
+  }
 });
 
 batch('retries are bounded: a pet that others keep writing fails with CommitFailed (503)', async (ctx) => {
-  const other = makeCommandHandler({ store: sqliteStoreOn(ctx.db), now: Date.now });
-  const store = sqliteStoreOn(ctx.db);
-  let calls = 0;
-  const racing: InventoryStore = {
-    ...store,
-    async appendBatch(submissions) {
-      calls++;
-      await other.handle({ type: 'SetQuantity', petId: 1n, quantity: calls }, meta(`other-${calls}`));
-      return store.appendBatch(submissions);
-    },
-  };
-  const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
-  const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
-  assert.ok(failed instanceof CommitFailed, String(failed));
-  assert.ok(failed.cause instanceof VersionConflict);
-  assert.is(calls, 3);
-  assert.is(ctx.db.prepare("SELECT count(*) FROM events WHERE request_id = 'starved'").pluck().get(), 0);
+  const { racing, batches, close } = await racingStore(ctx, () => true);
+  try {
+    const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
+    const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
+    assert.ok(failed instanceof CommitFailed, String(failed));
+    assert.ok(failed.cause instanceof VersionConflict);
+    assert.is(batches.length, 3);
+    assert.equal(await written(ctx.store, (e) => e.requestId === 'starved'), []);
+  } finally {
+    await close();
+  }
 });
 
 batch.run();
 
-const thread = suite<{ dir: string; path: string; store: InventoryStore; commits: number[]; commands: CommandHandler }>(
-  'group commit in the writer thread',
+const thread = suite<{ dir: TempDir; path: string; store: InventoryStore; commits: number[]; commands: CommandHandler }>(
+  'group commit in the writer thread (SQLite only: the worker thread)',
 );
 thread.before.each(async (ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-thread-'));
-  ctx.path = join(ctx.dir, 'inventory.db');
+  ctx.dir = tempDir('inv-thread-');
+  ctx.path = ctx.dir.path('inventory.db');
   ctx.store = await openSqliteStore(ctx.path, { writer: 'thread' });
   ctx.commits = [];
   ctx.commands = makeCommandHandler({ store: ctx.store, now: Date.now, onCommit: (n) => ctx.commits.push(n) });
@@ -255,7 +258,7 @@ thread.before.each(async (ctx) => {
 });
 thread.after.each(async (ctx) => {
   await ctx.store.close();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.dir.cleanup();
 });
 
 thread('one commit per turn, results in arrival order, the same pet chained, refusals apart', async (ctx) => {
@@ -308,27 +311,15 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
 
 thread.run();
 
-const http = suite('group commit over HTTP');
+const http = appSuite('group commit over HTTP', { given: (t) => t.track(7, 1) });
 
-http('a failed commit answers 503 in the Error shape; the service recovers', async () => {
-  const t = await startApp();
-  try {
-    await t.track(7, 1);
-    t.db.exec(`
-      CREATE TABLE parent (id INTEGER PRIMARY KEY);
-      CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.request_id = 'doomed'
-      BEGIN INSERT INTO child VALUES (404); END;`);
-    const res = await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'doomed' });
-    assert.is(res.status, 503);
-    assert.equal(Object.keys(res.json<object>()).sort(), ['code', 'message', 'status']);
-    assert.is(res.json<ErrorBody>().code, 'unavailable');
-    assert.not.match(res.text, /FOREIGN|sqlite|constraint/i);
-    assert.is(t.events().length, 1);
-    assert.is((await t.patch(7, { quantity: 2 })).status, 200);
-  } finally {
-    await t.close();
-  }
+http('a failed commit answers 503 in the Error shape; the service recovers', async ({ t }) => {
+  await t.target.tamper.failCommitsOf(t.db, 'doomed');
+  const res = await t.patch(7, { quantity: 2 }, { 'X-Request-Id': 'doomed' });
+  assertErrorShape(res, 503, 'unavailable');
+  assert.not.match(res.text, /FOREIGN|sqlite|postgres|constraint/i);
+  assert.is((await t.events()).length, 1);
+  assert.is((await t.patch(7, { quantity: 2 })).status, 200);
 });
 
 http.run();

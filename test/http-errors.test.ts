@@ -3,25 +3,15 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
-import { appSuite, parseJson, type AccessLogLine, type ErrorBody, type ItemBody, type Response } from './helpers.ts';
-
-function assertError(res: Response, status: number, code: string, label = ''): void {
-  assert.is(res.status, status, `${label}: status (${res.text})`);
-  assert.match(String(res.headers['content-type']), /^application\/json/, label);
-  const body = res.json<ErrorBody>();
-  assert.equal(Object.keys(body).sort(), ['code', 'message', 'status'], label);
-  assert.is(body.status, status, label);
-  assert.is(body.code, code, `${label}: code`);
-  assert.type(body.message, 'string');
-  assert.ok(body.message.length > 0);
-}
+import { assertErrorShape, parseJson, type AccessLogLine, type ErrorBody, type ItemBody } from './kit/http.ts';
+import { appSuite } from './kit/suites.ts';
 
 function setup(name: string) {
   return appSuite(name, {
     given: (t) => t.track(7, 3),
     // Whatever was refused left nothing behind: only the PetTracked of the setup.
     then: async (t) => {
-      assert.is(t.events().length, 1, 'no event appended by a refused request');
+      assert.is((await t.events()).length, 1, 'no event appended by a refused request');
       assert.is((await t.get()).text, '[{"petId":7,"quantity":3,"status":"available"}]');
     },
   });
@@ -32,7 +22,7 @@ const body = setup('PATCH body validation');
 body('values that are not an integer from 0 to 2147483647 are 400 invalid_body naming quantity', async ({ t }) => {
   for (const raw of ['"5"', 'true', 'null', '1.5', '-1', '2147483648', '1e400', '[]', '{}', '5e-1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
-    assertError(res, 400, 'invalid_body', raw);
+    assertErrorShape(res, 400, 'invalid_body', raw);
     assert.match(res.json<ErrorBody>().message, /quantity/, raw);
     assert.match(res.json<ErrorBody>().message, /integer from 0 to 2147483647/, raw);
   }
@@ -51,7 +41,7 @@ body('a missing quantity, unknown members and non-objects are 400 invalid_body',
   ];
   for (const [raw, message] of cases) {
     const res = await t.patch(7, raw);
-    assertError(res, 400, 'invalid_body', raw);
+    assertErrorShape(res, 400, 'invalid_body', raw);
     assert.match(res.json<ErrorBody>().message, message, raw);
   }
 });
@@ -59,34 +49,34 @@ body('a missing quantity, unknown members and non-objects are 400 invalid_body',
 body('a number that JSON.parse would round to an integer is still a fraction: 400', async ({ t }) => {
   for (const raw of ['5.0000000000000001', '1e-400', '2147483646.99999999999', '1.55e1']) {
     const res = await t.patch(7, `{"quantity": ${raw}}`);
-    assertError(res, 400, 'invalid_body', raw);
+    assertErrorShape(res, 400, 'invalid_body', raw);
     assert.match(res.json<ErrorBody>().message, /quantity must be an integer from 0 to 2147483647/, raw);
   }
 });
 
 body('a body that merely mentions prototype is malformed JSON, not a forbidden member', async ({ t }) => {
-  assertError(await t.patch(7, 'prototype'), 400, 'malformed_json');
-  assertError(await t.patch(7, '{"quantity": 1, "prototype": 2}'), 400, 'invalid_body');
+  assertErrorShape(await t.patch(7, 'prototype'), 400, 'malformed_json');
+  assertErrorShape(await t.patch(7, '{"quantity": 1, "prototype": 2}'), 400, 'invalid_body');
 });
 
 body('a member given twice is 400 invalid_body, even when the last one is valid', async ({ t }) => {
   for (const raw of ['{"quantity": 1, "quantity": 2}', '{"quantity": "x", "quantity": 5}', '{"quantity": 5, "\\u0071uantity": 6}']) {
     const res = await t.patch(7, raw);
-    assertError(res, 400, 'invalid_body', raw);
+    assertErrorShape(res, 400, 'invalid_body', raw);
     assert.match(res.json<ErrorBody>().message, /"quantity" appears more than once/, raw);
   }
   // The same name in different objects is no duplicate (refused for the nesting alone).
-  assertError(await t.patch(7, '{"quantity": {"quantity": 1}}'), 400, 'invalid_body');
+  assertErrorShape(await t.patch(7, '{"quantity": {"quantity": 1}}'), 400, 'invalid_body');
   assert.match((await t.patch(7, '{"quantity": {"quantity": 1}}')).json<ErrorBody>().message, /integer/);
 });
 
 body('malformed JSON is 400 malformed_json; an empty body is 400 missing_body', async ({ t }) => {
   for (const raw of ['{"quantity": 1', '{quantity: 1}', "{'quantity': 1}", 'quantity=1', '   ']) {
-    assertError(await t.patch(7, raw), 400, 'malformed_json', raw);
+    assertErrorShape(await t.patch(7, raw), 400, 'malformed_json', raw);
   }
-  assertError(await t.patch(7, ''), 400, 'missing_body', 'empty with Content-Type');
+  assertErrorShape(await t.patch(7, ''), 400, 'missing_body', 'empty with Content-Type');
   const noType = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
-  assertError(noType, 400, 'missing_body', 'no Content-Type, no body');
+  assertErrorShape(noType, 400, 'missing_body', 'no Content-Type, no body');
 });
 
 body.run();
@@ -110,7 +100,7 @@ path('anything but canonical digits from 1 to int64 max is 400 invalid_pet_id', 
     '0x7',
   ]) {
     const res = await t.patch(id, { quantity: 1 });
-    assertError(res, 400, 'invalid_pet_id', id);
+    assertErrorShape(res, 400, 'invalid_pet_id', id);
     assert.match(res.json<ErrorBody>().message, /petId/, id);
   }
 });
@@ -122,7 +112,7 @@ const media = setup('PATCH media type and size');
 media('another media type is 415 with Accept-Patch; a body without Content-Type too', async ({ t }) => {
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/jsonx']) {
     const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': type });
-    assertError(res, 415, 'unsupported_media_type', type);
+    assertErrorShape(res, 415, 'unsupported_media_type', type);
     assert.is(res.headers['accept-patch'], 'application/json');
   }
   const untyped = await t.request({
@@ -131,13 +121,13 @@ media('another media type is 415 with Accept-Patch; a body without Content-Type 
     headers: { Authorization: `Bearer ${t.key}` },
     body: '{"quantity": 1}',
   });
-  assertError(untyped, 415, 'unsupported_media_type', 'no Content-Type');
+  assertErrorShape(untyped, 415, 'unsupported_media_type', 'no Content-Type');
   assert.is(untyped.headers['accept-patch'], 'application/json');
 });
 
 media('a malformed Content-Type is 415, before the size is judged', async ({ t }) => {
   for (const type of ['application/json; foo', 'application/json; charset', 'application/json/x', ';']) {
-    assertError(
+    assertErrorShape(
       await t.patch(7, `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`, { 'Content-Type': type }),
       415,
       'unsupported_media_type',
@@ -149,13 +139,13 @@ media('a malformed Content-Type is 415, before the size is judged', async ({ t }
 media('JSON is read as UTF-8: another charset is 415', async ({ t }) => {
   for (const type of ['application/json; charset=latin1', 'application/json; charset="utf-16"']) {
     const res = await t.patch(7, { quantity: 1 }, { 'Content-Type': type });
-    assertError(res, 415, 'unsupported_media_type', type);
+    assertErrorShape(res, 415, 'unsupported_media_type', type);
   }
 });
 
 media('a body over 4 KiB is 413, declared or chunked; 4 KiB exactly is read', async ({ t }) => {
   const big = `{"quantity": 1, "pad": "${'x'.repeat(5000)}"}`;
-  assertError(await t.patch(7, big), 413, 'payload_too_large', 'Content-Length');
+  assertErrorShape(await t.patch(7, big), 413, 'payload_too_large', 'Content-Length');
   const chunked = await t.request({
     method: 'PATCH',
     path: '/v1/inventory/7',
@@ -163,11 +153,11 @@ media('a body over 4 KiB is 413, declared or chunked; 4 KiB exactly is read', as
     body: big,
     chunked: true,
   });
-  assertError(chunked, 413, 'payload_too_large', 'chunked');
+  assertErrorShape(chunked, 413, 'payload_too_large', 'chunked');
   const exact = `{"quantity": 1${' '.repeat(4096 - 15)}}`;
   assert.is(Buffer.byteLength(exact), 4096);
   // Read whole (not 413), then refused for another reason: the pet id.
-  assertError(await t.patch(0, exact), 400, 'invalid_pet_id', '4096 bytes');
+  assertErrorShape(await t.patch(0, exact), 400, 'invalid_pet_id', '4096 bytes');
 });
 
 media.run();
@@ -181,15 +171,15 @@ order('401 first: no key beats every other fault, also on unknown paths', async 
     headers: { 'Content-Type': 'text/plain' },
     body: 'x'.repeat(5000),
   });
-  assertError(res, 401, 'unauthorized');
-  assertError(await t.request({ path: '/v1/no/such/thing' }), 401, 'unauthorized', 'unknown path');
-  assertError(await t.request({ path: '/v1' }), 401, 'unauthorized', '/v1');
-  assertError(await t.request({ path: '/V1/inventory' }), 401, 'unauthorized', 'upper case');
+  assertErrorShape(res, 401, 'unauthorized');
+  assertErrorShape(await t.request({ path: '/v1/no/such/thing' }), 401, 'unauthorized', 'unknown path');
+  assertErrorShape(await t.request({ path: '/v1' }), 401, 'unauthorized', '/v1');
+  assertErrorShape(await t.request({ path: '/V1/inventory' }), 401, 'unauthorized', 'upper case');
 });
 
 order('405 before 415, 413 and 400: GET /v1/inventory/abc is 405 with Allow: PATCH', async ({ t }) => {
   const res = await t.get('/v1/inventory/abc');
-  assertError(res, 405, 'method_not_allowed');
+  assertErrorShape(res, 405, 'method_not_allowed');
   assert.is(res.headers.allow, 'PATCH');
   const post = await t.request({
     method: 'POST',
@@ -197,34 +187,34 @@ order('405 before 415, 413 and 400: GET /v1/inventory/abc is 405 with Allow: PAT
     headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'text/plain' },
     body: 'x',
   });
-  assertError(post, 405, 'method_not_allowed', 'POST');
+  assertErrorShape(post, 405, 'method_not_allowed', 'POST');
   assert.match(String(post.headers.allow), /GET/);
   const put = await t.request({ method: 'PUT', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
-  assertError(put, 405, 'method_not_allowed', 'PUT');
+  assertErrorShape(put, 405, 'method_not_allowed', 'PUT');
   // A method the router does not know at all: 405 with Allow on a path that exists,
   // 404 on one that does not.
   const unknownMethod = await t.request({ method: 'PROPFIND', path: '/v1/inventory', headers: { Authorization: `Bearer ${t.key}` } });
-  assertError(unknownMethod, 405, 'method_not_allowed', 'PROPFIND on a route');
+  assertErrorShape(unknownMethod, 405, 'method_not_allowed', 'PROPFIND on a route');
   assert.match(String(unknownMethod.headers.allow), /GET/);
-  assertError(
+  assertErrorShape(
     await t.request({ method: 'PROPFIND', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }),
     404,
     'not_found',
     'PROPFIND elsewhere',
   );
-  assertError(await t.request({ method: 'PROPFIND', path: '/nope' }), 404, 'not_found', 'PROPFIND outside /v1');
+  assertErrorShape(await t.request({ method: 'PROPFIND', path: '/nope' }), 404, 'not_found', 'PROPFIND outside /v1');
 });
 
 order('415 before 413, 413 before the path id, path id before body, body before 404, 404 before 412', async ({ t }) => {
   const huge = 'x'.repeat(5000);
-  assertError(await t.patch('abc', huge, { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type');
-  assertError(await t.patch('abc', huge), 413, 'payload_too_large');
-  assertError(await t.patch('abc', '{not json'), 400, 'invalid_pet_id');
-  assertError(await t.patch('abc', ''), 400, 'invalid_pet_id');
-  assertError(await t.patch(99, '{not json'), 400, 'malformed_json');
-  assertError(await t.patch(99, { quantity: -1 }), 400, 'invalid_body');
-  assertError(await t.patch(99, { quantity: 1 }, { 'If-Match': '"42"' }), 404, 'pet_not_found');
-  assertError(await t.patch(7, { quantity: 1 }, { 'If-Match': '"42"' }), 412, 'precondition_failed');
+  assertErrorShape(await t.patch('abc', huge, { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type');
+  assertErrorShape(await t.patch('abc', huge), 413, 'payload_too_large');
+  assertErrorShape(await t.patch('abc', '{not json'), 400, 'invalid_pet_id');
+  assertErrorShape(await t.patch('abc', ''), 400, 'invalid_pet_id');
+  assertErrorShape(await t.patch(99, '{not json'), 400, 'malformed_json');
+  assertErrorShape(await t.patch(99, { quantity: -1 }), 400, 'invalid_body');
+  assertErrorShape(await t.patch(99, { quantity: 1 }, { 'If-Match': '"42"' }), 404, 'pet_not_found');
+  assertErrorShape(await t.patch(7, { quantity: 1 }, { 'If-Match': '"42"' }), 412, 'precondition_failed');
 });
 
 order.run();
@@ -234,7 +224,7 @@ const auth = setup('bearer authentication');
 auth('no credential, or another scheme: 401 with WWW-Authenticate Bearer realm and no error code', async ({ t }) => {
   for (const header of [undefined, 'Basic dXNlcjpwYXNz', 'Token abc', '']) {
     const res = await t.request({ path: '/v1/inventory', headers: header === undefined ? {} : { Authorization: header } });
-    assertError(res, 401, 'unauthorized', String(header));
+    assertErrorShape(res, 401, 'unauthorized', String(header));
     assert.is(res.headers['www-authenticate'], 'Bearer realm="inventory"', String(header));
   }
 });
@@ -251,7 +241,7 @@ auth('a Bearer credential that is empty, malformed, unknown or revoked: 401 inva
     `Bearer ${other}`,
   ]) {
     const res = await t.request({ path: '/v1/inventory', headers: { Authorization: header } });
-    assertError(res, 401, 'unauthorized', header);
+    assertErrorShape(res, 401, 'unauthorized', header);
     assert.is(res.headers['www-authenticate'], 'Bearer realm="inventory", error="invalid_token"', header);
     assert.not.match(res.text, /pinv_/, 'the key is not echoed');
   }
@@ -268,7 +258,7 @@ auth('a revoked key stops working at once', async ({ t }) => {
   const headers = { Authorization: `Bearer ${key}` };
   assert.is((await t.request({ path: '/v1/inventory', headers })).status, 200);
   await t.keys.revoke('short-lived', 'test');
-  assertError(await t.request({ path: '/v1/inventory', headers }), 401, 'unauthorized');
+  assertErrorShape(await t.request({ path: '/v1/inventory', headers }), 401, 'unauthorized');
 });
 
 auth.run();
@@ -355,7 +345,7 @@ halfClose('still gets the answer of its PATCH, after the commit', async ({ t }) 
   const res = await raw(t.port, Buffer.concat([Buffer.from(head), body]));
   assert.match(res, /^HTTP\/1\.1 200 /);
   assert.is(bodyOf<ItemBody>(res).quantity, 4);
-  assert.is(t.events().length, 2);
+  assert.is((await t.events()).length, 2);
 });
 
 halfClose.run();

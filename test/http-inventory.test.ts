@@ -1,11 +1,9 @@
 // The two operations, through the HTTP app: every rule of the specification and of
 // decisions.md about GET and PATCH.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { openDatabase } from '../src/store/database.ts';
-import { appSuite, commandsOn, startApp, type ErrorBody, type ItemBody } from './helpers.ts';
+import { commandsOn } from './kit/fixtures.ts';
+import type { ErrorBody, ItemBody } from './kit/http.ts';
+import { appSuite } from './kit/suites.ts';
 
 const get = appSuite('GET /v1/inventory');
 
@@ -62,10 +60,8 @@ get('HEAD answers like GET without a body', async ({ t }) => {
   assert.ok(res.headers.etag);
 });
 
-get('the list held in memory sees writes of other processes at once', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'inv-cache-'));
-  const t = await startApp(join(dir, 'inventory.db'));
-  const other = openDatabase(join(dir, 'inventory.db'));
+get('the list held in memory sees writes of other processes at once', async ({ t, target }) => {
+  const other = await target.open(t.db);
   try {
     await t.track(1, 5);
     const first = await t.get();
@@ -80,9 +76,7 @@ get('the list held in memory sees writes of other processes at once', async () =
     const third = await t.get('/v1/inventory', { 'If-None-Match': String(second.headers.etag) });
     assert.is(third.status, 200, 'a confirmed count by another process changes the tag too');
   } finally {
-    other.close();
-    await t.close();
-    rmSync(dir, { recursive: true, force: true });
+    await other.close();
   }
 });
 
@@ -96,23 +90,23 @@ patch('sets the quantity, answers the entry with its version as ETag, appends on
   assert.is(res.text, '{"petId":7,"quantity":12,"status":"available"}');
   assert.is(res.headers.etag, '"2"');
   assert.is(res.headers['x-request-id'], 'req-123');
-  const events = t.events();
+  const events = await t.events();
   assert.is(events.length, 2);
   const last = events[1]!;
   assert.is(last.type, 'QuantitySet');
-  assert.is(last.pet_id, 7n);
+  assert.is(last.petId, 7n);
   assert.is(last.version, 2n);
   assert.equal(JSON.parse(String(last.data)), { quantity: 12, schemaVersion: 1 });
   assert.is(last.actor, 'tester');
-  assert.is(last.request_id, 'req-123');
-  assert.is(last.recorded_at, '2026-01-02T03:04:05.678Z');
+  assert.is(last.requestId, 'req-123');
+  assert.is(last.recordedAt, '2026-01-02T03:04:05.678Z');
   assert.is((await t.get()).text, '[{"petId":7,"quantity":12,"status":"available"}]');
 });
 
 patch('an unchanged quantity is still an event: a confirmed count', async ({ t }) => {
   assert.is((await t.patch(7, { quantity: 3 })).headers.etag, '"2"');
   assert.is((await t.patch(7, { quantity: 3 })).headers.etag, '"3"');
-  assert.is(t.events().length, 3);
+  assert.is((await t.events()).length, 3);
 });
 
 patch('the status is untouched: quantity and status are independent', async ({ t }) => {
@@ -147,7 +141,7 @@ patch('the largest pet id works end to end, exact', async ({ t }) => {
   await t.track(9007199254740993n);
   const near = await t.patch('9007199254740993', { quantity: 9 });
   assert.is(near.text, '{"petId":9007199254740993,"quantity":9,"status":"available"}');
-  assert.is(t.events().at(-1)!.pet_id, 9007199254740993n);
+  assert.is((await t.events()).at(-1)!.petId, 9007199254740993n);
 });
 
 patch('Content-Type with parameters is accepted', async ({ t }) => {
@@ -159,7 +153,7 @@ patch('a well-formed id that is not tracked is 404 pet_not_found', async ({ t })
   const res = await t.patch(8, { quantity: 1 });
   assert.is(res.status, 404);
   assert.equal(res.json(), { code: 'pet_not_found', message: 'pet 8 is not tracked', status: 404 });
-  assert.is(t.events().length, 1);
+  assert.is((await t.events()).length, 1);
 });
 
 patch.run();
@@ -172,7 +166,7 @@ ifMatch('the current version matches; a stale one is 412 and writes nothing', as
   assert.is(stale.status, 412);
   assert.is(stale.json<ErrorBody>().code, 'precondition_failed');
   assert.is(stale.json<ErrorBody>().status, 412);
-  assert.is(t.events().length, 2);
+  assert.is((await t.events()).length, 2);
   assert.is((await t.get()).json<ItemBody[]>()[0]?.quantity, 4);
 });
 
@@ -181,7 +175,7 @@ ifMatch('a list containing the version matches; * matches; a weak tag never does
   assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '*' })).status, 200);
   assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': 'W/"3"' })).status, 412);
   assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': 'garbage' })).status, 412);
-  assert.is(t.events().length, 3);
+  assert.is((await t.events()).length, 3);
 });
 
 ifMatch('If-Match on a pet that is not tracked is 404', async ({ t }) => {

@@ -2,14 +2,9 @@
 // conditional headers, If-None-Match and empty If-Match on PATCH, exact paths, OPTIONS,
 // and Content-Type / body bytes judged as the decisions say.
 import * as assert from 'uvu/assert';
-import { appSuite, type Response, type ErrorBody, type ItemBody } from './helpers.ts';
-
-function assertError(res: Response, status: number, code: string, label = ''): void {
-  assert.is(res.status, status, `${label}: status (${res.text})`);
-  assert.match(String(res.headers['content-type']), /^application\/json/, label);
-  assert.equal(res.json(), { code, message: res.json<ErrorBody>().message, status }, label);
-  assert.ok(res.json<ErrorBody>().message.length > 0, label);
-}
+import type { TestApp } from './kit/app.ts';
+import { assertErrorShape, type ErrorBody, type ItemBody, type Response } from './kit/http.ts';
+import { appSuite } from './kit/suites.ts';
 
 // --- Conditional GET -------------------------------------------------------------------
 
@@ -67,7 +62,7 @@ cached('If-Match on GET: the current tag or * is served, another is 412 with the
   assert.is((await t.get('/v1/inventory', { 'If-Match': tag })).status, 200);
   assert.is((await t.get('/v1/inventory', { 'If-Match': '*' })).status, 200);
   const stale = await t.get('/v1/inventory', { 'If-Match': '"old"' });
-  assertError(stale, 412, 'precondition_failed');
+  assertErrorShape(stale, 412, 'precondition_failed');
   assert.is(stale.headers.etag, tag);
 });
 
@@ -75,22 +70,22 @@ cached.run();
 
 // --- Conditional PATCH -----------------------------------------------------------------
 
-const unwritten = (t: { events(): unknown[] }) => assert.is(t.events().length, 1, 'nothing written');
+const unwritten = async (t: TestApp) => assert.is((await t.events()).length, 1, 'nothing written');
 const conditional = appSuite('conditional PATCH', { given: (t) => t.track(7, 3) });
 
 conditional('If-None-Match: * on a tracked pet is 412 with the current ETag; nothing written', async ({ t }) => {
   const res = await t.patch(7, { quantity: 4 }, { 'If-None-Match': '*' });
-  assertError(res, 412, 'precondition_failed');
+  assertErrorShape(res, 412, 'precondition_failed');
   assert.is(res.headers.etag, '"1"');
   assert.match(res.json<ErrorBody>().message, /If-None-Match/);
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('If-None-Match holding the current version (weak comparison) is 412; another is written', async ({ t }) => {
   for (const header of ['"1"', 'W/"1"', '"5", "1"', '', 'garbage']) {
-    assertError(await t.patch(7, { quantity: 4 }, { 'If-None-Match': header }), 412, 'precondition_failed', header);
+    assertErrorShape(await t.patch(7, { quantity: 4 }, { 'If-None-Match': header }), 412, 'precondition_failed', header);
   }
-  unwritten(t);
+  await unwritten(t);
   const res = await t.patch(7, { quantity: 4 }, { 'If-None-Match': '"5"' });
   assert.is(res.status, 200);
   assert.is(res.headers.etag, '"2"');
@@ -98,17 +93,17 @@ conditional('If-None-Match holding the current version (weak comparison) is 412;
 
 conditional('an empty If-Match is not an absent one: 412, nothing written', async ({ t }) => {
   const res = await t.patch(7, { quantity: 4 }, { 'If-Match': '' });
-  assertError(res, 412, 'precondition_failed');
+  assertErrorShape(res, 412, 'precondition_failed');
   assert.is(res.headers.etag, '"1"');
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('either precondition on a pet that is not tracked is 404', async ({ t }) => {
   const cases: Record<string, string>[] = [{ 'If-None-Match': '*' }, { 'If-None-Match': '"1"' }, { 'If-Match': '*' }, { 'If-Match': '' }];
   for (const headers of cases) {
-    assertError(await t.patch(99, { quantity: 4 }, headers), 404, 'pet_not_found', JSON.stringify(headers));
+    assertErrorShape(await t.patch(99, { quantity: 4 }, headers), 404, 'pet_not_found', JSON.stringify(headers));
   }
-  unwritten(t);
+  await unwritten(t);
 });
 
 conditional('a PATCH with a matching If-Match and a fetch-style Cache-Control is written', async ({ t }) => {
@@ -135,13 +130,13 @@ paths('a trailing slash or an empty segment is 404 with a key, 401 without, neve
   for (const [method, path] of cases) {
     const body = method === 'PATCH' ? '{"quantity": 9}' : undefined;
     const withKey = await t.request({ method, path, headers: { ...auth, ...json }, ...(body ? { body } : {}) });
-    assertError(withKey, 404, 'not_found', `${method} ${path}`);
+    assertErrorShape(withKey, 404, 'not_found', `${method} ${path}`);
     assert.is(withKey.headers.location, undefined);
     const without = await t.request({ method, path, headers: json, ...(body ? { body } : {}) });
-    assertError(without, 401, 'unauthorized', `${method} ${path} without a key`);
+    assertErrorShape(without, 401, 'unauthorized', `${method} ${path} without a key`);
   }
-  assertError(await t.request({ path: '/healthz/' }), 404, 'not_found', '/healthz/');
-  unwritten(t);
+  assertErrorShape(await t.request({ path: '/healthz/' }), 404, 'not_found', '/healthz/');
+  await unwritten(t);
 });
 
 paths('OPTIONS on an existing path is 204 with a complete Allow and no body', async ({ t }) => {
@@ -161,9 +156,9 @@ paths('OPTIONS on an existing path is 204 with a complete Allow and no body', as
 });
 
 paths('OPTIONS needs a key under /v1 and is 404 on a path that does not exist', async ({ t }) => {
-  assertError(await t.request({ method: 'OPTIONS', path: '/v1/inventory' }), 401, 'unauthorized');
-  assertError(await t.request({ method: 'OPTIONS', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found');
-  assertError(
+  assertErrorShape(await t.request({ method: 'OPTIONS', path: '/v1/inventory' }), 401, 'unauthorized');
+  assertErrorShape(await t.request({ method: 'OPTIONS', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found');
+  assertErrorShape(
     await t.request({ method: 'OPTIONS', path: '/v1/inventory/7/', headers: { Authorization: `Bearer ${t.key}` } }),
     404,
     'not_found',
@@ -189,7 +184,7 @@ media('another charset, another or a repeated parameter: 415 with Accept-Patch',
     'application/json;',
   ]) {
     const res = await t.patch(7, '{"quantity": 5', { 'Content-Type': type });
-    assertError(res, 415, 'unsupported_media_type', type);
+    assertErrorShape(res, 415, 'unsupported_media_type', type);
     assert.is(res.headers['accept-patch'], 'application/json', type);
   }
 });
@@ -207,7 +202,7 @@ media('a body that is not valid UTF-8 is 400 malformed_json, not repaired', asyn
       headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' },
       body: bytes,
     });
-    assertError(res, 400, 'malformed_json', bytes.toString('hex'));
+    assertErrorShape(res, 400, 'malformed_json', bytes.toString('hex'));
     assert.match(res.json<ErrorBody>().message, /UTF-8/);
   }
 });
@@ -215,11 +210,11 @@ media('a body that is not valid UTF-8 is 400 malformed_json, not repaired', asyn
 media('an empty chunked body without Content-Type is a missing body (400); a non-empty one is 415', async ({ t }) => {
   const auth = { Authorization: `Bearer ${t.key}` };
   const empty = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: auth, body: '', chunked: true });
-  assertError(empty, 400, 'missing_body', 'empty chunked');
+  assertErrorShape(empty, 400, 'missing_body', 'empty chunked');
   const some = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: auth, body: '{"quantity":5}', chunked: true });
-  assertError(some, 415, 'unsupported_media_type', 'chunked without Content-Type');
+  assertErrorShape(some, 415, 'unsupported_media_type', 'chunked without Content-Type');
   const big = await t.request({ method: 'PATCH', path: '/v1/inventory/7', headers: auth, body: 'x'.repeat(9000), chunked: true });
-  assertError(big, 415, 'unsupported_media_type', 'large chunked without Content-Type: 415 before 413');
+  assertErrorShape(big, 415, 'unsupported_media_type', 'large chunked without Content-Type: 415 before 413');
 });
 
 media.run();

@@ -7,7 +7,8 @@ import { connect } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startApp, type Response, type TestApp, type ErrorBody } from './helpers.ts';
+import type { ErrorBody, Response } from './kit/http.ts';
+import { appSuite } from './kit/suites.ts';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
 
 // This test walks an arbitrary JSON document (any path, operation, response or header
@@ -104,12 +105,10 @@ function raw(port: number, request: string, waitMs = 5_000): Promise<Pick<Respon
   });
 }
 
-const live = suite<{ t: TestApp }>('the document describes the answers the service gives');
-live.before.each(async (ctx) => {
-  ctx.t = await startApp(':memory:', { ...DEFAULT_LIMITS, headersTimeoutMs: 300, requestTimeoutMs: 600, checkIntervalMs: 100 });
-  await ctx.t.track(7, 3);
+const live = appSuite('the document describes the answers the service gives', {
+  app: { limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 300, requestTimeoutMs: 600, checkIntervalMs: 100 } },
+  given: (t) => t.track(7, 3),
 });
-live.after.each(async (ctx) => ctx.t.close());
 
 live('listInventory: 200, 304 (weak, list, *), 401', async ({ t }) => {
   const ok = await t.get();
@@ -163,7 +162,7 @@ live('updateInventory: 415 for any media type but application/json with charset=
     assert.is(res.status, 200, type);
     conforms('PATCH', '/v1/inventory/7', res);
   }
-  assert.is(t.events().length, 3, 'only the two accepted PATCHes were written');
+  assert.is((await t.events()).length, 3, 'only the two accepted PATCHes were written');
 });
 
 live('updateInventory: a body that is not UTF-8 is 400 malformed_json; a malformed If-None-Match is 412', async ({ t }) => {
@@ -181,7 +180,7 @@ live('updateInventory: a body that is not UTF-8 is 400 malformed_json; a malform
     assert.is(res.headers.etag, '"1"', 'the 412 carries the current version');
     conforms('PATCH', path, res, { 'If-None-Match': inm });
   }
-  assert.is(t.events().length, 1, 'nothing was written');
+  assert.is((await t.events()).length, 1, 'nothing was written');
 });
 
 live('updateInventory: 200, 400, 401, 404, 412, 413, 415', async ({ t }) => {
@@ -317,12 +316,10 @@ live('servers: production and staging (variables with defaults) and the local on
 live.run();
 
 const ORIGIN = 'https://shop.example.com';
-const cors = suite<{ t: TestApp }>('with CORS_ORIGINS, the answers stay as documented and the CORS headers as described');
-cors.before.each(async (ctx) => {
-  ctx.t = await startApp(':memory:', undefined, { corsOrigins: [ORIGIN] });
-  await ctx.t.track(7, 3);
+const cors = appSuite('with CORS_ORIGINS, the answers stay as documented and the CORS headers as described', {
+  app: { corsOrigins: [ORIGIN] },
+  given: (t) => t.track(7, 3),
 });
-cors.after.each(async (ctx) => ctx.t.close());
 
 /** Every CORS header sent is named in info.description, with its value where that is fixed. */
 function corsDescribed(what: string, res: Response): string[] {

@@ -16,15 +16,13 @@
 // must match exactly: a README that shows stale output fails here.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killAll, startService, WAIT_MS, withTimeout, type Service } from './service.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
+import { killAll, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const README_PORT = '8080';
 const README_KEY = 'pinv_EXAMPLE-your-own-key-differs';
 const OMITTED_HEADERS = /^(date|connection|keep-alive|content-length):/i;
@@ -115,18 +113,16 @@ function shell(env: Record<string, string>): { run(script: string): Promise<stri
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const blocks = sectionBlocks(readme, '2. Quickstart');
 
-const quickstart = suite<{ dir: string; service?: Service; sh?: ReturnType<typeof shell> }>('README quickstart, run as written', {
-  dir: '',
-});
+const quickstart = suite<{ dir?: TempDir; service?: Service; sh?: ReturnType<typeof shell> }>('README quickstart, run as written', {});
 
 quickstart.before(async (ctx) => {
   for (const tool of ['bash', 'curl']) {
     const r = spawnSync(tool, ['--version'], { encoding: 'utf8' });
     if (r.error || r.status !== 0) throw new Error(`the README test needs ${tool} on PATH`);
   }
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-readme-'));
-  const db = join(ctx.dir, 'inventory.db');
-  ctx.service = await startService(db, { expectKey: true });
+  ctx.dir = tempDir('inventory-readme-');
+  const db = ctx.dir.path('inventory.db');
+  ctx.service = await startService({ db: db, expectKey: true });
   ctx.sh = shell({ INVENTORY_DB: db });
 });
 
@@ -134,7 +130,7 @@ quickstart.after(async (ctx) => {
   ctx.sh?.close();
   if (ctx.service) await ctx.service.stop();
   await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.dir?.cleanup();
 });
 
 quickstart('the section has its first-start message, then commands each followed by their output', () => {

@@ -1,39 +1,36 @@
 // rebuild-projection while the service writes: nothing acknowledged is lost or
 // overwritten, readers never see an empty or half-built projection, and the result
 // equals the replay.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import type { ItemBody } from './helpers.ts';
-import { killAll, startService } from './service.ts';
+import type { ItemBody } from './kit/http.ts';
+import { runScript, runScriptSync } from './kit/scripts.ts';
+import { killAll, startService } from './kit/service.ts';
+import type { StoreTarget } from './kit/stores.ts';
+import { targetSuites } from './kit/suites.ts';
 
 const PETS = 20;
 
-function openStore(path: string) {
-  const db = openDatabase(path);
-  const store = sqliteStoreOn(db);
-  return { db, store, commands: makeCommandHandler({ store, now: Date.now }) };
+async function openStore(target: StoreTarget, path: string) {
+  const store = await target.open(path);
+  return { store, commands: makeCommandHandler({ store, now: Date.now }) };
 }
 
-const rebuild = suite<{ dir: string; path: string }>('rebuild-projection under writes', { dir: '', path: '' });
-rebuild.before.each((ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-rebuild-'));
-  ctx.path = join(ctx.dir, 'inventory.db');
-});
-rebuild.after.each(async (ctx) => {
-  await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+const rebuild = targetSuites<{ path: string; cleanup: () => Promise<void> }>('rebuild-projection under writes', {
+  async beforeEach(ctx) {
+    const fresh = await ctx.target.fresh();
+    ctx.path = fresh.db;
+    ctx.cleanup = fresh.cleanup;
+  },
+  async afterEach(ctx) {
+    await killAll();
+    await ctx.cleanup();
+  },
 });
 
-rebuild('an event another process appends during the replay is caught up before the swap', async ({ path }) => {
-  const service = openStore(path);
+rebuild('an event another process appends during the replay is caught up before the swap', async ({ target, path }) => {
+  const service = await openStore(target, path);
   await service.commands.handleAll(
     Array.from({ length: PETS }, (_, i) => ({
       type: 'TrackPet' as const,
@@ -43,7 +40,7 @@ rebuild('an event another process appends during the replay is caught up before 
     })),
     { actor: 'cli:t', requestId: 't' },
   );
-  const operator = sqliteStoreOn(openDatabase(path));
+  const operator = await target.open(path);
   let wrote = false;
   const report = await rebuildProjection(operator, {
     check: false,
@@ -51,7 +48,8 @@ rebuild('an event another process appends during the replay is caught up before 
       // The replay of the snapshot is over; another process writes before the swap.
       if (done === total && !wrote) {
         wrote = true;
-        const other = spawnSync(join(process.cwd(), 'scripts', 'set-status'), ['3', 'sold', '--db', path], { encoding: 'utf8' });
+        // Blocking on purpose: the write must land before the rebuild goes on to its swap.
+        const other = runScriptSync('set-status', ['3', 'sold'], { db: path });
         assert.is(other.status, 0, other.stderr);
       }
     },
@@ -63,11 +61,11 @@ rebuild('an event another process appends during the replay is caught up before 
   assert.is((await service.store.loadEntries([3n])).get(3n)?.status, 'sold', 'the write is in the swapped-in projection');
   assert.equal((await rebuildProjection(operator, { check: true })).differences, []);
   await operator.close();
-  service.db.close();
+  await service.store.close();
 });
 
-rebuild('with the service running and writing: acknowledged writes survive three rebuilds, GET never shrinks', async ({ path }) => {
-  const seed = openStore(path);
+rebuild('with the service running and writing: acknowledged writes survive three rebuilds, GET never shrinks', async ({ target, path }) => {
+  const seed = await openStore(target, path);
   const key = await seed.store.keys.create('load', 'test');
   await seed.commands.handleAll(
     Array.from({ length: PETS }, (_, i) => ({
@@ -85,9 +83,9 @@ rebuild('with the service running and writing: acknowledged writes survive three
       { actor: 'cli:t', requestId: `seed-${round}` },
     );
   }
-  seed.db.close();
+  await seed.store.close();
 
-  const service = await startService(path, { expectKey: false });
+  const service = await startService({ db: path, expectKey: false });
   const auth = { Authorization: `Bearer ${key}` };
   const acknowledged = new Map<number, number>();
   let stop = false;
@@ -116,14 +114,11 @@ rebuild('with the service running and writing: acknowledged writes survive three
     }
   })();
 
-  const runRebuild = () =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(join(process.cwd(), 'scripts', 'rebuild-projection'), ['--db', path], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (c) => (out += c));
-      child.stderr.on('data', (c) => (out += c));
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`rebuild exited ${code}: ${out}`))));
-    });
+  const runRebuild = async () => {
+    const r = await runScript('rebuild-projection', [], { db: path, timeoutMs: 120_000 });
+    if (r.status !== 0) throw new Error(`rebuild exited ${r.status}: ${r.stdout}${r.stderr}`);
+    return r.stdout + r.stderr;
+  };
   const outputs: string[] = [];
   try {
     for (let i = 0; i < 3; i++) outputs.push(await runRebuild());
@@ -142,10 +137,13 @@ rebuild('with the service running and writing: acknowledged writes survive three
     if (acknowledged.has(petId)) assert.is(quantity, acknowledged.get(petId), `pet ${petId}: the last acknowledged write`);
   }
   await service.stop();
-  const check = openStore(path);
-  assert.is(await check.store.lastSeq(), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
-  assert.equal((await rebuildProjection(check.store, { check: true })).differences, []);
-  check.db.close();
+  const check = await target.open(path);
+  try {
+    assert.is(await check.lastSeq(), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
+    assert.equal((await rebuildProjection(check, { check: true })).differences, []);
+  } finally {
+    await check.close();
+  }
 });
 
 rebuild.run();

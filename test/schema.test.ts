@@ -3,50 +3,23 @@
 // operator commands refuse a missing, older or newer schema and name the fix; the
 // commands that read open read-only, take no write lock, and say the real reason when a
 // file cannot be opened. The real wrapper scripts and the real service run as processes.
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/database.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
-import { killAll, spawnService, startService, WAIT_MS, withTimeout } from './service.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { runScript, type ScriptResult as Result } from './kit/scripts.ts';
+import { killAll, spawnService, startService, WAIT_MS, withTimeout } from './kit/service.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LATEST = loadMigrations().at(-1)!.version;
 const NOBODY = 65534;
 
-interface Result {
-  what: string;
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs scripts/<name> as a process (as another user when uid is given). */
-function script(name: string, args: string[], options: { uid?: number } = {}): Promise<Result> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.INVENTORY_DB;
-  const what = [name, ...args].join(' ');
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(root, 'scripts', name), args, {
-      cwd: root,
-      env: options.uid === undefined ? env : { ...env, HOME: tmpdir() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
-      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ what, status, stdout, stderr }));
-  });
-}
+const script = (name: string, args: string[], options: { uid?: number } = {}): Promise<Result> => runScript(name, args, options);
 
 /** The commands that only read, and those that write (each with arguments that would succeed). */
 const READERS: [string, ...string[]][] = [['audit'], ['verify-log'], ['keys', 'list'], ['rebuild-projection', '--check']];
@@ -102,19 +75,22 @@ function newer(path: string): void {
 }
 
 interface Ctx {
+  scratch: TempDir;
   dir: string;
   db: string;
 }
 
+/** SQLite only: file modes, its migration files, its open errors. */
 function schemaSuite(name: string) {
-  const s = suite<Ctx>(name, { dir: '', db: '' });
+  const s = suite<Ctx>(`${name} (SQLite only)`);
   s.before.each((ctx) => {
-    ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-schema-'));
-    ctx.db = join(ctx.dir, 'inventory.db');
+    ctx.scratch = tempDir('inventory-schema-');
+    ctx.dir = ctx.scratch.dir;
+    ctx.db = ctx.scratch.path('inventory.db');
   });
   s.after.each(async (ctx) => {
     await killAll();
-    rmSync(ctx.dir, { recursive: true, force: true });
+    ctx.scratch.cleanup();
   });
   // uvu skips after.each when a test fails: no service may outlive the suite.
   s.after(async () => {
@@ -168,7 +144,7 @@ creating('scripts/migrate upgrades an older schema in place and names only what 
 
 creating('the service creates its database 0600 (-wal and -shm too) in a new directory 0700', async (ctx) => {
   const path = join(ctx.dir, 'data', 'inventory.db');
-  const s = await startService(path, { expectKey: true });
+  const s = await startService({ db: path, expectKey: true });
   assert.is(mode(path), '0600', 'the database file');
   assert.is(mode(`${path}-wal`), '0600', '-wal');
   assert.is(mode(`${path}-shm`), '0600', '-shm');

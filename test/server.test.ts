@@ -1,30 +1,21 @@
 // End-to-end tests of the service process: started the way `npm start` does
 // (node --import tsx src/server.ts) on a fresh SQLite file, driven over HTTP and with the
 // real operator scripts while it runs, and stopped with SIGTERM.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ErrorBody, RequestOptions } from './helpers.ts';
-import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './service.ts';
+import { assertErrorShape, type RequestOptions } from './kit/http.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { runScriptSync } from './kit/scripts.ts';
+import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BOOTSTRAP_START = 'This database had no API key';
 const BOOTSTRAP_END = 'Revoke this one: scripts/keys revoke bootstrap.';
 
-function script(name: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.INVENTORY_DB;
-  const r = spawnSync(join(root, 'scripts', name), args, { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
-  if (r.error) throw r.error;
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const script = (name: string, args: string[]) => runScriptSync(name, args);
 
 function apiKeys(db: string): { name: string; created_by: string; revoked_at: string | null }[] {
   const conn = new Database(db, { readonly: true, fileMustExist: true });
@@ -68,24 +59,25 @@ function countOf(text: string, part: string): number {
 }
 
 interface Ctx {
-  dir: string;
+  dir: TempDir;
   db: string;
 }
 
-const server = suite<Ctx>('server process', { dir: '', db: '' });
+// The process's own behaviour (start, keys, signals, logs); it reads the SQLite file directly.
+const server = suite<Ctx>('server process (SQLite: reads the file directly)');
 
 server.before.each((ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inventory-server-'));
-  ctx.db = join(ctx.dir, 'inventory.db');
+  ctx.dir = tempDir('inventory-server-');
+  ctx.db = ctx.dir.path('inventory.db');
 });
 
 server.after.each(async (ctx) => {
   await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.dir.cleanup();
 });
 
 server('first start creates and prints a "bootstrap" key once; it works; a second start prints none', async (ctx) => {
-  const first = await startService(ctx.db, { expectKey: true });
+  const first = await startService({ db: ctx.db, expectKey: true });
   const key = first.bootstrapKey!;
   try {
     const err = first.err();
@@ -105,7 +97,7 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
     await killAll();
   }
 
-  const second = await startService(ctx.db, { expectKey: false });
+  const second = await startService({ db: ctx.db, expectKey: false });
   try {
     const res = await second.get('/v1/inventory', key);
     assert.is(res.status, 200, 'the bootstrap key still works');
@@ -121,7 +113,7 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
 });
 
 server('two services starting together on a new file make one bootstrap key between them', async (ctx) => {
-  const [a, b] = await Promise.all([startService(ctx.db, { expectKey: false }), startService(ctx.db, { expectKey: false })]);
+  const [a, b] = await Promise.all([startService({ db: ctx.db, expectKey: false }), startService({ db: ctx.db, expectKey: false })]);
   // The bootstrap message is written right after listening; give it a moment.
   await new Promise((r) => setTimeout(r, 300));
   const printed = [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
@@ -136,15 +128,14 @@ server('two services starting together on a new file make one bootstrap key betw
 });
 
 server('revoking from the CLI stops a key at once; a database with only revoked keys gets none', async (ctx) => {
-  const first = await startService(ctx.db, { expectKey: true });
+  const first = await startService({ db: ctx.db, expectKey: true });
   const key = first.bootstrapKey!;
   try {
     assert.is((await first.get('/v1/inventory', key)).status, 200);
     const revoked = script('keys', ['revoke', 'bootstrap', '--db', ctx.db]);
     assert.is(revoked.status, 0, revoked.stderr);
     const res = await first.get('/v1/inventory', key);
-    assert.is(res.status, 401, 'the revoked key is refused by the running service');
-    assert.equal(res.json(), { code: res.json<ErrorBody>().code, message: res.json<ErrorBody>().message, status: 401 });
+    assertErrorShape(res, 401, 'unauthorized', 'the revoked key is refused by the running service');
     assert.match(String(res.headers['www-authenticate']), /error="invalid_token"/);
     assert.is((await first.stop()).code, 0);
     assertNoSecrets(first, [key]);
@@ -152,7 +143,7 @@ server('revoking from the CLI stops a key at once; a database with only revoked 
     await killAll();
   }
 
-  const second = await startService(ctx.db, { expectKey: false });
+  const second = await startService({ db: ctx.db, expectKey: false });
   try {
     // A request round trip: anything printed at start has arrived by now.
     assert.is((await second.get('/v1/inventory', key)).status, 401);
@@ -171,7 +162,7 @@ server('revoking from the CLI stops a key at once; a database with only revoked 
 });
 
 server('a key created and a pet tracked with the scripts while the service runs are live at once', async (ctx) => {
-  const s = await startService(ctx.db, { expectKey: true });
+  const s = await startService({ db: ctx.db, expectKey: true });
   const bootstrapKey = s.bootstrapKey!;
   try {
     const created = script('keys', ['create', 'shop-front', '--db', ctx.db]);
@@ -212,7 +203,7 @@ server('a key created and a pet tracked with the scripts while the service runs 
 });
 
 server('SIGTERM: /healthz and /readyz answer 200 before; the process exits 0 within seconds', async (ctx) => {
-  const s = await startService(ctx.db, { expectKey: true });
+  const s = await startService({ db: ctx.db, expectKey: true });
   try {
     assert.is((await s.get('/healthz')).status, 200);
     const ready = await s.get('/readyz');
@@ -250,7 +241,7 @@ server('invalid configuration exits 2 and names the variable on stderr', async (
 
 server('no key, Authorization header or bearer credential ever reaches the logs', async (ctx) => {
   // trace: the most talkative level, so that nothing is hidden by the level.
-  const s = await startService(ctx.db, { expectKey: true, env: { LOG_LEVEL: 'trace' } });
+  const s = await startService({ db: ctx.db, expectKey: true, env: { LOG_LEVEL: 'trace' } });
   const key = s.bootstrapKey!;
   const unknown = `pinv_${'A'.repeat(32)}`;
   try {
@@ -308,7 +299,7 @@ server('a first start that cannot listen (the port is taken) creates no key; the
   } finally {
     await new Promise((resolve) => taken.close(resolve));
   }
-  const next = await startService(ctx.db, { expectKey: true });
+  const next = await startService({ db: ctx.db, expectKey: true });
   assert.equal(
     apiKeys(ctx.db).map((k) => k.name),
     ['bootstrap'],

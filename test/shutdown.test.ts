@@ -1,38 +1,35 @@
 // Graceful shutdown of the service process: on SIGTERM or SIGINT it takes no new
 // connections, lets the requests in flight finish (their commits included), closes the
 // database and exits 0 within a bounded time.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDatabase } from '../src/store/database.ts';
-import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { commandsOn, send } from './helpers.ts';
-import { killAll, startService, withTimeout } from './service.ts';
+import { createKey, eventsOf, trackPets } from './kit/fixtures.ts';
+import { send } from './kit/http.ts';
+import { killAll, startService, withTimeout } from './kit/service.ts';
+import { targetSuites } from './kit/suites.ts';
 
-const shutdown = suite<{ dir: string; path: string; key: string }>('graceful shutdown', { dir: '', path: '', key: '' });
-shutdown.before.each(async (ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-shutdown-'));
-  ctx.path = join(ctx.dir, 'inventory.db');
-  const db = openDatabase(ctx.path);
-  ctx.key = await sqliteStoreOn(db).keys.create('k', 'test');
-  await commandsOn(db, Date.now).handle(
-    { type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' },
-    { actor: 'cli:t', requestId: 't' },
-  );
-  db.close();
-});
-shutdown.after.each(async (ctx) => {
-  await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+const shutdown = targetSuites<{ path: string; cleanup: () => Promise<void>; key: string }>('graceful shutdown', {
+  async beforeEach(ctx) {
+    const fresh = await ctx.target.fresh();
+    ctx.path = fresh.db;
+    ctx.cleanup = fresh.cleanup;
+    const store = await ctx.target.open(ctx.path);
+    try {
+      ctx.key = await createKey(store, 'k');
+      await trackPets(store, [{ petId: 7, quantity: 1 }], 'cli:t');
+    } finally {
+      await store.close();
+    }
+  },
+  async afterEach(ctx) {
+    await killAll();
+    await ctx.cleanup();
+  },
 });
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  shutdown(`${signal}: a PATCH in flight completes and is committed; new connections are refused; exit 0`, async ({ path, key }) => {
-    const service = await startService(path, { expectKey: false });
+  shutdown(`${signal}: a PATCH in flight completes and is committed; new connections are refused; exit 0`, async ({ target, path, key }) => {
+    const service = await startService({ db: path, expectKey: false });
     // A PATCH whose body has not fully arrived when the signal comes.
     const socket = connect(service.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
@@ -45,7 +42,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     );
     await new Promise((r) => setTimeout(r, 200));
     const started = Date.now();
-    service.proc.kill(signal);
+    service.kill(signal);
     await new Promise((r) => setTimeout(r, 300));
 
     const refused = await send(service.port, { path: '/healthz' }).then(
@@ -63,14 +60,21 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.ok(Date.now() - started < 10_000);
     assert.match(service.out(), /"msg":"stopped"/);
 
-    const db = new Database(path, { readonly: true });
-    assert.is(db.prepare("SELECT json_extract(data, '$.quantity') FROM events WHERE request_id = 'in-flight'").pluck().get(), 42);
-    db.close();
+    const store = await target.open(path, { readonly: true });
+    try {
+      const inFlight = (await eventsOf(store)).filter((e) => e.requestId === 'in-flight');
+      assert.equal(
+        inFlight.map((e) => (JSON.parse(e.data) as { quantity: number }).quantity),
+        [42],
+      );
+    } finally {
+      await store.close();
+    }
   });
 }
 
 shutdown('an idle service exits 0 at once on SIGTERM', async ({ path }) => {
-  const service = await startService(path, { expectKey: false });
+  const service = await startService({ db: path, expectKey: false });
   const { code, ms } = await service.stop();
   assert.is(code, 0);
   assert.ok(ms < 3000, `took ${ms} ms`);

@@ -5,13 +5,13 @@ import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
-import { startApp, type TestApp } from './helpers.ts';
+import { startApp, type TestApp } from './kit/app.ts';
 
 const LIMITS = { ...DEFAULT_LIMITS, headersTimeoutMs: 1000, requestTimeoutMs: 2000, checkIntervalMs: 100 };
 
 const slow = suite<{ t: TestApp }>('slow and greedy clients');
 slow.before.each(async (ctx) => {
-  ctx.t = await startApp(':memory:', LIMITS);
+  ctx.t = await startApp({ limits: LIMITS });
   await ctx.t.track(7, 3);
 });
 slow.after.each(async (ctx) => {
@@ -72,11 +72,11 @@ slow('a body over 4 KiB is refused with 413 while it streams, before it ends', a
   assert.match(l.received(), /^HTTP\/1\.1 413 /);
   assert.match(l.received(), /"code":"payload_too_large"/);
   l.socket.destroy();
-  assert.is(t.events().length, 1);
+  assert.is((await t.events()).length, 1);
 });
 
 slow('keep-alive: an idle connection is closed after the keep-alive timeout', async () => {
-  const t = await startApp(':memory:', { ...LIMITS, keepAliveTimeoutMs: 300 });
+  const t = await startApp({ limits: { ...LIMITS, keepAliveTimeoutMs: 300 } });
   try {
     const l = await opened(t.port);
     l.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { commandsFor } from '../src/commands.ts';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
-import { startApp, type TestApp } from './helpers.ts';
+import { startApp, type TestApp } from './kit/app.ts';
 
 const MiB = 1024 * 1024;
 const LIMITS = { ...DEFAULT_LIMITS, checkIntervalMs: 100, stallTimeoutMs: 1500, maxPinnedBytes: 8 * MiB };
@@ -24,7 +24,7 @@ interface Ctx {
 }
 
 async function given(ctx: Ctx, limits: typeof LIMITS): Promise<void> {
-  ctx.t = await startApp(':memory:', limits);
+  ctx.t = await startApp({ limits });
   const pets = Array.from({ length: PETS }, (_, i) => ({
     type: 'TrackPet' as const,
     petId: BigInt(i + 1),

@@ -1,9 +1,7 @@
 // The tamper-evident log: an attacker with the file drops the triggers and edits,
 // removes, reorders or truncates events, possibly recomputing the whole chain; each is
 // caught, by the chain itself or by a digest saved before.
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
@@ -13,7 +11,9 @@ import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../src/store
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
 import { verifyLog } from '../src/verify-log.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { commandsOn } from './helpers.ts';
+import { commandsOn } from './kit/fixtures.ts';
+import { tempDir } from './kit/paths.ts';
+import { runScriptSync } from './kit/scripts.ts';
 
 interface Ctx {
   db: Db;
@@ -22,7 +22,8 @@ interface Ctx {
 
 async function history(db: Db): Promise<void> {
   let t = Date.parse('2026-05-01T00:00:00.000Z');
-  const commands = commandsOn(db, () => (t += 1000));
+  const now = () => (t += 1000);
+  const commands = commandsOn(sqliteStoreOn(db), now);
   const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
   await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
   await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
@@ -69,7 +70,7 @@ function recomputeChain(db: Db): void {
   }
 }
 
-const chain = suite<Ctx>('the hash chain');
+const chain = suite<Ctx>("the hash chain (SQLite only: the attacker's SQL)");
 chain.before.each(async (ctx) => {
   ctx.db = openDatabase(':memory:');
   await history(ctx.db);
@@ -167,10 +168,11 @@ chain('a removed event at the digest, with the chain recomputed, is caught', asy
 
 chain.run();
 
-const upgrade = suite('the chain on a database of the previous version');
+const upgrade = suite('the chain on a database of the previous version (SQLite only: its migrations)');
 
 upgrade('the migration chains existing events in seq order; new events continue the chain', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'inv-chain-'));
+  const scratch = tempDir('inv-chain-');
+  const dir = scratch.dir;
   try {
     const older = join(dir, 'migrations');
     mkdirSync(older);
@@ -202,7 +204,7 @@ upgrade('the migration chains existing events in seq order; new events continue 
     const verdict = await verifyLog(sqliteStoreOn(upgraded));
     assert.ok(verdict.ok && verdict.events === 3, JSON.stringify(verdict));
     assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
-    await commandsOn(upgraded, Date.now).handle(
+    await commandsOn(sqliteStoreOn(upgraded)).handle(
       { type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' },
       { actor: 'k', requestId: 'r4' },
     );
@@ -221,18 +223,18 @@ upgrade('the migration chains existing events in seq order; new events continue 
     );
     upgraded.close();
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    scratch.cleanup();
   }
 });
 
 upgrade.run();
 
-const cli = suite('scripts/verify-log');
+const cli = suite("scripts/verify-log (SQLite only: the attacker's SQL)");
 
 cli('prints the head digest alone on stdout (exit 0); a broken chain or a digest not extended exits 1', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'inv-verify-'));
-  const script = new URL('../scripts/verify-log', import.meta.url).pathname;
-  const verify = (...args: string[]) => spawnSync(script, [...args, '--db', join(dir, 'inv.db')], { encoding: 'utf8', timeout: 30_000 });
+  const scratch = tempDir('inv-verify-');
+  const dir = scratch.dir;
+  const verify = (...args: string[]) => runScriptSync('verify-log', args, { db: join(dir, 'inv.db') });
   try {
     const db = openDatabase(join(dir, 'inv.db'));
     await history(db);
@@ -256,7 +258,7 @@ cli('prints the head digest alone on stdout (exit 0); a broken chain or a digest
     assert.is(verify('--digest', 'nonsense').status, 2);
     assert.is(verify('--digest', `${formatDigest({ seq: 1, hash: 'f'.repeat(64) })}`).status, 1);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    scratch.cleanup();
   }
 });
 

@@ -3,9 +3,6 @@
 // further write comes; readiness shows the log's size and how long checkpoints have
 // been held back. And the audit listing reads page by page, so a slow consumer of its
 // output pins nothing.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,10 +13,11 @@ import { openDatabase, WAL_LIMIT_BYTES } from '../src/store/database.ts';
 import type { StorageStatus } from '../src/store/port.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { walBytes } from '../src/store/sqlite/wal-keeper.ts';
-import { startThreadApp } from './thread-app.ts';
-import type { ItemBody } from './helpers.ts';
+import { startApp } from './kit/app.ts';
+import type { ItemBody } from './kit/http.ts';
+import { tempDir } from './kit/paths.ts';
 
-const wal = suite('the write-ahead log');
+const wal = suite('the write-ahead log (SQLite only: its WAL file)');
 
 const PETS = 50;
 const setAll = (round: number): Command[] =>
@@ -32,8 +30,10 @@ async function storage(get: (path: string) => Promise<{ status: number; json(): 
 }
 
 wal('behind an open reader it grows; once the reader is gone it is back under the limit within seconds, with no write', async () => {
-  const app = await startThreadApp('inv-wal-');
-  const reader = new Database(app.path, { readonly: true });
+  const app = await startApp({ writer: 'thread' });
+  await app.track(7, 1);
+  const path = app.db;
+  const reader = new Database(path, { readonly: true });
   try {
     const commands = commandsFor(app.store);
     const meta = { actor: 'cli:test', requestId: 'wal' };
@@ -46,29 +46,29 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
     reader.prepare('SELECT count(*) FROM events').pluck().get();
     const started = Date.now();
     let writes = 0;
-    for (let round = 1; round <= 400 && walBytes(app.path) <= 2 * WAL_LIMIT_BYTES && Date.now() - started < 60_000; round++) {
+    for (let round = 1; round <= 400 && walBytes(path) <= 2 * WAL_LIMIT_BYTES && Date.now() - started < 60_000; round++) {
       await commands.handleAll(setAll(round), meta);
       writes += PETS;
     }
-    assert.ok(walBytes(app.path) > WAL_LIMIT_BYTES, `the log grew past the limit (${walBytes(app.path)} bytes after ${writes} writes)`);
+    assert.ok(walBytes(path) > WAL_LIMIT_BYTES, `the log grew past the limit (${walBytes(path)} bytes after ${writes} writes)`);
     // Idle now: the writer's checkpoints are held back by the reader, and readiness says so.
     await sleep(800);
     const pinned = await storage((p) => app.get(p));
     assert.ok(pinned.walBytes > WAL_LIMIT_BYTES);
     assert.is(pinned.walLimitBytes, WAL_LIMIT_BYTES);
     assert.type(pinned.walCheckpointBlockedForMs, 'number', 'checkpoints are held back');
-    assert.ok(walBytes(app.path) > WAL_LIMIT_BYTES, 'still pinned while the reader reads');
+    assert.ok(walBytes(path) > WAL_LIMIT_BYTES, 'still pinned while the reader reads');
 
     reader.exec('COMMIT');
     const closedAt = Date.now();
     // The writer thread truncates the log and then clears its hold-up mark: this thread can
     // see the first before the second, so both are awaited within the same 5 s.
     let freed = await storage((p) => app.get(p));
-    while ((walBytes(app.path) > WAL_LIMIT_BYTES || freed.walCheckpointBlockedForMs !== null) && Date.now() - closedAt < 5000) {
+    while ((walBytes(path) > WAL_LIMIT_BYTES || freed.walCheckpointBlockedForMs !== null) && Date.now() - closedAt < 5000) {
       await sleep(100);
       freed = await storage((p) => app.get(p));
     }
-    assert.ok(walBytes(app.path) <= WAL_LIMIT_BYTES, `back under the limit within 5 s without a write (${walBytes(app.path)} bytes)`);
+    assert.ok(walBytes(path) <= WAL_LIMIT_BYTES, `back under the limit within 5 s without a write (${walBytes(path)} bytes)`);
     assert.is(freed.walCheckpointBlockedForMs, null);
     assert.ok(freed.walBytes <= WAL_LIMIT_BYTES);
     // Nothing was lost on the way.
@@ -80,8 +80,8 @@ wal('behind an open reader it grows; once the reader is gone it is back under th
 });
 
 wal('the audit listing reads in short transactions: a consumer that stops between pages does not hold back a checkpoint', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'inv-audit-wal-'));
-  const path = join(dir, 'inventory.db');
+  const dir = tempDir('inv-audit-wal-');
+  const path = dir.path('inventory.db');
   const writerDb = openDatabase(path);
   const writing = await openSqliteStore(path);
   const auditing = await openSqliteStore(path, { readonly: true });
@@ -111,7 +111,7 @@ wal('the audit listing reads in short transactions: a consumer that stops betwee
     await auditing.close();
     await writing.close();
     writerDb.close();
-    rmSync(dir, { recursive: true, force: true });
+    dir.cleanup();
   }
 });
 

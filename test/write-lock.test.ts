@@ -4,15 +4,12 @@
 // the lock within 5 s is answered 503 `unavailable` with Retry-After and leaves nothing
 // behind; once the lock is free, PATCH works again.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLog, seedDatabase, sleep } from './faults/load.ts';
-import { killAll, startService, withTimeout } from './service.ts';
-import type { ErrorBody, ItemBody } from './helpers.ts';
+import { killAll, startService, withTimeout } from './kit/service.ts';
+import { assertErrorShape, type ErrorBody, type ItemBody } from './kit/http.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
 
 const HOLD_MS = 10_000;
 /** The answer time the service promises for /healthz and GET while the lock is held. */
@@ -22,8 +19,6 @@ const PROMPT_MS = 100;
 // writer thread): no answer takes a second, and nearly all come within PROMPT_MS.
 const NEVER_MS = 1_000;
 const PROMPT_SHARE = 0.95;
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** A second process that takes the write lock, says "locked", holds it, then commits. */
 function holdWriteLock(path: string, ms: number): { proc: ChildProcess; locked: Promise<void>; released: Promise<void> } {
@@ -47,21 +42,21 @@ function holdWriteLock(path: string, ms: number): { proc: ChildProcess; locked: 
   return { proc, locked: seen('locked'), released: seen('released') };
 }
 
-const lock = suite<{ dir: string; path: string }>('a write lock held by another process', { dir: '', path: '' });
+const lock = suite<{ dir: TempDir; path: string }>('a write lock held by another process (SQLite only: its file lock)');
 lock.before.each((ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-lock-'));
-  ctx.path = join(ctx.dir, 'inventory.db');
+  ctx.dir = tempDir('inv-lock-');
+  ctx.path = ctx.dir.path('inventory.db');
 });
 lock.after.each(async (ctx) => {
   await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.dir.cleanup();
 });
 
 lock(
   '/healthz and GET answer at once throughout; PATCH gets 503 with Retry-After within 6 s, nothing written; then 200',
   async ({ path }) => {
     const [key] = await seedDatabase(path, 3, ['lock-test']);
-    const service = await startService(path, { expectKey: false });
+    const service = await startService({ db: path, expectKey: false });
     const auth = { Authorization: `Bearer ${key}` };
     const patch = (quantity: number, requestId: string) =>
       service.request({
@@ -111,9 +106,7 @@ lock(
     await sleep(2_000);
     const second = await timed(4, 'queued-behind');
     const { res: refused, waited } = await first;
-    assert.is(refused.status, 503, refused.text);
-    assert.equal(Object.keys(refused.json()).sort(), ['code', 'message', 'status']);
-    assert.is(refused.json<ErrorBody>().code, 'unavailable');
+    assertErrorShape(refused, 503, 'unavailable');
     assert.ok(refused.headers['retry-after'], 'Retry-After is sent');
     assert.ok(waited < 6_000, `answered after ${waited} ms`);
     assert.ok(waited >= 4_000, `it waited for the lock (busy_timeout 5 s), not ${waited} ms`);

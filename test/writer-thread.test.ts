@@ -2,76 +2,47 @@
 // would stop it): writes are answered 503 at once, /readyz answers 503 and says why,
 // reads go on, and the health probe starts a new thread, which refuses to create a
 // database in place of one that vanished, until the file is back.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { renameSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildApp } from '../src/app.ts';
-import { commandsFor } from '../src/commands.ts';
-import { createHttpServer } from '../src/http/node-server.ts';
-import { createLogger } from '../src/logger.ts';
-import type { InventoryStore } from '../src/store/port.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { startWriterThread, type ThreadWriter } from '../src/store/sqlite/worker-client.ts';
-import { send, type ErrorBody, type ItemBody, type Response } from './helpers.ts';
+import { startApp, type TestApp } from './kit/app.ts';
+import type { ErrorBody, ItemBody, Response } from './kit/http.ts';
 
 interface Ctx {
-  dir: string;
+  t: TestApp;
   path: string;
-  store: InventoryStore;
   threads: ThreadWriter[];
-  server: Server;
-  port: number;
-  key: string;
-  clock: number;
 }
 
-const crash = suite<Ctx>('the writer thread stops on its own', {} as Ctx);
+const crash = suite<Ctx>('the writer thread stops on its own (SQLite only: the worker thread)', {} as Ctx);
 
 crash.before.each(async (ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-writer-'));
-  ctx.path = join(ctx.dir, 'inventory.db');
   ctx.threads = [];
-  ctx.clock = Date.parse('2026-01-02T03:04:05.678Z');
   // Keeps each thread's handle, so the test can stop one as a crash would.
-  ctx.store = await openSqliteStore(ctx.path, {
-    writer: 'thread',
-    startWriter: async (...args) => {
-      const thread = await startWriterThread(...args);
-      ctx.threads.push(thread);
-      return thread;
-    },
+  ctx.t = await startApp({
+    open: (db, now) =>
+      openSqliteStore(db, {
+        writer: 'thread',
+        now,
+        startWriter: async (...args) => {
+          const thread = await startWriterThread(...args);
+          ctx.threads.push(thread);
+          return thread;
+        },
+      }),
   });
-  ctx.key = await ctx.store.keys.create('tester', 'test');
-  await commandsFor(ctx.store).handleAll([{ type: 'TrackPet', petId: 7n, quantity: 1, status: 'available' }], {
-    actor: 'cli:test',
-    requestId: 'seed',
-  });
-  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const app = buildApp({ store: ctx.store, logger: createLogger('info', sink), now: () => ctx.clock });
-  ctx.server = createHttpServer(app);
-  await new Promise<void>((resolve) => ctx.server.listen(0, '127.0.0.1', resolve));
-  ctx.port = (ctx.server.address() as AddressInfo).port;
+  ctx.path = ctx.t.db;
+  await ctx.t.track(7, 1);
 });
 
 crash.after.each(async (ctx) => {
-  await new Promise((resolve) => ctx.server.close(resolve));
-  await ctx.store.close();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  await ctx.t.close();
 });
 
-const patch = (ctx: Ctx, quantity: number): Promise<Response> =>
-  send(ctx.port, {
-    method: 'PATCH',
-    path: '/v1/inventory/7',
-    headers: { Authorization: `Bearer ${ctx.key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ quantity }),
-  });
-const get = (ctx: Ctx, path: string): Promise<Response> => send(ctx.port, { path, headers: { Authorization: `Bearer ${ctx.key}` } });
+const patch = (ctx: Ctx, quantity: number): Promise<Response> => ctx.t.patch(7, { quantity });
+const get = (ctx: Ctx, path: string): Promise<Response> => ctx.t.get(path);
 
 crash('writes and /readyz answer 503 with the reason; reads go on; a new thread takes over once the file is there', async (ctx) => {
   assert.is((await patch(ctx, 2)).status, 200);
@@ -102,7 +73,7 @@ crash('writes and /readyz answer 503 with the reason; reads go on; a new thread 
   assert.is(ctx.threads.length, 1);
 
   renameSync(`${ctx.path}.away`, ctx.path);
-  ctx.clock += 1000;
+  ctx.t.tick(1000);
   const back = await get(ctx, '/readyz');
   assert.is(back.status, 200, back.text);
   assert.is(ctx.threads.length, 2);

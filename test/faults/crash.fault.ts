@@ -3,13 +3,12 @@
 // them, with the versions they were told; the file must stay intact, the hash chain
 // whole and the projection equal to the replay. Run with `npm run test:crash`;
 // FAULT_SEED repeats a run's choices, CRASH_ROUNDS changes the number of rounds.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killAll, startService, withTimeout, WAIT_MS, type Service } from '../service.ts';
+import { tempDir, type TempDir } from '../kit/paths.ts';
+import { killAll, startService, withTimeout, WAIT_MS, type Service } from '../kit/service.ts';
 import {
   assertNoSecrets,
   checkFile,
@@ -31,13 +30,14 @@ const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 24);
 const MIN_DELAY_MS = 100;
 const MAX_DELAY_MS = 700;
 
-const crash = suite<{ dir: string }>('crash: SIGKILL under write load', { dir: '' });
+const crash = suite<{ scratch: TempDir; dir: string }>('crash: SIGKILL under write load (SQLite only: the file after a kill, integrity_check)');
 crash.before((ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-crash-'));
+  ctx.scratch = tempDir('inv-crash-');
+  ctx.dir = ctx.scratch.dir;
 });
 crash.after(async (ctx) => {
   await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.scratch.cleanup();
 });
 
 crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, in order`, async ({ dir }) => {
@@ -51,7 +51,7 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   const services: Service[] = [];
   let crashes = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const service = await startService(path, { expectKey: false });
+    const service = await startService({ db: path, expectKey: false });
     services.push(service);
     let killed = false;
     const loop = async (l: number) => {
@@ -79,7 +79,7 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
     const failed = loops.then(() => undefined);
     await Promise.race([sleep(MIN_DELAY_MS + Math.floor(random() * (MAX_DELAY_MS - MIN_DELAY_MS))), failed]);
     killed = true;
-    service.proc.kill('SIGKILL');
+    service.kill('SIGKILL');
     const exit = await withTimeout(service.exited, WAIT_MS, `round ${round}: the service to die after SIGKILL`);
     assert.is(exit.signal, 'SIGKILL', `round ${round}: the service died of the SIGKILL, not before`);
     await withTimeout(loops, WAIT_MS, `round ${round}: the client loops to end`);
@@ -116,7 +116,7 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   checkFile(path);
 
   // One more start: it answers, and serves exactly the replay.
-  const last = await startService(path, { expectKey: false });
+  const last = await startService({ db: path, expectKey: false });
   services.push(last);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {

@@ -2,17 +2,15 @@
 // stamps every request with a logical clock (so that "acknowledged before that one was
 // sent" is known exactly), and the checks run on the database afterwards.
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../../src/commands.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
-import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
-import { seededRandom } from '../random.ts';
+import { createKey, trackPets } from '../kit/fixtures.ts';
+import { seededRandom } from '../kit/random.ts';
+import { runScriptSync } from '../kit/scripts.ts';
+import { sqliteTarget } from '../kit/sqlite-target.ts';
+import type { StoreTarget } from '../kit/stores.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -26,25 +24,19 @@ export function seedFromEnv(): number {
 }
 
 /** Makes a database with pets 1..pets (quantity 0) and one key per name; returns the keys. */
-export async function seedDatabase(path: string, pets: number, keyNames: string[]): Promise<string[]> {
-  const db = openDatabase(path);
+export async function seedDatabase(path: string, pets: number, keyNames: string[], target: StoreTarget = sqliteTarget()): Promise<string[]> {
+  const store = await target.open(path);
   try {
-    const store = sqliteStoreOn(db);
-    const commands = makeCommandHandler({ store, now: Date.now });
-    await commands.handleAll(
-      Array.from({ length: pets }, (_, i) => ({
-        type: 'TrackPet' as const,
-        petId: BigInt(i + 1),
-        quantity: 0,
-        status: 'available' as const,
-      })),
-      { actor: 'cli:fault-test', requestId: 'seed' },
+    await trackPets(
+      store,
+      Array.from({ length: pets }, (_, i) => ({ petId: i + 1 })),
+      'cli:fault-test',
     );
     const keys: string[] = [];
-    for (const name of keyNames) keys.push(await store.keys.create(name, 'cli:fault-test'));
+    for (const name of keyNames) keys.push(await createKey(store, name, 'cli:fault-test'));
     return keys;
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -278,12 +270,6 @@ export function readInventory(db: Db): { pet_id: number; quantity: number; statu
   }[];
 }
 
-/** Runs an operator script (scripts/NAME) with a bounded wait. */
-export function runScript(name: string, args: string[], timeoutMs = 30_000): { status: number | null; out: string } {
-  const r = spawnSync(join(root, 'scripts', name), args, { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
-  return { status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `\n${r.error.message}` : ''}` };
-}
-
 /** The checks on the file itself: SQLite's integrity check, the hash chain, the projection. */
 export function checkFile(path: string): void {
   const db = openDatabase(path, { readonly: true });
@@ -292,11 +278,12 @@ export function checkFile(path: string): void {
   } finally {
     db.close();
   }
-  const verify = runScript('verify-log', ['--db', path]);
-  assert.is(verify.status, 0, `scripts/verify-log: ${verify.out}`);
-  const rebuild = runScript('rebuild-projection', ['--check', '--db', path]);
-  assert.is(rebuild.status, 0, `scripts/rebuild-projection --check: ${rebuild.out}`);
-  assert.match(rebuild.out, / 0 differ/, rebuild.out);
+  const verify = runScriptSync('verify-log', [], { db: path });
+  assert.is(verify.status, 0, `scripts/verify-log: ${verify.stdout}${verify.stderr}`);
+  const rebuild = runScriptSync('rebuild-projection', ['--check'], { db: path });
+  const out = `${rebuild.stdout}${rebuild.stderr}`;
+  assert.is(rebuild.status, 0, `scripts/rebuild-projection --check: ${out}`);
+  assert.match(out, / 0 differ/, out);
 }
 
 /** No key, key hash or Authorization header in what the services wrote. */

@@ -3,13 +3,12 @@
 // acknowledged write is lost; versions stay 1..n per pet; and each process's GET sees
 // the other's commits (PRAGMA data_version), during the load and right after a write.
 // Run with `npm run test:crash`; FAULT_SEED repeats a run's choices.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killAll, startService, type Service } from '../service.ts';
+import { tempDir, type TempDir } from '../kit/paths.ts';
+import { killAll, startService, type Service } from '../kit/service.ts';
 import {
   assertNoSecrets,
   checkFile,
@@ -40,13 +39,14 @@ interface Read {
   shown?: Map<number, number>;
 }
 
-const two = suite<{ dir: string }>('two service processes on one database', { dir: '' });
+const two = suite<{ scratch: TempDir; dir: string }>('two service processes on one database (SQLite only: checks the file, integrity_check)');
 two.before((ctx) => {
-  ctx.dir = mkdtempSync(join(tmpdir(), 'inv-two-'));
+  ctx.scratch = tempDir('inv-two-');
+  ctx.dir = ctx.scratch.dir;
 });
 two.after(async (ctx) => {
   await killAll();
-  rmSync(ctx.dir, { recursive: true, force: true });
+  ctx.scratch.cleanup();
 });
 
 two('concurrent writes through both: no 5xx, nothing lost, each sees the other', async ({ dir }) => {
@@ -56,7 +56,7 @@ two('concurrent writes through both: no 5xx, nothing lost, each sees the other',
   const path = join(dir, 'inventory.db');
   const keys = (await seedDatabase(path, PETS, ['proc-a', 'proc-b'])) as [string, string];
   // Both at once, as two instances started together would.
-  const [a, b] = await Promise.all([startService(path, { expectKey: false }), startService(path, { expectKey: false })]);
+  const [a, b] = await Promise.all([startService({ db: path, expectKey: false }), startService({ db: path, expectKey: false })]);
   const procs: { name: string; service: Service; key: string }[] = [
     { name: 'proc-a', service: a, key: keys[0] },
     { name: 'proc-b', service: b, key: keys[1] },

@@ -1,13 +1,10 @@
 // A service process for end-to-end tests: started the way `npm start` does
-// (node --import tsx src/server.ts) on a given SQLite file, on a free port, and always
+// (node --import tsx src/server.ts) on a given database (INVENTORY_DB), on a free port, and always
 // killed afterwards (killAll), with every wait bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
-import { send, type RequestOptions, type Response } from './helpers.ts';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { send, type RequestOptions, type Response } from './http.ts';
+import { root } from './paths.ts';
 
 export const WAIT_MS = 15_000;
 
@@ -30,6 +27,8 @@ export interface Service {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   request(options: RequestOptions): Promise<Response>;
   get(path: string, key?: string): Promise<Response>;
+  /** Sends signal (SIGKILL unless given) without waiting: a crash, or a signal under test. */
+  kill(signal?: NodeJS.Signals): void;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
@@ -110,9 +109,17 @@ function listeningPort(out: string): number | undefined {
   return undefined;
 }
 
+export interface ServiceOptions {
+  /** The database (INVENTORY_DB). */
+  db: string;
+  /** Whether this start must print the bootstrap key (an empty database). */
+  expectKey: boolean;
+  env?: Record<string, string>;
+}
+
 /** Starts the service on db and waits until it listens (and, if expected, for the bootstrap message). */
-export async function startService(db: string, options: { expectKey: boolean; env?: Record<string, string> }): Promise<Service> {
-  const s = spawnService({ INVENTORY_DB: db, ...options.env });
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const s = spawnService({ INVENTORY_DB: options.db, ...options.env });
   const port = await waitFor(s, () => listeningPort(s.out()), 'the "listening" log line');
   let bootstrapKey: string | undefined;
   if (options.expectKey) {
@@ -137,6 +144,7 @@ export async function startService(db: string, options: { expectKey: boolean; en
     exited: s.exited,
     request,
     get: (path, key) => request({ path, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
+    kill: (signal = 'SIGKILL') => void s.proc.kill(signal),
     async stop() {
       const started = Date.now();
       s.proc.kill('SIGTERM');

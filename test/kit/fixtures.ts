@@ -1,0 +1,63 @@
+// What tests put into a store before the behaviour under test: a key, tracked pets, and
+// the events as a test reads them back, all through the storage port, so they work on
+// every target.
+import { commandsFor, type CommandHandler } from '../../src/commands.ts';
+import type { Command } from '../../src/domain/decide.ts';
+import type { PetStatus } from '../../src/domain/events.ts';
+import type { InventoryStore } from '../../src/store/port.ts';
+
+/** A command handler over store (the operator commands' way: one command at a time). */
+export function commandsOn(store: InventoryStore, now: () => number = Date.now): CommandHandler {
+  return commandsFor(store, now);
+}
+
+/** A new active key; returns the key itself. */
+export function createKey(store: InventoryStore, name = 'tester', createdBy = 'test'): Promise<string> {
+  return store.keys.create(name, createdBy);
+}
+
+export interface PetSeed {
+  petId: bigint | number;
+  quantity?: number;
+  status?: PetStatus;
+}
+
+/** Tracks the pets in one all-or-nothing batch, as an operator's file of pets would. */
+export async function trackPets(store: InventoryStore, pets: readonly PetSeed[], actor = 'cli:test', now?: () => number): Promise<void> {
+  const commands: Command[] = pets.map((p) => ({
+    type: 'TrackPet',
+    petId: BigInt(p.petId),
+    quantity: p.quantity ?? 0,
+    status: p.status ?? 'available',
+  }));
+  await commandsOn(store, now).handleAll(commands, { actor, requestId: 'seed' });
+}
+
+/** Runs each command on its own, in order (each its own event and transaction). */
+export async function runCommands(store: InventoryStore, commands: readonly Command[], actor = 'cli:seed', now?: () => number): Promise<void> {
+  const handler = commandsOn(store, now);
+  for (const c of commands) await handler.handle(c, { actor, requestId: 'seed' });
+}
+
+/** One event as tests read it back through the port (integers as BigInt). */
+export interface EventRow {
+  seq: bigint;
+  petId: bigint;
+  version: bigint;
+  type: string;
+  data: string;
+  actor: string;
+  requestId: string;
+  recordedAt: string;
+}
+
+/** Every event of the log, by seq. */
+export async function eventsOf(store: InventoryStore): Promise<EventRow[]> {
+  const rows: EventRow[] = [];
+  for await (const page of store.chainRows()) {
+    for (const [seq, petId, version, type, data, actor, requestId, recordedAt] of page) {
+      rows.push({ seq, petId, version, type, data, actor, requestId, recordedAt });
+    }
+  }
+  return rows;
+}
