@@ -216,10 +216,10 @@ migrations('a database made by an older version upgrades in place, its history i
   try {
     const older = dir.path('older');
     mkdirSync(older);
-    const files = readdirSync(new URL('../migrations/', import.meta.url))
+    const files = readdirSync(new URL('../migrations/sqlite/', import.meta.url))
       .filter((f) => f.endsWith('.sql'))
       .sort();
-    for (const f of files.slice(0, 2)) copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
+    for (const f of files.slice(0, 2)) copyFileSync(new URL(`../migrations/sqlite/${f}`, import.meta.url), join(older, f));
     const path = dir.path('inv.db');
     const db = new Database(path);
     migrate(db, loadMigrations(`${older}/`));

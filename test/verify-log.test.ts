@@ -176,11 +176,11 @@ upgrade('the migration chains existing events in seq order; new events continue 
   try {
     const older = join(dir, 'migrations');
     mkdirSync(older);
-    const files = readdirSync(new URL('../migrations/', import.meta.url))
+    const files = readdirSync(new URL('../migrations/sqlite/', import.meta.url))
       .filter((f) => f.endsWith('.sql'))
       .sort();
     for (const f of files.filter((f) => Number.parseInt(f, 10) < 5))
-      copyFileSync(new URL(`../migrations/${f}`, import.meta.url), join(older, f));
+      copyFileSync(new URL(`../migrations/sqlite/${f}`, import.meta.url), join(older, f));
     const path = join(dir, 'inv.db');
     const db = new Database(path);
     migrate(db, loadMigrations(`${older}/`));
