@@ -9,7 +9,7 @@ import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
-import { openSqliteStore } from './store/sqlite/store.ts';
+import { describeTarget, openStore } from './store/open.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -25,10 +25,11 @@ try {
 const logger = createLogger(config.logLevel);
 let store: InventoryStore;
 try {
-  // Writes go to a worker thread: waiting for the lock or the disk never stalls requests.
-  store = await openSqliteStore(config.dbPath, { writer: 'thread' });
+  // On SQLite, writes go to a worker thread: waiting for the lock or the disk never
+  // stalls requests. On PostgreSQL every wait is on the server.
+  store = await openStore(config.dbPath, { writer: 'thread' });
 } catch (err) {
-  process.stderr.write(`petstore-inventory: cannot use the database ${config.dbPath}: ${(err as Error).message}\n`);
+  process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
 }
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
@@ -56,7 +57,7 @@ server.listen(config.port, config.host, () => {
       // A database whose keys were all revoked gets no new key, but the operator is told.
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);
-      logger.info({ url: `${baseUrl}/v1/inventory`, db: config.dbPath }, 'listening');
+      logger.info({ url: `${baseUrl}/v1/inventory`, db: describeTarget(config.dbPath) }, 'listening');
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();
     },

@@ -9,7 +9,7 @@ import { openStore, parse, run, UsageError, type Parsed } from './common.ts';
 
 const USAGE = `
 Usage: scripts/audit [--pet PETID] [--actor NAME] [--since TIME] [--until TIME]
-                     [--format table|csv|jsonl] [--db PATH]
+                     [--format table|csv|jsonl] [--db PATH|URL]
 
 Lists stock adjustments (the stock_adjustments view: one row per QuantitySet event,
 confirmed counts with delta 0 included), ordered by seq. Opens the database read-only
@@ -23,7 +23,7 @@ and never writes to it; it may run while the service does.
                    begins with = + - @, a tab or a CR gets a leading ' so that
                    spreadsheets show it as text, not run it as a formula) or
                    jsonl (one JSON object per line; integers as exact bare numbers)
-  --db PATH        the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH        the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help       this text
 
 TIME is ISO 8601: a date (midnight UTC), or a date and time with Z or an offset

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, dbPathOf } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
-import { openSqliteStore, type SqliteOpenOptions } from '../store/sqlite/store.ts';
+import { openStore as openAnyStore, type StoreOpenOptions } from '../store/open.ts';
 import { argumentProblem, failureMessage } from './messages.ts';
 
 export class UsageError extends Error {
@@ -35,7 +35,7 @@ export function parse(argv: string[], options: Options): Parsed {
   }
 }
 
-/** The database path: --db, else INVENTORY_DB, else the default. */
+/** The database (a path, or a postgres:// URL): --db, else INVENTORY_DB, else the default. */
 export function dbPathArg(values: Parsed['values']): string {
   // An empty path would open a temporary database that vanishes on close.
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
@@ -47,8 +47,8 @@ export function dbPathArg(values: Parsed['values']): string {
  * asked), writing in place: an operator command serves no one else while it waits, and
  * never creates a database or changes a schema; scripts/migrate does that.
  */
-export function openStore(values: Parsed['values'], options: Pick<SqliteOpenOptions, 'readonly'> = {}): Promise<InventoryStore> {
-  return openSqliteStore(dbPathArg(values), { ...options, mustExist: true });
+export function openStore(values: Parsed['values'], options: Pick<StoreOpenOptions, 'readonly'> = {}): Promise<InventoryStore> {
+  return openAnyStore(dbPathArg(values), { ...options, mustExist: true });
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

@@ -4,9 +4,9 @@ import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { table } from './table.ts';
 
 const USAGE = `
-Usage: scripts/keys create NAME [--db PATH]
-       scripts/keys list [--db PATH]
-       scripts/keys revoke NAME [--db PATH]
+Usage: scripts/keys create NAME [--db PATH|URL]
+       scripts/keys list [--db PATH|URL]
+       scripts/keys revoke NAME [--db PATH|URL]
 
 Manages the API keys of the inventory service.
   create NAME   makes a new key and prints it, alone, on standard output. It is shown
@@ -17,7 +17,7 @@ Manages the API keys of the inventory service.
                 revoked keys stay taken.
 
 Options:
-  --db PATH     the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH     the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help    this text
 
 Exit status: 0 success, 1 failure, 2 usage error.

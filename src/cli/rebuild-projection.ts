@@ -5,14 +5,14 @@ import { openStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 
 const USAGE = `
-Usage: scripts/rebuild-projection [--check] [--db PATH]
+Usage: scripts/rebuild-projection [--check] [--db PATH|URL]
 
 Replays every event of the log, in order, into a fresh projection (the inventory table
 behind GET /v1/inventory) and replaces the old one atomically: readers see the old one
 until the new one is complete. Reports the events replayed, the entries written, and
 every entry that differed.
   --check      change nothing: list the entries that differ, exit 1 if any do
-  --db PATH    the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH    the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help   this text
 
 Exit status: 0 success (with --check: no drift), 1 failure or drift found, 2 usage error.

@@ -5,13 +5,13 @@ import { isPetStatus, parsePetId } from '../domain/events.ts';
 import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
-Usage: scripts/set-status PETID STATUS [--db PATH]
+Usage: scripts/set-status PETID STATUS [--db PATH|URL]
 
 Sets a tracked pet's status (event StatusSet). The quantity is not touched: quantity
 and status are independent.
   PETID        decimal digits, 1 to 9223372036854775807
   STATUS       available, pending or sold
-  --db PATH    the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH    the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help   this text
 
 Exit status: 0 success, 1 failure (the pet is not tracked), 2 usage error.

@@ -6,8 +6,8 @@ import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { petRow, readPetFile, type PetRow } from './pet-file.ts';
 
 const USAGE = `
-Usage: scripts/track PETID [--status STATUS] [--quantity N] [--db PATH]
-       scripts/track --file FILE [--db PATH]
+Usage: scripts/track PETID [--status STATUS] [--quantity N] [--db PATH|URL]
+       scripts/track --file FILE [--db PATH|URL]
 
 Starts tracking pets: each gets an inventory entry (event PetTracked).
   PETID           decimal digits, 1 to 9223372036854775807
@@ -19,7 +19,7 @@ Starts tracking pets: each gets an inventory entry (event PetTracked).
                   2147483647.0000001 a fraction), or a CSV with the header
                   petId,status,quantity (empty cells take the defaults). All rows are
                   tracked, or none: one bad row or already tracked pet refuses the file.
-  --db PATH       the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH       the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help      this text
 
 Tracking a pet that is tracked already is refused.

@@ -5,7 +5,7 @@ import { verifyLog } from '../verify-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
-Usage: scripts/verify-log [--digest SEQ:HASH] [--db PATH]
+Usage: scripts/verify-log [--digest SEQ:HASH] [--db PATH|URL]
 
 Recomputes the hash chain over every event of the log (read-only). When it is intact,
 prints the head of the log as a digest SEQ:HASH, alone on standard output: save it
@@ -13,7 +13,7 @@ somewhere the database's owner cannot change (a ticket, an e-mail, a notary). La
 --digest SEQ:HASH proves that the log still extends that digest: rewriting history
 before it, even with the whole chain recomputed, or truncating the log, is caught.
   --digest SEQ:HASH   a digest printed by an earlier run
-  --db PATH           the database file (default: $INVENTORY_DB, else data/inventory.db)
+  --db PATH           the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help          this text
 
 Exit status: 0 the chain is intact (and extends the digest), 1 it is broken or does not

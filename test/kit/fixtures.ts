@@ -34,7 +34,12 @@ export async function trackPets(store: InventoryStore, pets: readonly PetSeed[],
 }
 
 /** Runs each command on its own, in order (each its own event and transaction). */
-export async function runCommands(store: InventoryStore, commands: readonly Command[], actor = 'cli:seed', now?: () => number): Promise<void> {
+export async function runCommands(
+  store: InventoryStore,
+  commands: readonly Command[],
+  actor = 'cli:seed',
+  now?: () => number,
+): Promise<void> {
   const handler = commandsOn(store, now);
   for (const c of commands) await handler.handle(c, { actor, requestId: 'seed' });
 }

@@ -3,6 +3,7 @@
 // disk, a read-only database, an attacker with direct access): a test written against
 // StoreTarget runs unchanged on every entry of storeTargets().
 import type { InventoryStore } from '../../src/store/port.ts';
+import { postgresTarget } from './postgres-target.ts';
 import { sqliteTarget } from './sqlite-target.ts';
 
 export interface FreshDatabase {
@@ -58,7 +59,7 @@ export interface StoreTarget {
 
 /** Every store the behavioural tests run against. */
 export function storeTargets(): StoreTarget[] {
-  return [sqliteTarget()];
+  return [sqliteTarget(), postgresTarget()];
 }
 
 /** The first target: for tests that need a store but are about something else. */

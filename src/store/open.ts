@@ -1,0 +1,27 @@
+// The one place that picks the storage adapter: a postgres:// or postgresql:// URL opens
+// PostgreSQL, anything else is a SQLite file path.
+import type { InventoryStore } from './port.ts';
+import { isPostgresUrl, redactUrl } from './postgres/connection.ts';
+import { openPostgresStore } from './postgres/store.ts';
+import { openSqliteStore, type SqliteOpenOptions } from './sqlite/store.ts';
+
+export type StoreOpenOptions = SqliteOpenOptions & { now?: () => number };
+
+export function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
+  if (isPostgresUrl(target)) {
+    return openPostgresStore(target, {
+      readonly: options.readonly,
+      mustExist: options.mustExist,
+      onMigrated: options.onMigrated,
+      now: options.now,
+    });
+  }
+  return openSqliteStore(target, options);
+}
+
+/** The database as messages name it: a URL without its password, or the path. */
+export function describeTarget(target: string): string {
+  return isPostgresUrl(target) ? redactUrl(target) : target;
+}
+
+export { isPostgresUrl };

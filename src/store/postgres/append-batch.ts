@@ -1,0 +1,201 @@
+// A batch of submissions in ONE transaction and four round trips, however many requests
+// it holds: (1) BEGIN, the lock timeout and the chain head locked FOR UPDATE, (2) the
+// entries of the batch's pets, read after the lock so no other instance can change them
+// meanwhile, (3) every event inserted, every entry upserted and the head moved on in one
+// statement (arrays through unnest), (4) COMMIT. Each submission is decided here, in
+// order, as a savepoint would: one that conflicts fails alone, and later ones on its
+// pets fail with it (they were decided against its result). Hashes are computed here
+// with the same encoding as on SQLite, so both stores give the same chain.
+import type pg from 'pg';
+import { encodeData } from '../../domain/codec.ts';
+import type { RecordedEvent } from '../../domain/events.ts';
+import { eventHash } from '../hash-chain.ts';
+import { VersionConflict, type Appended, type BatchOptions, type Entry, type Outcome, type Submission } from '../port.ts';
+import { applyEvent } from '../projection.ts';
+import { CHANGES_CHANNEL } from './changes.ts';
+import { inTransaction } from './connection.ts';
+import { loadEntries } from './entries.ts';
+
+/** The lock wait when the caller sets no deadline (operator commands). */
+const DEFAULT_LOCK_WAIT_MS = 5_000;
+
+const WRITE = `
+WITH new_events AS (
+  INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+), new_entries AS (
+  INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
+  SELECT * FROM unnest($11::bigint[], $12::integer[], $13::text[], $14::integer[], $15::text[])
+  ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
+    version = excluded.version, updated_at = excluded.updated_at
+)
+UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
+RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
+
+/** BEGIN with a lock timeout and the chain head locked: the first round trip of every write. */
+export function beginLocked(waitMs: number): string {
+  return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}; SELECT seq, hash FROM chain_head FOR UPDATE`;
+}
+
+export interface Head {
+  seq: bigint;
+  hash: string;
+}
+
+export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
+  const selected = (Array.isArray(result) ? result : [result]).find((r) => r.command === 'SELECT');
+  return selected!.rows[0] as Head;
+}
+
+/** The chain head and the entries as a batch has moved them so far. */
+interface State {
+  seq: bigint;
+  hash: string;
+  entries: Map<bigint, Entry>;
+}
+
+interface Plan {
+  outcomes: Outcome<Appended[]>[];
+  /** The WRITE statement's parameters; undefined when nothing is to be written. */
+  params?: unknown[];
+  /** The state after the plan's events. */
+  next: State;
+}
+
+/**
+ * Decides submissions in order against state, as savepoints would: one that conflicts
+ * fails alone, and later ones on its pets fail with it (they were decided against its
+ * result). Returns the events to write and the state after them; state is not changed.
+ */
+function plan(submissions: readonly Submission[], state: State, failedPets: Map<bigint, unknown>): Plan {
+  const entries = new Map(state.entries);
+  const cols = Array.from({ length: 10 }, () => [] as unknown[]);
+  const changed = new Map<bigint, Entry>();
+  let seq = state.seq;
+  let prevHash = state.hash;
+  const outcomes = submissions.map(({ meta, recordedAt, appends }): Outcome<Appended[]> => {
+    const stale = appends.find((a) => failedPets.has(a.petId));
+    if (stale) {
+      const cause = failedPets.get(stale.petId);
+      return {
+        ok: false,
+        error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
+      };
+    }
+    const conflict = appends.find((a) => (entries.get(a.petId)?.version ?? 0) !== a.expectedVersion);
+    if (conflict) {
+      const error = new VersionConflict(conflict.petId, conflict.expectedVersion, entries.get(conflict.petId)?.version ?? 0);
+      for (const a of appends) failedPets.set(a.petId, error);
+      return { ok: false, error };
+    }
+    const appended = appends.map(({ petId, events: decided }): Appended => {
+      let entry = entries.get(petId);
+      const events: RecordedEvent[] = [];
+      for (const event of decided) {
+        seq += 1n;
+        const row = {
+          prevHash,
+          seq,
+          petId,
+          version: (entry?.version ?? 0) + 1,
+          type: event.type,
+          data: encodeData(event),
+          actor: meta.actor,
+          requestId: meta.requestId,
+          recordedAt,
+        };
+        const hash = eventHash(row);
+        [String(seq), String(petId), row.version, row.type, row.data, row.actor, row.requestId, recordedAt, prevHash, hash].forEach(
+          (v, i) => cols[i]!.push(v),
+        );
+        prevHash = hash;
+        const recorded: RecordedEvent = { ...event, ...meta, seq: Number(seq), petId, version: row.version, recordedAt };
+        entry = applyEvent(entry, recorded);
+        events.push(recorded);
+      }
+      if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
+      entries.set(petId, entry);
+      changed.set(petId, entry);
+      return { entry, events };
+    });
+    return { ok: true, value: appended };
+  });
+  const next = { seq, hash: prevHash, entries };
+  if (cols[0]!.length === 0) return { outcomes, next };
+  const finals = [...changed.values()];
+  const params = [
+    ...cols,
+    finals.map((e) => String(e.petId)),
+    finals.map((e) => e.quantity),
+    finals.map((e) => e.status),
+    finals.map((e) => e.version),
+    finals.map((e) => e.updatedAt),
+    String(seq),
+    prevHash,
+  ];
+  return { outcomes, params, next };
+}
+
+export async function appendBatch(
+  pool: pg.Pool,
+  submissions: readonly Submission[],
+  options: BatchOptions,
+  onCommitted: (changes: bigint) => void,
+): Promise<Outcome<Appended[]>[]> {
+  const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
+  let changes: bigint | undefined;
+  const write = async (client: pg.PoolClient, params: unknown[]) => {
+    changes = (await client.query<{ changes: bigint }>(WRITE, params)).rows[0]!.changes;
+  };
+  const outcomes = await inTransaction(pool, `${beginLocked(waitMs)}; SAVEPOINT batch`, async (client, begun) => {
+    const head = headOf(begun);
+    const petIds = [...new Set(submissions.flatMap((s) => s.appends.map((a) => a.petId)))];
+    const start: State = { seq: head.seq, hash: head.hash, entries: await loadEntries(client, petIds) };
+    const whole = plan(submissions, start, new Map());
+    if (!whole.params) return whole.outcomes;
+    try {
+      await write(client, whole.params);
+      return whole.outcomes;
+    } catch (error) {
+      // One submission's rows broke a constraint or found no room: undo the statement
+      // and write the submissions one at a time, each in a savepoint, so that exactly
+      // the ones that fail fail (with their own error), as on SQLite. Had the
+      // connection or the transaction been lost, this rollback fails and the batch with it.
+      await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
+      return oneByOne(client, submissions, start, write);
+    }
+  });
+  if (changes !== undefined) onCommitted(changes);
+  return outcomes;
+}
+
+async function oneByOne(
+  client: pg.PoolClient,
+  submissions: readonly Submission[],
+  start: State,
+  write: (client: pg.PoolClient, params: unknown[]) => Promise<void>,
+): Promise<Outcome<Appended[]>[]> {
+  let state = start;
+  const failedPets = new Map<bigint, unknown>();
+  const outcomes: Outcome<Appended[]>[] = [];
+  for (const submission of submissions) {
+    const single = plan([submission], state, failedPets);
+    const outcome = single.outcomes[0]!;
+    if (!single.params) {
+      outcomes.push(outcome);
+      continue;
+    }
+    await client.query('SAVEPOINT submission');
+    try {
+      await write(client, single.params);
+      await client.query('RELEASE SAVEPOINT submission');
+      state = single.next;
+      outcomes.push(outcome);
+    } catch (error) {
+      await client.query('ROLLBACK TO SAVEPOINT submission').catch(() => Promise.reject(error as Error));
+      for (const a of submission.appends) failedPets.set(a.petId, error);
+      outcomes.push({ ok: false, error });
+    }
+  }
+  return outcomes;
+}

@@ -1,0 +1,150 @@
+// Everything that reads more than a row: the projection, the log, the chain and the
+// audit view, each as keyset pages of PAGE_ROWS rows, so no result is ever parsed in one
+// piece on the event loop. Reads that must agree with each other (the projection's pages,
+// a rebuild's check) run in one REPEATABLE READ, READ ONLY transaction: one snapshot.
+// The log's pages need none: events are only appended, and under the chain head's lock
+// seqs commit in order, so a page boundary never hides an older seq.
+import type pg from 'pg';
+import type { PetStatus } from '../../domain/events.ts';
+import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
+import { inTransaction } from './connection.ts';
+
+const PAGE_ROWS = 1000;
+export const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+type Queryable = pg.Pool | pg.ClientBase;
+
+async function page<T>(db: Queryable, text: string, values: unknown[]): Promise<T[]> {
+  return (await db.query({ text, values, rowMode: 'array' })).rows as T[];
+}
+
+type RawEntry = [petId: bigint, quantity: number, status: PetStatus, version: number, updatedAt: string];
+
+/** The projection's rows by pet id, page by page, on db (one snapshot when db is a transaction's client). */
+async function* projectionPages(db: Queryable): AsyncIterable<RawEntry[]> {
+  for (let after = '0'; ;) {
+    const rows = await page<RawEntry>(
+      db,
+      'SELECT pet_id, quantity, status, version, updated_at FROM inventory WHERE pet_id > $1 ORDER BY pet_id LIMIT $2',
+      [after, PAGE_ROWS],
+    );
+    if (rows.length > 0) yield rows;
+    if (rows.length < PAGE_ROWS) return;
+    after = String(rows[rows.length - 1]![0]);
+  }
+}
+
+async function listEntries(db: Queryable): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  for await (const rows of projectionPages(db)) {
+    for (const [petId, quantity, status, version, updatedAt] of rows) entries.push({ petId, quantity, status, version, updatedAt });
+  }
+  return entries;
+}
+
+async function* replayPages(db: Queryable, { after = 0, upTo = Number.MAX_SAFE_INTEGER }: SeqRange = {}): AsyncIterable<ReplayRow[]> {
+  for (let from = String(after); ;) {
+    const rows = await page<[bigint, bigint, number, string, string, string]>(
+      db,
+      'SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3',
+      [from, String(upTo), PAGE_ROWS],
+    );
+    if (rows.length > 0) yield rows.map(([seq, petId, version, type, data, at]) => [seq, petId, BigInt(version), type, data, at]);
+    if (rows.length < PAGE_ROWS) return;
+    from = String(rows[rows.length - 1]![0]);
+  }
+}
+
+// One fixed condition per audit filter; the values are bound, never spliced into the SQL.
+const AUDIT_CONDITIONS: Record<keyof AuditFilter, string> = {
+  pet: 'e.pet_id = $',
+  actor: 'e.actor = $',
+  since: 'e.recorded_at >= $',
+  until: 'e.recorded_at < $',
+};
+
+/**
+ * One page of the stock_adjustments view after a seq, as a statement of its own: the
+ * view's lag() window would be computed over the whole log for every page, so the
+ * previous quantity is looked up by (pet_id, version) instead, which is what lag() over
+ * the pet's PetTracked and QuantitySet events by version gives.
+ */
+const auditPage = (where: string) => `
+SELECT seq, recorded_at, pet_id, previous_quantity, quantity, quantity - previous_quantity AS delta, actor, request_id
+FROM (
+  SELECT e.seq, e.recorded_at, e.pet_id, e.actor, e.request_id,
+         (e.data::jsonb ->> 'quantity')::bigint AS quantity,
+         (SELECT (p.data::jsonb ->> 'quantity')::bigint FROM events p
+          WHERE p.pet_id = e.pet_id AND p.version < e.version AND p.type IN ('PetTracked', 'QuantitySet')
+          ORDER BY p.version DESC LIMIT 1) AS previous_quantity
+  FROM events e
+  WHERE e.type = 'QuantitySet' AND e.seq > $1${where}
+  ORDER BY e.seq
+  LIMIT ${PAGE_ROWS}
+) AS page
+ORDER BY seq`;
+
+export function makeReads(pool: pg.Pool) {
+  return {
+    async *inventoryRows(): AsyncIterable<InventoryRow[]> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query(SNAPSHOT);
+        for await (const rows of projectionPages(client))
+          yield rows.map(([petId, quantity, status, version]) => [petId, quantity, status, version]);
+        await client.query('COMMIT');
+      } catch (error) {
+        broken = error as Error;
+        throw error;
+      } finally {
+        // A consumer that stops early leaves the transaction open: the connection is
+        // rolled back before it goes back to the pool.
+        if (!broken) await client.query('ROLLBACK').catch((error: Error) => (broken = error));
+        client.release(broken);
+      }
+    },
+    entries: () => inTransaction(pool, SNAPSHOT, (client) => listEntries(client)),
+    async lastSeq() {
+      const { rows } = await pool.query<{ seq: bigint }>('SELECT coalesce(max(seq), 0)::bigint AS seq FROM events');
+      return Number(rows[0]!.seq);
+    },
+    replayRows: (range?: SeqRange) => replayPages(pool, range),
+    async *chainRows(): AsyncIterable<ChainRow[]> {
+      for (let after = '0'; ;) {
+        const rows = await page<[bigint, bigint, number, string, string, string, string, string, string, string]>(
+          pool,
+          `SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash
+           FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+          [after, PAGE_ROWS],
+        );
+        if (rows.length > 0) yield rows.map(([seq, petId, version, ...rest]) => [seq, petId, BigInt(version), ...rest]);
+        if (rows.length < PAGE_ROWS) return;
+        after = String(rows[rows.length - 1]![0]);
+      }
+    },
+    async *stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]> {
+      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
+      const where = given.map((name, i) => ` AND ${AUDIT_CONDITIONS[name]}${i + 2}`).join('');
+      const values = given.map((name) => String(filter[name]));
+      for (let after = '0'; ;) {
+        const { rows } = await pool.query<AdjustmentRow>(auditPage(where), [after, ...values]);
+        if (rows.length > 0) yield rows;
+        if (rows.length < PAGE_ROWS) return;
+        after = String(rows[rows.length - 1]!.seq);
+      }
+    },
+    snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T> {
+      return inTransaction(pool, SNAPSHOT, async (client) => {
+        const { rows } = await client.query<{ seq: bigint }>('SELECT coalesce(max(seq), 0)::bigint AS seq FROM events');
+        return read({
+          lastSeq: Number(rows[0]!.seq),
+          replayRows: (range) => replayPages(client, range),
+          entries: () => listEntries(client),
+        });
+      });
+    },
+    listEntries,
+    replayPages,
+  };
+}

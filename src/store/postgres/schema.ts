@@ -1,0 +1,64 @@
+// The PostgreSQL schema's versions, by the same rules as SQLite's (../migrate.ts):
+// migrations/postgres/ applied in order, all pending ones in one transaction, recorded in
+// schema_migrations; only the service's start and scripts/migrate upgrade; nobody uses a
+// schema newer than the code. Instances starting together on one empty database are
+// serialized by an advisory lock, so each migration runs once.
+import type pg from 'pg';
+import { loadMigrations, POSTGRES_MIGRATIONS_DIR, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrate.ts';
+import { inTransaction } from './connection.ts';
+
+const MIGRATION_LOCK = 'petstore-inventory/migrate';
+
+export function postgresMigrations(): Migration[] {
+  return loadMigrations(POSTGRES_MIGRATIONS_DIR);
+}
+
+/** The versions recorded in schema_migrations; [] for a database without tables. Reads only. */
+async function appliedVersions(client: pg.ClientBase, name: string): Promise<number[]> {
+  const tables = await client.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+  );
+  if (tables.rows.length === 0) return [];
+  if (!tables.rows.some((t) => t.table_name === 'schema_migrations')) {
+    throw new SchemaError(`${name} is a PostgreSQL database but not one of petstore-inventory (it has no schema_migrations table)`);
+  }
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+  return rows.map((r) => r.version);
+}
+
+/** Refuses any schema but the code's own (too old, too new, none). Reads only. */
+export async function requireCurrentPostgresSchema(pool: pg.Pool, name: string, migrations = postgresMigrations()): Promise<void> {
+  const client = await pool.connect();
+  try {
+    requireCurrent(await appliedVersions(client, name), migrations, name);
+  } finally {
+    client.release();
+  }
+}
+
+/** Applies what is pending; returns the names applied. Refuses a schema newer than the code. */
+export function migratePostgres(pool: pg.Pool, name: string, migrations = postgresMigrations()): Promise<string[]> {
+  return inTransaction(pool, 'BEGIN', async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK]);
+    const applied = await appliedVersions(client, name);
+    refuseNewer(applied, migrations, name);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at text NOT NULL
+    )`);
+    const done = new Set(applied);
+    const ran: string[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      ]);
+      ran.push(m.name);
+    }
+    return ran;
+  });
+}

@@ -1,0 +1,130 @@
+// The PostgreSQL adapter of the storage port (port.ts), on node-postgres with a pool: for
+// any number of stateless service instances, on any number of hosts, sharing one
+// database. Appends are serialized across instances by the chain head's row lock
+// (append-batch.ts); each instance's GET cache follows the others' commits through
+// LISTEN/NOTIFY (changes.ts). Nothing here blocks the event loop: every wait is on the
+// server, bounded by lock and query timeouts.
+import type pg from 'pg';
+import type { OpenOptions } from '../database.ts';
+import { applyEvent } from '../projection.ts';
+import type { Entry, InventoryStore } from '../port.ts';
+import { toAppliedEvent } from '../replay-rows.ts';
+import { appendBatch, beginLocked } from './append-batch.ts';
+import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
+import { inTransaction, makePool, redactUrl } from './connection.ts';
+import { loadEntries } from './entries.ts';
+import { postgresFault } from './faults.ts';
+import { makeKeys } from './keys.ts';
+import { makeReads } from './reads.ts';
+import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
+
+/** How long a rebuild waits for the chain head (writers finish their batch first). */
+const REBUILD_LOCK_WAIT_MS = 30_000;
+const INSERT_CHUNK = 10_000;
+
+export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
+  now?: () => number;
+  /** Sees the pool (tests check from it that no transaction is left open). */
+  inspectPool?: (pool: pg.Pool) => void;
+}
+
+export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<InventoryStore> {
+  const name = redactUrl(url);
+  const pool = makePool(url, { readonly: options.readonly });
+  options.inspectPool?.(pool);
+  try {
+    if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name);
+    else {
+      const applied = await migratePostgres(pool, name);
+      options.onMigrated?.(applied);
+    }
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const watch = watchChanges(url, pool);
+  const reads = makeReads(pool);
+
+  async function replaceProjection(entries: Map<bigint, Entry>, after: number) {
+    let changes = 0n;
+    const result = await inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), async (client) => {
+      // Holding the head: no batch can append until COMMIT, so the events after the
+      // replayed snapshot are all here.
+      let caughtUp = 0;
+      for await (const rows of reads.replayPages(client, { after })) {
+        for (const row of rows) {
+          const event = toAppliedEvent(row);
+          entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+          caughtUp++;
+        }
+      }
+      const before = await reads.listEntries(client);
+      // The new projection is written in this transaction: readers keep seeing the old
+      // rows (MVCC) until COMMIT makes the new ones visible at once, which is what a
+      // shadow table swapped in gives on SQLite, without taking a lock that blocks readers.
+      await client.query('DELETE FROM inventory');
+      const all = [...entries.values()];
+      for (let i = 0; i < all.length; i += INSERT_CHUNK) {
+        const chunk = all.slice(i, i + INSERT_CHUNK);
+        await client.query(
+          `INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
+           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[], $5::text[])`,
+          [
+            chunk.map((e) => String(e.petId)),
+            chunk.map((e) => e.quantity),
+            chunk.map((e) => e.status),
+            chunk.map((e) => e.version),
+            chunk.map((e) => e.updatedAt),
+          ],
+        );
+      }
+      const { rows } = await client.query<{ changes: bigint }>(
+        `UPDATE chain_head SET changes = changes + 1 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`,
+      );
+      changes = rows[0]!.changes;
+      return { caughtUp, before, entries };
+    });
+    watch.saw(changes);
+    return result;
+  }
+
+  return {
+    loadEntries: (petIds) => loadEntries(pool, petIds),
+    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, watch.saw),
+    changeToken: () => watch.token(),
+    inventoryRows: () => reads.inventoryRows(),
+    entries: () => reads.entries(),
+    lastSeq: () => reads.lastSeq(),
+    replayRows: (range) => reads.replayRows(range),
+    chainRows: () => reads.chainRows(),
+    stockAdjustments: (filter) => reads.stockAdjustments(filter),
+    snapshot: (read) => reads.snapshot(read),
+    replaceProjection,
+    keys: makeKeys(pool, options.now ?? Date.now),
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    // A real write, rolled back: fails while the database cannot take writes (a full
+    // disk, a read-only server, a role without rights).
+    async probeWrite() {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN; INSERT INTO service_health (id, padding) VALUES (1, decode(repeat('00', 16384), 'hex'))");
+      } catch (error) {
+        broken = error as Error;
+        throw error;
+      } finally {
+        await client.query('ROLLBACK').catch((error: Error) => (broken ??= error));
+        client.release(broken);
+      }
+    },
+    unavailable: () => undefined,
+    storageStatus: () => undefined,
+    fault: postgresFault,
+    async close() {
+      await watch.close();
+      await pool.end();
+    },
+  };
+}
