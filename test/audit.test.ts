@@ -472,7 +472,10 @@ interface Streamed {
  * output in memory meanwhile, one that waits for 'drain' holds a pipe's worth.
  */
 function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // A small young generation: short-lived garbage (pages of rows already written) is
+  // collected at once instead of piling up to V8's default semi-space size, so peak RSS
+  // shows what the child holds, whichever store's driver made the garbage.
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=1`.trim() };
   delete env.INVENTORY_DB;
   const child = spawn(scriptPath('audit'), args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
   child.stdout.pause();

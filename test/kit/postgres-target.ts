@@ -61,7 +61,7 @@ function faultsOn(url: string, pool: pg.Pool): StoreFaults {
     async dropProjection() {
       await asSuperuser(url, (c) => c.query('ALTER TABLE inventory RENAME TO inventory_gone'));
       const undo = () => asSuperuser(url, (c) => c.query('ALTER TABLE inventory_gone RENAME TO inventory')).then(() => undefined);
-      return { undo, driverMessage: /relation "inventory" does not exist/ };
+      return { undo, driverMessage: /relation \\?"inventory\\?" does not exist/ };
     },
     // A transaction holds a pooled connection until COMMIT or ROLLBACK.
     inTransaction: () => pool.totalCount > pool.idleCount,

@@ -82,14 +82,27 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
         error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
       };
     }
-    const conflict = appends.find((a) => (entries.get(a.petId)?.version ?? 0) !== a.expectedVersion);
-    if (conflict) {
-      const error = new VersionConflict(conflict.petId, conflict.expectedVersion, entries.get(conflict.petId)?.version ?? 0);
-      for (const a of appends) failedPets.set(a.petId, error);
-      return { ok: false, error };
-    }
-    const appended = appends.map(({ petId, events: decided }): Appended => {
+    // Each append is checked against the entry as the submission's earlier appends left
+    // it; a conflict anywhere undoes the whole submission.
+    const mark = { rows: cols[0]!.length, seq, prevHash };
+    // The entries this submission touched, as they were before it.
+    const touched = new Map<bigint, [Entry | undefined, Entry | undefined]>();
+    const appended: Appended[] = [];
+    for (const { petId, expectedVersion, events: decided } of appends) {
       let entry = entries.get(petId);
+      if ((entry?.version ?? 0) !== expectedVersion) {
+        const error = new VersionConflict(petId, expectedVersion, entry?.version ?? 0);
+        for (const col of cols) col.length = mark.rows;
+        ({ seq, prevHash } = mark);
+        for (const [pet, [before, changedBefore]] of touched) {
+          if (before) entries.set(pet, before);
+          else entries.delete(pet);
+          if (changedBefore) changed.set(pet, changedBefore);
+          else changed.delete(pet);
+        }
+        for (const a of appends) failedPets.set(a.petId, error);
+        return { ok: false, error };
+      }
       const events: RecordedEvent[] = [];
       for (const event of decided) {
         seq += 1n;
@@ -114,10 +127,11 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
         events.push(recorded);
       }
       if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
+      if (!touched.has(petId)) touched.set(petId, [entries.get(petId), changed.get(petId)]);
       entries.set(petId, entry);
       changed.set(petId, entry);
-      return { entry, events };
-    });
+      appended.push({ entry, events });
+    }
     return { ok: true, value: appended };
   });
   const next = { seq, hash: prevHash, entries };

@@ -9,7 +9,7 @@ import type { PetStatus } from '../../domain/events.ts';
 import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
 import { inTransaction } from './connection.ts';
 
-const PAGE_ROWS = 1000;
+const PAGE_ROWS = 256;
 export const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 
 type Queryable = pg.Pool | pg.ClientBase;
