@@ -1,0 +1,98 @@
+// The README's least-privilege setup for PostgreSQL, run as written: the statements of its
+// two SQL blocks, scripts/migrate as the owner between them, then the service started as
+// its own role. The service works under that role and cannot change history; the owner's
+// changes are refused by the triggers; the auditor reads and cannot write.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { root } from './kit/paths.ts';
+import { freshPostgresDatabase, postgresServerUrl } from './kit/postgres-server.ts';
+import { runScript } from './kit/scripts.ts';
+import { killAll, startService } from './kit/service.ts';
+
+const ROLES = ['inventory_owner', 'inventory_service', 'inventory_auditor'];
+
+/** The ```sql blocks of the README's PostgreSQL section, in order. */
+function readmeSqlBlocks(): string[] {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## 11. Outgrowing one machine'));
+  return [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+function as(url: string, user: string, password: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = password;
+  return u.toString();
+}
+
+async function run(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The SQLSTATE of the error sql raises, or 'ok'. */
+async function outcome(url: string, sql: string): Promise<string> {
+  return run(url, sql).then(
+    () => 'ok',
+    (error: { code?: string }) => error.code ?? 'no code',
+  );
+}
+
+test('the README roles: the service works as its role and can only add events; auditors only read', async () => {
+  const blocks = readmeSqlBlocks();
+  assert.is(blocks.length, 2, 'two SQL blocks: the roles, then the grants after migrate');
+  const database = await freshPostgresDatabase();
+  // Roles belong to the server, not the database: none may be left from an earlier run.
+  await run(postgresServerUrl(), ROLES.map((r) => `DROP ROLE IF EXISTS ${r};`).join('\n'));
+  try {
+    await run(database.url, blocks[0]!);
+    const owner = as(database.url, 'inventory_owner', 'change-me-owner');
+    const service = as(database.url, 'inventory_service', 'change-me-service');
+    const auditor = as(database.url, 'inventory_auditor', 'change-me-auditor');
+
+    const migrated = await runScript('migrate', [], { db: owner });
+    assert.is(migrated.status, 0, migrated.stderr);
+    assert.not.match(migrated.stdout + migrated.stderr, /change-me-owner/, 'the password is never printed');
+    await run(owner, blocks[1]!);
+    const tracked = await runScript('track', ['7', '--quantity', '3'], { db: owner });
+    assert.is(tracked.status, 0, tracked.stderr);
+
+    const instance = await startService({ db: service, expectKey: true });
+    const key = instance.bootstrapKey!;
+    const patched = await instance.request({
+      method: 'PATCH',
+      path: '/v1/inventory/7',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: '{"quantity": 5}',
+    });
+    assert.is(patched.status, 200, patched.text);
+    const listed = await instance.get('/v1/inventory', key);
+    assert.is(listed.status, 200);
+    assert.match(listed.text, /"quantity":5/);
+    assert.is((await instance.get('/readyz')).status, 200, 'ready: its probe may write where it must');
+    assert.not.match(instance.out() + instance.err(), /change-me-service/, 'the password is never logged');
+    await instance.stop();
+
+    // 42501: insufficient_privilege; P0001: the append-only trigger's exception.
+    assert.is(await outcome(service, "UPDATE events SET actor = 'x'"), '42501', 'the service cannot change an event');
+    assert.is(await outcome(service, 'DELETE FROM events'), '42501', 'nor remove one');
+    assert.is(await outcome(owner, "UPDATE events SET actor = 'x'"), 'P0001', 'the owner is stopped by the trigger');
+    assert.is(await outcome(owner, 'TRUNCATE events'), 'P0001', 'TRUNCATE too');
+    assert.is(await outcome(auditor, 'SELECT * FROM stock_adjustments'), 'ok');
+    assert.is(await outcome(auditor, "INSERT INTO api_keys VALUES ('a', 'b', 'c', 'd')"), '42501', 'auditors only read');
+  } finally {
+    await killAll();
+    await database.cleanup();
+    await run(postgresServerUrl(), ROLES.map((r) => `DROP ROLE IF EXISTS ${r};`).join('\n'));
+  }
+});
+
+test.run();
