@@ -1,4 +1,4 @@
-// Operators read what Node.js, parseArgs and SQLite say only through this module: each
+// Operators read what Node.js, parseArgs, SQLite and PostgreSQL's driver say only through this module: each
 // failure becomes one line in the operator's words ("cannot read pets.json: no such
 // file"), never a raw "ENOENT: no such file or directory, open 'pets.json'".
 
@@ -15,6 +15,12 @@ const SYSTEM_WORDS: Record<string, string> = {
   ENAMETOOLONG: 'the name is too long',
   ELOOP: 'too many symbolic links',
   EIO: 'an input/output error of the device',
+  // Reaching a PostgreSQL server.
+  ECONNREFUSED: 'the database server refused the connection (is it running on that host and port?)',
+  ECONNRESET: 'the database server closed the connection',
+  ETIMEDOUT: 'the database server did not answer in time',
+  ENOTFOUND: 'the database host name is not known',
+  EHOSTUNREACH: 'the database host cannot be reached',
 };
 
 const SYSCALL_VERBS: Record<string, string> = {
