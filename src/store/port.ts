@@ -126,6 +126,28 @@ export interface StorageStatus {
   walCheckpointBlockedForMs: number | null;
 }
 
+/** A key as the database keeps it: its hash, never the key. Only copy-store reads these. */
+export interface KeyRecord {
+  name: string;
+  hash: string;
+  createdAt: string;
+  createdBy: string;
+  revokedAt: string | null;
+  revokedBy: string | null;
+}
+
+/** What copy-store moves into an empty store, and what it found there. */
+export interface HistoryImport {
+  /** Events in seq order, with their chain columns as they are (verbatim). */
+  events: AsyncIterable<ChainRow[]>;
+  keys: KeyRecord[];
+}
+
+/** The target of a copy was not empty: nothing was written. */
+export class StoreNotEmpty extends Error {
+  override name = 'StoreNotEmpty';
+}
+
 export interface InventoryStore {
   /** The current entries of these pets; a pet that is not tracked is absent. */
   loadEntries(petIds: readonly bigint[]): Promise<Map<bigint, Entry>>;
@@ -169,6 +191,16 @@ export interface InventoryStore {
   ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 
   keys: KeyStore;
+  /** Every key with its hash, for copying a store; never shown to anyone. */
+  keyRecords(): Promise<KeyRecord[]>;
+  /**
+   * Into an EMPTY store, in one transaction: the events verbatim (seq, times, actors,
+   * hashes), the keys, the chain head after the last event, and the projection replayed
+   * from them. Rejects with StoreNotEmpty (naming what is there) and writes nothing when
+   * the store holds any event, key or projection row. Optional: an adapter that cannot
+   * be a copy's target leaves it out.
+   */
+  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number }>;
 
   /** Rejects when the database does not answer. */
   ping(): Promise<void>;

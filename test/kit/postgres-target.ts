@@ -74,7 +74,7 @@ export function postgresTarget(): StoreTarget {
     name: 'postgres',
     async fresh() {
       const database = await freshPostgresDatabase();
-      return { db: database.url, cleanup: database.cleanup };
+      return { db: database.url, cleanup: () => database.cleanup() };
     },
     async open(url, options = {}) {
       let pool: pg.Pool | undefined;

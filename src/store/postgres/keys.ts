@@ -3,6 +3,7 @@
 // in every instance.
 import type pg from 'pg';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type KeyStore } from '../keys.ts';
+import type { KeyRecord } from '../port.ts';
 import { inTransaction } from './connection.ts';
 
 const FIRST_KEY_LOCK = 'petstore-inventory/first-key';
@@ -66,4 +67,13 @@ export function makeKeys(pool: pg.Pool, now: () => number): KeyStore {
       return rows[0]!.n;
     },
   };
+}
+
+/** Every key with its hash, for copying the store. */
+export async function keyRecords(pool: pg.Pool): Promise<KeyRecord[]> {
+  const { rows } = await pool.query<KeyRecord>(
+    `SELECT name, hash, created_at AS "createdAt", created_by AS "createdBy", revoked_at AS "revokedAt", revoked_by AS "revokedBy"
+     FROM api_keys ORDER BY created_at, name`,
+  );
+  return rows;
 }

@@ -14,7 +14,8 @@ import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { inTransaction, makePool, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
-import { makeKeys } from './keys.ts';
+import { importHistory } from './import.ts';
+import { keyRecords, makeKeys } from './keys.ts';
 import { makeReads } from './reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 
@@ -90,7 +91,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
 
   return {
     loadEntries: (petIds) => loadEntries(pool, petIds),
-    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, watch.saw),
+    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
     changeToken: () => watch.token(),
     inventoryRows: () => reads.inventoryRows(),
     entries: () => reads.entries(),
@@ -101,6 +102,8 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
     keys: makeKeys(pool, options.now ?? Date.now),
+    keyRecords: () => keyRecords(pool),
+    importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
     async ping() {
       await pool.query('SELECT 1');
     },

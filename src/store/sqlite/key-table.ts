@@ -1,6 +1,7 @@
 // The api_keys table: key hashes and names, never keys. Lookups go by hash, so no
 // secret is ever compared byte by byte.
 import type { Db } from '../database.ts';
+import type { KeyRecord } from '../port.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type Revocation } from '../keys.ts';
 
 export interface KeyWriter {
@@ -47,6 +48,7 @@ export function makeKeyWriter(db: Db): KeyWriter {
 export interface KeyReader {
   authenticate(key: string): string | undefined;
   list(): KeyInfo[];
+  records(): KeyRecord[];
   count(): number;
 }
 
@@ -59,6 +61,10 @@ export function makeKeyReader(db: Db, changeToken: () => string): KeyReader {
      FROM api_keys ORDER BY created_at, name`,
   );
   const count = db.prepare('SELECT count(*) FROM api_keys').pluck();
+  const records = db.prepare(
+    `SELECT name, hash, created_at AS createdAt, created_by AS createdBy, revoked_at AS revokedAt, revoked_by AS revokedBy
+     FROM api_keys ORDER BY created_at, name`,
+  );
   const known = new Map<string, string>();
   let cacheToken = '';
   return {
@@ -80,6 +86,7 @@ export function makeKeyReader(db: Db, changeToken: () => string): KeyReader {
       return name;
     },
     list: () => list.all() as KeyInfo[],
+    records: () => records.all() as KeyRecord[],
     count: () => count.get() as number,
   };
 }

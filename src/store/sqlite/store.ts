@@ -52,6 +52,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
     keys,
+    keyRecords: async () => reader.keys.records(),
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
     unavailable: () => writer.unavailable?.(),

@@ -1,0 +1,81 @@
+// copy-store's target side: a whole history into an empty PostgreSQL store, in one
+// transaction holding the chain head, so that no instance can append in between and a
+// failure anywhere leaves the store empty. Events keep their seq, times, actors and
+// hashes (the chain must verify to the same digest as at the source); the projection is
+// replayed from them, as rebuild-projection would.
+import type pg from 'pg';
+import { StoreNotEmpty, type Entry, type HistoryImport, type KeyRecord } from '../port.ts';
+import { applyEvent } from '../projection.ts';
+import { toAppliedEvent } from '../replay-rows.ts';
+import { CHANGES_CHANNEL } from './changes.ts';
+
+const INSERT_EVENTS = `
+INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`;
+
+const INSERT_ENTRIES = `
+INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
+SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[], $5::text[])`;
+
+const INSERT_KEYS = `
+INSERT INTO api_keys (name, hash, created_at, created_by, revoked_at, revoked_by)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`;
+
+const CHUNK = 10_000;
+
+/** Runs inside a transaction that holds the chain head (SELECT … FOR UPDATE). */
+export async function importHistory(client: pg.ClientBase, history: HistoryImport) {
+  const { rows } = await client.query<{ events: boolean; keys: boolean; entries: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM events) AS events, EXISTS (SELECT 1 FROM api_keys) AS keys,
+            EXISTS (SELECT 1 FROM inventory) AS entries`,
+  );
+  const found = Object.entries(rows[0]!)
+    .filter(([, present]) => present)
+    .map(([what]) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows' })[what]);
+  if (found.length > 0) throw new StoreNotEmpty(`the target is not empty (it has ${found.join(', ')}): nothing was copied`);
+
+  const entries = new Map<bigint, Entry>();
+  let events = 0;
+  let head: { seq: bigint; hash: string } | undefined;
+  for await (const page of history.events) {
+    if (page.length === 0) continue;
+    const cols = Array.from({ length: 10 }, (_, i) => page.map((row) => (typeof row[i] === 'bigint' ? String(row[i]) : row[i])));
+    await client.query(INSERT_EVENTS, cols);
+    for (const [seq, petId, version, type, data, , , recordedAt] of page) {
+      const event = toAppliedEvent([seq, petId, version, type, data, recordedAt]);
+      entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+    }
+    const last = page[page.length - 1]!;
+    head = { seq: last[0], hash: last[9]! };
+    events += page.length;
+  }
+  const all = [...entries.values()];
+  for (let i = 0; i < all.length; i += CHUNK) {
+    const chunk = all.slice(i, i + CHUNK);
+    await client.query(INSERT_ENTRIES, [
+      chunk.map((e) => String(e.petId)),
+      chunk.map((e) => e.quantity),
+      chunk.map((e) => e.status),
+      chunk.map((e) => e.version),
+      chunk.map((e) => e.updatedAt),
+    ]);
+  }
+  const keys: KeyRecord[] = history.keys;
+  if (keys.length > 0) {
+    await client.query(INSERT_KEYS, [
+      keys.map((k) => k.name),
+      keys.map((k) => k.hash),
+      keys.map((k) => k.createdAt),
+      keys.map((k) => k.createdBy),
+      keys.map((k) => k.revokedAt),
+      keys.map((k) => k.revokedBy),
+    ]);
+  }
+  if (head) {
+    await client.query(
+      `UPDATE chain_head SET seq = $1, hash = $2, changes = changes + 1 RETURNING pg_notify('${CHANGES_CHANNEL}', changes::text)`,
+      [String(head.seq), head.hash],
+    );
+  }
+  return { events, keys: keys.length, entries: all.length };
+}

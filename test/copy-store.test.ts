@@ -1,0 +1,150 @@
+// scripts/copy-store: a real history on SQLite moved to a fresh PostgreSQL database. The
+// copy verifies to the same digest, keeps every event and key as it was, serves the same
+// list, accepts the old keys and refuses the revoked one, and chains on; a target that is
+// not empty, or a copy that fails midway, leaves the target as it was.
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openStore } from '../src/store/open.ts';
+import { commandsOn, createKey, eventsOf, trackPets } from './kit/fixtures.ts';
+import { tempDir } from './kit/paths.ts';
+import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
+import { runScript } from './kit/scripts.ts';
+import { killAll, startService } from './kit/service.ts';
+
+interface Ctx {
+  sqlite: string;
+  cleanupSqlite: () => void;
+  postgres: TestDatabase;
+  key: string;
+}
+
+const copy = suite<Ctx>('scripts/copy-store (SQLite to PostgreSQL)');
+
+copy.before.each(async (ctx) => {
+  const dir = tempDir('inv-copy-');
+  ctx.sqlite = dir.path('inventory.db');
+  ctx.cleanupSqlite = () => dir.cleanup();
+  ctx.postgres = await freshPostgresDatabase();
+  const migrated = await runScript('migrate', [], { db: ctx.postgres.url });
+  assert.is(migrated.status, 0, migrated.stderr);
+  // The history: tracked pets (one id above 2^53), changes by two keys, one revoked.
+  let t = Date.parse('2026-11-21T18:00:00.000Z');
+  const now = () => (t += 250);
+  const store = await openStore(ctx.sqlite, { now });
+  try {
+    ctx.key = await createKey(store, 'store-front');
+    await createKey(store, 'old-till');
+    await trackPets(store, [{ petId: 1, quantity: 5 }, { petId: 9007199254740993n, quantity: 2 }, { petId: 10 }], 'cli:root', now);
+    const commands = commandsOn(store, now);
+    for (const [petId, quantity] of [
+      [1n, 7],
+      [9007199254740993n, 12],
+      [1n, 6],
+      [10n, 3],
+    ] as const) {
+      await commands.handle({ type: 'SetQuantity', petId, quantity }, { actor: 'store-front', requestId: `r-${petId}-${quantity}` });
+    }
+    await commands.handle({ type: 'SetStatus', petId: 1n, status: 'pending' }, { actor: 'cli:root', requestId: 'status' });
+    assert.is(await store.keys.revoke('old-till', 'cli:root'), 'revoked');
+  } finally {
+    await store.close();
+  }
+});
+
+copy.after.each(async (ctx) => {
+  await killAll();
+  await ctx.postgres.cleanup();
+  ctx.cleanupSqlite();
+});
+
+async function rows(url: string, sql: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+copy('events, keys and the projection arrive verbatim; equal digests; the copy serves and chains on', async (ctx) => {
+  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /^copied 8 events, 2 keys and 3 inventory rows from /);
+  assert.not.match(r.stderr + r.stdout, new RegExp(new URL(ctx.postgres.url).password), 'no password printed');
+  const digests = [...r.stdout.matchAll(/digest (\d+:[0-9a-f]{64})/g)].map((m) => m[1]);
+  assert.is(digests.length, 2, r.stdout);
+  assert.is(digests[0], digests[1]);
+  assert.match(r.stdout, /digests equal\n$/);
+
+  const source = await openStore(ctx.sqlite, { readonly: true, mustExist: true });
+  const target = await openStore(ctx.postgres.url, { readonly: true, mustExist: true });
+  try {
+    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
+    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
+    assert.equal(await target.entries(), await source.entries(), 'the projection');
+  } finally {
+    await source.close();
+    await target.close();
+  }
+
+  const service = await startService({ db: ctx.postgres.url, expectKey: false });
+  const list = await service.get('/v1/inventory', ctx.key);
+  assert.is(list.status, 200, 'the old key works on the copy');
+  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
+  const revoked = await rows(ctx.postgres.url, "SELECT revoked_by FROM api_keys WHERE name = 'old-till'");
+  assert.equal(revoked, [{ revoked_by: 'cli:root' }]);
+  const patched = await service.request({
+    method: 'PATCH',
+    path: '/v1/inventory/10',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    body: '{"quantity": 4}',
+  });
+  assert.is(patched.status, 200, patched.text);
+  await service.stop();
+  const verified = await runScript('verify-log', [], { db: ctx.postgres.url });
+  assert.is(verified.status, 0, verified.stderr);
+  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+});
+
+copy('a target that is not empty is refused, and nothing changes', async (ctx) => {
+  const store = await openStore(ctx.postgres.url, { mustExist: true });
+  try {
+    await trackPets(store, [{ petId: 77 }]);
+  } finally {
+    await store.close();
+  }
+  const before = await rows(ctx.postgres.url, 'SELECT seq, hash FROM events ORDER BY seq');
+  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  assert.is(r.status, 1);
+  assert.is(r.stderr, 'error: the target is not empty (it has events, inventory rows): nothing was copied\n');
+  assert.equal(await rows(ctx.postgres.url, 'SELECT seq, hash FROM events ORDER BY seq'), before);
+});
+
+copy('a copy that fails midway leaves the target empty', async (ctx) => {
+  // The target refuses one row (the last event), after the others went in.
+  await rows(
+    ctx.postgres.url,
+    `CREATE FUNCTION refuse_seq_8() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN IF NEW.seq = 8 THEN RAISE EXCEPTION 'refused seq 8'; END IF; RETURN NEW; END $$;
+     CREATE TRIGGER refuse_seq_8 BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_seq_8();`,
+  );
+  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^error: refused seq 8\n$/);
+  assert.equal(await rows(ctx.postgres.url, 'SELECT count(*)::int AS n FROM events'), [{ n: 0 }]);
+  assert.equal(await rows(ctx.postgres.url, 'SELECT count(*)::int AS n FROM api_keys'), [{ n: 0 }]);
+  assert.equal(await rows(ctx.postgres.url, 'SELECT count(*)::int AS n FROM inventory'), [{ n: 0 }]);
+  assert.equal(await rows(ctx.postgres.url, 'SELECT seq::int FROM chain_head'), [{ seq: 0 }]);
+});
+
+copy('usage errors exit 2 with one line and see --help', async (ctx) => {
+  for (const args of [[], ['--from', ctx.sqlite], ['--from', ctx.sqlite, '--to', ctx.sqlite], ['--db', ctx.sqlite]]) {
+    const r = await runScript('copy-store', args);
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /^error: [^\n]+\nsee --help\n$/);
+  }
+});
+
+copy.run();
