@@ -13,7 +13,11 @@ import { freePort } from './bench/fixtures.ts';
 export interface EmbeddedServer {
   /** A superuser's URL to the server's postgres database. */
   url: string;
+  /** Stops the server and removes its files. */
   stop(): Promise<void>;
+  /** Stops the server and keeps its files (a fault test's outage); start() brings it back. */
+  pause(): Promise<void>;
+  start(): Promise<void>;
 }
 
 export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
@@ -28,7 +32,8 @@ export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
     port,
     user: 'postgres',
     password,
-    persistent: false,
+    // Kept when the server stops (pause); removed with the directory by stop().
+    persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Only 127.0.0.1; fsync stays on, as the durability tests need it.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
@@ -51,6 +56,8 @@ export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     },
+    pause: () => server.stop(),
+    start: () => server.start(),
   };
 }
 

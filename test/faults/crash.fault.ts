@@ -4,10 +4,9 @@
 // whole and the projection equal to the replay. Run with `npm run test:crash`;
 // FAULT_SEED repeats a run's choices, CRASH_ROUNDS changes the number of rounds.
 import { Agent } from 'node:http';
-import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tempDir, type TempDir } from '../kit/paths.ts';
+import { storeTargets, type FreshDatabase, type StoreTarget } from '../kit/stores.ts';
 import { killAll, startService, withTimeout, WAIT_MS, type Service } from '../kit/service.ts';
 import {
   assertNoSecrets,
@@ -16,7 +15,7 @@ import {
   httpSend,
   patch,
   prng,
-  readLog,
+  readLogOf,
   replay,
   seedDatabase,
   seedFromEnv,
@@ -30,22 +29,25 @@ const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 24);
 const MIN_DELAY_MS = 100;
 const MAX_DELAY_MS = 700;
 
-const crash = suite<{ scratch: TempDir; dir: string }>('crash: SIGKILL under write load (SQLite only: the file after a kill, integrity_check)');
-crash.before((ctx) => {
-  ctx.scratch = tempDir('inv-crash-');
-  ctx.dir = ctx.scratch.dir;
-});
-crash.after(async (ctx) => {
+const crash = suite<{ fresh: FreshDatabase }>('crash: SIGKILL under write load');
+crash.after.each(async (ctx) => {
   await killAll();
-  ctx.scratch.cleanup();
+  await ctx.fresh.cleanup();
 });
 
-crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, in order`, async ({ dir }) => {
+for (const target of storeTargets()) {
+  crash(`[${target.name}] ${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, in order`, async (ctx) => {
+    ctx.fresh = await target.fresh();
+    await crashRounds(target, ctx.fresh.db);
+  });
+}
+
+/** On SQLite the file the kills left is checked too (integrity_check); on PostgreSQL the server lives on and only the instance dies. */
+async function crashRounds(target: StoreTarget, path: string): Promise<void> {
   const started = Date.now();
   const seed = seedFromEnv();
   const random = prng(seed);
-  const path = join(dir, 'inventory.db');
-  const [key] = (await seedDatabase(path, PETS, ['crash-load'])) as [string];
+  const [key] = (await seedDatabase(path, PETS, ['crash-load'], target)) as [string];
 
   const writes: Write[] = [];
   const services: Service[] = [];
@@ -97,7 +99,7 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   assert.ok(acked.length > ROUNDS * 10, `too little load to mean anything: ${acked.length} writes acknowledged`);
 
   // The log, read-only, as the crashes left it (recovered from the WAL on open).
-  const { events, inventory } = readLog(path);
+  const { events, inventory } = await readLogOf(path);
   const { problems, found, committedUnanswered } = checkLog(events, writes, { pets: PETS, actorOf: () => 'crash-load' });
   assert.equal(problems.slice(0, 20), [], `${problems.length} problems in the log`);
   assert.is(found, acked.length, 'every acknowledged write is in events');
@@ -152,10 +154,10 @@ crash(`${ROUNDS} rounds of load and SIGKILL: every acknowledged write survives, 
   }
 
   console.log(
-    `crash: seed ${seed}; ${ROUNDS} rounds, ${crashes} crashes survived; ${writes.length} PATCHes sent, ` +
+    `crash [${target.name}]: seed ${seed}; ${ROUNDS} rounds, ${crashes} crashes survived; ${writes.length} PATCHes sent, ` +
       `${acked.length} acknowledged, ${found} found in events; ${failedInFlight.length} failed in flight ` +
       `(${committedUnanswered} of them committed nonetheless); ${events.length} events; ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
-});
+}
 
 crash.run();

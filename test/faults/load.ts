@@ -4,13 +4,14 @@
 import { createHash } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
+import pg from 'pg';
 import { openDatabase, type Db } from '../../src/store/database.ts';
+import { isPostgresUrl } from '../../src/store/open.ts';
 import { createKey, trackPets } from '../kit/fixtures.ts';
 import { seededRandom } from '../kit/random.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { sqliteTarget } from '../kit/sqlite-target.ts';
 import type { StoreTarget } from '../kit/stores.ts';
-
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -24,7 +25,12 @@ export function seedFromEnv(): number {
 }
 
 /** Makes a database with pets 1..pets (quantity 0) and one key per name; returns the keys. */
-export async function seedDatabase(path: string, pets: number, keyNames: string[], target: StoreTarget = sqliteTarget()): Promise<string[]> {
+export async function seedDatabase(
+  path: string,
+  pets: number,
+  keyNames: string[],
+  target: StoreTarget = sqliteTarget(),
+): Promise<string[]> {
   const store = await target.open(path);
   try {
     await trackPets(
@@ -270,13 +276,15 @@ export function readInventory(db: Db): { pet_id: number; quantity: number; statu
   }[];
 }
 
-/** The checks on the file itself: SQLite's integrity check, the hash chain, the projection. */
+/** The checks on the store itself: SQLite's integrity check (files only), the hash chain, the projection. */
 export function checkFile(path: string): void {
-  const db = openDatabase(path, { readonly: true });
-  try {
-    assert.equal(db.pragma('integrity_check', { simple: false }), [{ integrity_check: 'ok' }], 'PRAGMA integrity_check');
-  } finally {
-    db.close();
+  if (!isPostgresUrl(path)) {
+    const db = openDatabase(path, { readonly: true });
+    try {
+      assert.equal(db.pragma('integrity_check', { simple: false }), [{ integrity_check: 'ok' }], 'PRAGMA integrity_check');
+    } finally {
+      db.close();
+    }
   }
   const verify = runScriptSync('verify-log', [], { db: path });
   assert.is(verify.status, 0, `scripts/verify-log: ${verify.stdout}${verify.stderr}`);
@@ -298,8 +306,32 @@ export function assertNoSecrets(outputs: { name: string; text: string }[], keys:
   }
 }
 
+type Log = { events: EventRow[]; inventory: ReturnType<typeof readInventory> };
+
+/** readLog for either store: a SQLite path, or a PostgreSQL URL read in one snapshot. */
+export async function readLogOf(db: string): Promise<Log> {
+  if (!isPostgresUrl(db)) return readLog(db);
+  const client = new pg.Client({ connectionString: db });
+  await client.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const events = await client.query<EventRow>(
+      `SELECT seq::int, pet_id::int, version, type, (data::jsonb ->> 'quantity')::int AS quantity,
+              data::jsonb ->> 'status' AS status, actor, request_id
+       FROM events ORDER BY seq`,
+    );
+    const inventory = await client.query<Log['inventory'][number]>(
+      'SELECT pet_id::int, quantity, status, version FROM inventory ORDER BY pet_id',
+    );
+    await client.query('COMMIT');
+    return { events: events.rows, inventory: inventory.rows };
+  } finally {
+    await client.end();
+  }
+}
+
 /** The log and the projection as a test run left them, read through a read-only connection. */
-export function readLog(path: string): { events: ReturnType<typeof readEvents>; inventory: ReturnType<typeof readInventory> } {
+export function readLog(path: string): Log {
   const db = openDatabase(path, { readonly: true });
   try {
     return { events: readEvents(db), inventory: readInventory(db) };

@@ -39,7 +39,9 @@ interface Read {
   shown?: Map<number, number>;
 }
 
-const two = suite<{ scratch: TempDir; dir: string }>('two service processes on one database (SQLite only: checks the file, integrity_check)');
+const two = suite<{ scratch: TempDir; dir: string }>(
+  'two service processes on one database (SQLite only: checks the file, integrity_check)',
+);
 two.before((ctx) => {
   ctx.scratch = tempDir('inv-two-');
   ctx.dir = ctx.scratch.dir;

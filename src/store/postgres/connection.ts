@@ -58,13 +58,33 @@ export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }
 
+/**
+ * A connection taken from the pool for a while. A connection the server ends while it is
+ * out of the pool and between queries (a restart, an administrator) emits 'error': heard
+ * here, it is kept from being given back to the pool (release with the error destroys
+ * it) instead of ending the process as an unheard error event would.
+ */
+export async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(error?: Error): void }> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  client.on('error', onError);
+  return {
+    client,
+    release(error) {
+      client.off('error', onError);
+      client.release(error ?? lost);
+    },
+  };
+}
+
 /** Runs work in one transaction on one connection of the pool: COMMIT, or ROLLBACK and rethrow. */
 export async function inTransaction<T>(
   pool: pg.Pool,
   begin: string,
   work: (client: pg.PoolClient, begun: pg.QueryResult | pg.QueryResult[]) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
+  const { client, release } = await checkout(pool);
   let broken: Error | undefined;
   try {
     // Several statements in one string (BEGIN; SET LOCAL …; SELECT …) go in one round
@@ -82,6 +102,6 @@ export async function inTransaction<T>(
     }
     throw error;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }

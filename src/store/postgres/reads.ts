@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
-import { inTransaction } from './connection.ts';
+import { checkout, inTransaction } from './connection.ts';
 
 const PAGE_ROWS = 256;
 export const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
@@ -87,7 +87,7 @@ ORDER BY seq`;
 export function makeReads(pool: pg.Pool) {
   return {
     async *inventoryRows(): AsyncIterable<InventoryRow[]> {
-      const client = await pool.connect();
+      const { client, release } = await checkout(pool);
       let broken: Error | undefined;
       try {
         await client.query(SNAPSHOT);
@@ -101,7 +101,7 @@ export function makeReads(pool: pg.Pool) {
         // A consumer that stops early leaves the transaction open: the connection is
         // rolled back before it goes back to the pool.
         if (!broken) await client.query('ROLLBACK').catch((error: Error) => (broken = error));
-        client.release(broken);
+        release(broken);
       }
     },
     entries: () => inTransaction(pool, SNAPSHOT, (client) => listEntries(client)),

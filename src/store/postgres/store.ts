@@ -11,7 +11,7 @@ import type { Entry, InventoryStore } from '../port.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
-import { inTransaction, makePool, redactUrl } from './connection.ts';
+import { checkout, inTransaction, makePool, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { importHistory } from './import.ts';
@@ -110,7 +110,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     // A real write, rolled back: fails while the database cannot take writes (a full
     // disk, a read-only server, a role without rights).
     async probeWrite() {
-      const client = await pool.connect();
+      const { client, release } = await checkout(pool);
       let broken: Error | undefined;
       try {
         await client.query("BEGIN; INSERT INTO service_health (id, padding) VALUES (1, decode(repeat('00', 16384), 'hex'))");
@@ -119,7 +119,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
         throw error;
       } finally {
         await client.query('ROLLBACK').catch((error: Error) => (broken ??= error));
-        client.release(broken);
+        release(broken);
       }
     },
     unavailable: () => undefined,
