@@ -64,14 +64,14 @@ export function isPostgresUrl(target: string): boolean {
  * here, it is kept from being given back to the pool (release with the error destroys
  * it) instead of ending the process as an unheard error event would.
  */
-export async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(error?: Error): void }> {
+export async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release: (error?: Error) => void }> {
   const client = await pool.connect();
   let lost: Error | undefined;
   const onError = (error: Error) => (lost = error);
   client.on('error', onError);
   return {
     client,
-    release(error) {
+    release: (error) => {
       client.off('error', onError);
       client.release(error ?? lost);
     },
