@@ -24,6 +24,8 @@ Exit status: 0 copied and the digests are equal, 1 failure (nothing copied) or t
 digests differ, 2 usage error.
 `;
 
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
 function verdictLine(name: string, verdict: Verdict): string {
   return verdict.ok
     ? `${name}: ${verdict.events} events, chain intact, digest ${formatDigest(verdict.head)}\n`
@@ -50,7 +52,7 @@ await run(USAGE, async (argv) => {
       if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target: give a postgres:// URL`);
       const copied = await target.importHistory({ events: source.chainRows(), keys: await source.keyRecords() });
       process.stderr.write(
-        `copied ${copied.events} events, ${copied.keys} keys and ${copied.entries} inventory rows ` +
+        `copied ${count(copied.events, 'event')}, ${count(copied.keys, 'key')} and ${count(copied.entries, 'inventory row')} ` +
           `from ${describeTarget(from)} to ${describeTarget(to)}\n`,
       );
       const [a, b] = [await verifyLog(source), await verifyLog(target)];
