@@ -1,0 +1,152 @@
+// Many service instances on one PostgreSQL database: one instance's writes are in the
+// others' lists within milliseconds (NOTIFY, or the fallback check when the listening
+// connection is gone), a revoked key fails on every instance at its next request,
+// instances starting together make exactly one first key, and If-Match writes raced
+// through two instances never both succeed for one version.
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
+import { runScript } from './kit/scripts.ts';
+import { killAll, startService, type Service } from './kit/service.ts';
+
+const instances = suite<{ database: TestDatabase }>('many instances on one PostgreSQL database');
+instances.before.each(async (ctx) => {
+  ctx.database = await freshPostgresDatabase();
+});
+instances.after.each(async (ctx) => {
+  await killAll();
+  await ctx.database.cleanup();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function patch(service: Service, key: string, petId: number, quantity: number, ifMatch?: string) {
+  return service.request({
+    method: 'PATCH',
+    path: `/v1/inventory/${petId}`,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(ifMatch ? { 'if-match': ifMatch } : {}) },
+    body: JSON.stringify({ quantity }),
+  });
+}
+
+/** Polls B's list every 5 ms until it shows pet 1 at quantity; returns the delay in ms. */
+async function seenWithin(service: Service, key: string, quantity: number, limitMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    const list = await service.get('/v1/inventory', key);
+    assert.is(list.status, 200, list.text);
+    if (list.text.includes(`{"petId":1,"quantity":${quantity},`)) return performance.now() - started;
+    await sleep(5);
+  }
+  throw new Error(`the other instance did not show quantity ${quantity} within ${limitMs} ms`);
+}
+
+async function sql(url: string, text: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Record<string, unknown>>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+instances("a write through one instance is in the other's list within milliseconds, also with the listener gone", async ({ database }) => {
+  const a = await startService({ db: database.url, expectKey: true });
+  const key = a.bootstrapKey!;
+  const b = await startService({ db: database.url, expectKey: false });
+  assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
+  await seenWithin(b, key, 0, 1_000);
+  const delays: number[] = [];
+  for (let q = 1; q <= 5; q++) {
+    assert.is((await patch(a, key, 1, q)).status, 200);
+    delays.push(await seenWithin(b, key, q, 1_000));
+  }
+  // The listening connections are ended by the server: the list still follows (read
+  // from chain_head), and each instance listens again within seconds.
+  const killed = await sql(
+    database.url,
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'petstore-inventory listener' AND datname = current_database()",
+  );
+  assert.is(killed.length, 2, 'one listener per instance');
+  assert.is((await patch(a, key, 1, 42)).status, 200);
+  const fallback = await seenWithin(b, key, 42, 1_000);
+  const deadline = Date.now() + 5_000;
+  let listeners = 0;
+  while (Date.now() < deadline && listeners < 2) {
+    await sleep(100);
+    listeners = (
+      await sql(
+        database.url,
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'petstore-inventory listener' AND datname = current_database()",
+      )
+    ).length;
+  }
+  assert.is(listeners, 2, 'both instances listen again within 5 s');
+  assert.is((await patch(a, key, 1, 43)).status, 200);
+  delays.push(await seenWithin(b, key, 43, 1_000));
+  console.log(
+    `  seen by the other instance after ${delays.map((d) => d.toFixed(1)).join(', ')} ms; with the listener gone: ${fallback.toFixed(1)} ms`,
+  );
+});
+
+instances('a key revoked with scripts/keys fails at once on every instance', async ({ database }) => {
+  const a = await startService({ db: database.url, expectKey: true });
+  const b = await startService({ db: database.url, expectKey: false });
+  const created = await runScript('keys', ['create', 'till-3'], { db: database.url });
+  assert.is(created.status, 0, created.stderr);
+  const key = /pinv_[A-Za-z0-9]{32}/.exec(created.stdout + created.stderr)![0];
+  assert.is((await a.get('/v1/inventory', key)).status, 200);
+  assert.is((await b.get('/v1/inventory', key)).status, 200);
+  assert.is((await runScript('keys', ['revoke', 'till-3'], { db: database.url })).status, 0);
+  assert.is((await a.get('/v1/inventory', key)).status, 401, 'refused by the first instance at its next request');
+  assert.is((await b.get('/v1/inventory', key)).status, 401, 'and by the second');
+});
+
+instances('three instances starting together on an empty database make exactly one first key', async ({ database }) => {
+  const migrated = await runScript('migrate', [], { db: database.url });
+  assert.is(migrated.status, 0, migrated.stderr);
+  const started = await Promise.all([0, 1, 2].map(() => startService({ db: database.url, expectKey: false })));
+  assert.is(started.filter((s) => /had no API key/.test(s.err())).length, 1, 'exactly one printed a key');
+  const keys = await sql(database.url, 'SELECT name FROM api_keys');
+  assert.equal(keys, [{ name: 'bootstrap' }]);
+});
+
+instances('If-Match writes raced through two instances: never two 200s for one version, no gap', async ({ database }) => {
+  const a = await startService({ db: database.url, expectKey: true });
+  const key = a.bootstrapKey!;
+  const b = await startService({ db: database.url, expectKey: false });
+  const PETS = 5;
+  for (let p = 1; p <= PETS; p++) assert.is((await runScript('track', [String(p)], { db: database.url })).status, 0);
+  // Each round, 8 racers per instance send a PATCH to every pet with If-Match of the
+  // version the round expects: exactly one of the 16 may win it.
+  const ROUNDS = 6;
+  let won = 0;
+  let conflicts = 0;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const answers = await Promise.all(
+      Array.from({ length: PETS }, (_, p) =>
+        Promise.all(Array.from({ length: 16 }, (_, racer) => patch(racer % 2 === 0 ? a : b, key, p + 1, racer, `"${round}"`))),
+      ),
+    );
+    for (const [p, perPet] of answers.entries()) {
+      const ok = perPet.filter((r) => r.status === 200);
+      assert.is(ok.length, 1, `pet ${p + 1}, version ${round}: ${ok.length} PATCHes succeeded`);
+      assert.is(ok[0]!.headers.etag, `"${round + 1}"`);
+      assert.ok(
+        perPet.every((r) => r.status === 200 || r.status === 412),
+        perPet.map((r) => r.status).join(' '),
+      );
+      won += ok.length;
+      conflicts += perPet.length - ok.length;
+    }
+  }
+  const gaps = await sql(database.url, `SELECT pet_id FROM events GROUP BY pet_id HAVING max(version) <> count(*) OR min(version) <> 1`);
+  assert.equal(gaps, [], 'versions 1..n per pet');
+  const events = await sql(database.url, 'SELECT count(*)::int AS n FROM events');
+  assert.equal(events, [{ n: PETS + won }], 'one event per 200, nothing else');
+  console.log(`  ${won} writes won, ${conflicts} refused with 412`);
+});
+
+instances.run();
