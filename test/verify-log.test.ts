@@ -4,12 +4,16 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase, type Db } from '../src/store/database.ts';
 import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../src/store/hash-chain.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
 import { verifyLog } from '../src/verify-log.ts';
+import { openStore } from '../src/store/open.ts';
+import type { InventoryStore } from '../src/store/port.ts';
+import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { commandsOn } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
@@ -20,15 +24,8 @@ interface Ctx {
   digest: Digest;
 }
 
-async function history(db: Db): Promise<void> {
-  let t = Date.parse('2026-05-01T00:00:00.000Z');
-  const now = () => (t += 1000);
-  const commands = commandsOn(sqliteStoreOn(db), now);
-  const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
-  await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
-  await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
-  for (let i = 0; i < 6; i++)
-    await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
+function history(db: Db): Promise<void> {
+  return historyOn(sqliteStoreOn(db));
 }
 
 /** What an attacker does first: the triggers are only a guard against accidents. */
@@ -263,3 +260,93 @@ cli('prints the head digest alone on stdout (exit 0); a broken chain or a digest
 });
 
 cli.run();
+
+// The same chain on PostgreSQL: the same history hashes to the same digest, and an
+// attacker who turns the triggers off for their session (as a superuser can) is caught
+// the same way, by scripts/verify-log on the database URL.
+const onPostgres = suite<{ database: TestDatabase; sqlite: Db }>('the hash chain on PostgreSQL');
+onPostgres.before.each(async (ctx) => {
+  ctx.database = await freshPostgresDatabase();
+  ctx.sqlite = openDatabase(':memory:');
+});
+onPostgres.after.each(async (ctx) => {
+  ctx.sqlite.close();
+  await ctx.database.cleanup();
+});
+
+/** Two pets (one id above 2^53), six changes, a fixed clock: the same rows on any store. */
+async function historyOn(store: InventoryStore): Promise<void> {
+  let t = Date.parse('2026-05-01T00:00:00.000Z');
+  const now = () => (t += 1000);
+  const commands = commandsOn(store, now);
+  const meta = (actor: string) => ({ actor, requestId: `r-${t}` });
+  await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
+  await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
+  for (let i = 0; i < 6; i++)
+    await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
+}
+
+async function asAttacker(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`SET session_replication_role = replica; ${sql}`);
+  } finally {
+    await client.end();
+  }
+}
+
+onPostgres('the same history gives the same digest on both stores, and verify-log says so on both', async ({ database, sqlite }) => {
+  const store = await openStore(database.url);
+  try {
+    await historyOn(store);
+  } finally {
+    await store.close();
+  }
+  await history(sqlite);
+  const fromSqlite = await verifyLog(sqliteStoreOn(sqlite));
+  const r = runScriptSync('verify-log', [], { db: database.url });
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(fromSqlite.ok);
+  assert.is(r.stdout, `${formatDigest(fromSqlite.head)}\n`, 'byte for byte the same chain');
+  assert.is(r.stderr, 'ok: 8 events, chain intact\n');
+});
+
+onPostgres('a field changed, an event removed, or the chain recomputed after an edit: each caught', async ({ database }) => {
+  const store = await openStore(database.url);
+  try {
+    await historyOn(store);
+  } finally {
+    await store.close();
+  }
+  const digest = runScriptSync('verify-log', [], { db: database.url }).stdout.trim();
+  await asAttacker(database.url, "UPDATE events SET actor = 'mallory' WHERE seq = 4");
+  let r = runScriptSync('verify-log', [], { db: database.url });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^error: BROKEN at seq 4: .*field/);
+  await asAttacker(database.url, "UPDATE events SET actor = 'alice' WHERE seq = 4; DELETE FROM events WHERE seq = 5");
+  r = runScriptSync('verify-log', [], { db: database.url });
+  assert.match(r.stderr, /^error: BROKEN at seq 6: .*prev_hash/);
+  // Rewritten history with every hash recomputed: only a digest saved before catches it.
+  const store2 = await openStore(database.url, { readonly: true, mustExist: true });
+  const rows: string[] = [];
+  let prev = GENESIS_HASH;
+  try {
+    for await (const page of store2.chainRows()) {
+      for (const [seq, petId, version, type, data, actor, requestId, recordedAt] of page) {
+        const hash = eventHash({ prevHash: prev, seq, petId, version, type, data, actor, requestId, recordedAt });
+        rows.push(`UPDATE events SET prev_hash = '${prev}', hash = '${hash}' WHERE seq = ${seq};`);
+        prev = hash;
+      }
+    }
+  } finally {
+    await store2.close();
+  }
+  await asAttacker(database.url, rows.join('\n'));
+  assert.is(runScriptSync('verify-log', [], { db: database.url }).status, 0, 'the recomputed chain is consistent');
+  r = runScriptSync('verify-log', ['--digest', digest], { db: database.url });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^error: BROKEN at seq 8: .*rewritten/);
+});
+
+onPostgres.run();
