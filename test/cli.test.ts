@@ -1,12 +1,13 @@
 // End-to-end tests of the operator commands: the real wrapper scripts in scripts/, run
-// as child processes against a fresh SQLite file per test; the outcome is judged by exit
-// status, standard output and error, and the database contents.
+// as child processes against a fresh database per test on every store (a SQLite file, a
+// PostgreSQL database); the outcome is judged by exit status, standard output and error,
+// and the database contents.
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { suite } from 'uvu';
+import pg from 'pg';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
@@ -15,6 +16,8 @@ import { parseJson } from './kit/http.ts';
 import { tempDir, type TempDir } from './kit/paths.ts';
 import { runScriptSync, type ScriptResult as Result } from './kit/scripts.ts';
 import { sqliteTarget } from './kit/sqlite-target.ts';
+import { storeTargets, type StoreTarget } from './kit/stores.ts';
+import { targetSuites } from './kit/suites.ts';
 
 /** An event's data column, the members tests read. */
 interface EventData {
@@ -54,48 +57,114 @@ function expectUsageError(r: Result, message: RegExp, what: string): void {
 const RAW_NODE = /ENOENT|EISDIR|EEXIST|ERR_|Option '|argument is ambiguous|no such file or directory|at .*\.ts:\d+/;
 
 interface Ctx {
+  target: StoreTarget;
   scratch: TempDir;
   dir: string;
+  /** The database: a file path (SQLite, not created yet) or a URL (an empty PostgreSQL database). */
   db: string;
+  dropDb: () => Promise<void>;
 }
 
-/**
- * A suite whose tests each get a fresh temporary directory and database path. SQLite
- * only for now: the tests read the file's tables with SQL to judge the outcome.
- */
-function cliSuite(name: string) {
-  const s = suite<Ctx>(`${name} (SQLite: judged by reading the file)`);
-  s.before.each((ctx) => {
-    ctx.scratch = tempDir('inventory-cli-');
-    ctx.dir = ctx.scratch.dir;
-    ctx.db = ctx.scratch.path('inventory.db');
-  });
-  s.after.each((ctx) => {
-    ctx.scratch.cleanup();
-  });
-  return s;
+/** Suites whose tests each get a fresh temporary directory and database, on every target. */
+function cliSuite(name: string, targets: StoreTarget[] = storeTargets()) {
+  return targetSuites<Ctx>(
+    name,
+    {
+      async beforeEach(ctx) {
+        ctx.scratch = tempDir('inventory-cli-');
+        ctx.dir = ctx.scratch.dir;
+        if (ctx.target.name === 'sqlite') {
+          ctx.db = ctx.scratch.path('inventory.db');
+          ctx.dropDb = async () => {};
+        } else {
+          const fresh = await ctx.target.fresh();
+          ctx.db = fresh.db;
+          ctx.dropDb = fresh.cleanup;
+        }
+      },
+      async afterEach(ctx) {
+        ctx.scratch.cleanup();
+        await ctx.dropDb();
+      },
+    },
+    targets,
+  );
 }
 
-/** Reads the database with a plain read-only connection; integers come back as BigInt. */
-function query<T = Record<string, unknown>>(path: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+const int8AsBigInt = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? (v: string) => BigInt(v) : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser,
+};
+
+/** Reads the database with a plain connection, `?` for parameters; integers come back as BigInt on both stores. */
+async function query<T = Record<string, unknown>>(ctx: Ctx, sql: string, ...params: unknown[]): Promise<T[]> {
+  if (ctx.target.name === 'sqlite') {
+    const db = new Database(ctx.db, { readonly: true, fileMustExist: true });
+    try {
+      return db
+        .prepare(sql)
+        .safeIntegers(true)
+        .all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: ctx.db, types: int8AsBigInt });
+  await client.connect();
   try {
-    return db
-      .prepare(sql)
-      .safeIntegers(true)
-      .all(...params) as T[];
+    let n = 0;
+    const { rows } = await client.query<Record<string, unknown>>(
+      sql.replace(/\?/g, () => `$${++n}`),
+      params.map((p) => (typeof p === 'bigint' ? String(p) : p)),
+    );
+    return rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? BigInt(v) : v]))) as T[];
   } finally {
-    db.close();
+    await client.end();
   }
 }
 
-function countEvents(path: string): bigint {
-  return query<{ n: bigint }>(path, 'SELECT count(*) AS n FROM events')[0]!.n;
+/** Runs sql (one or more statements) with a plain read-write connection, as anyone with access could. */
+async function execute(ctx: Ctx, sql: string): Promise<void> {
+  if (ctx.target.name === 'sqlite') {
+    const db = new Database(ctx.db, { fileMustExist: true });
+    try {
+      db.exec(sql);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: ctx.db });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function countEvents(ctx: Ctx): Promise<bigint> {
+  return (await query<{ n: bigint }>(ctx, 'SELECT count(*) AS n FROM events'))[0]!.n;
+}
+
+/** Whether the command left no database behind: no file, or no table in the PostgreSQL database. */
+async function noDatabase(ctx: Ctx): Promise<boolean> {
+  if (ctx.target.name === 'sqlite') return !existsSync(ctx.db);
+  const client = new pg.Client({ connectionString: ctx.db });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+    );
+    return rows[0]!.n === 0;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Seeds a database in-process (saves a process start); the commands under test run as processes. */
-async function seed(path: string, commands: Command[]): Promise<void> {
-  const store = await sqliteTarget().open(path);
+async function seed(ctx: Ctx, commands: Command[]): Promise<void> {
+  const store = await ctx.target.open(ctx.db);
   try {
     await runCommands(store, commands);
   } finally {
@@ -104,8 +173,12 @@ async function seed(path: string, commands: Command[]): Promise<void> {
 }
 
 /** A new, empty database of the current schema (operator commands create none). */
-function createDb(path: string): void {
-  openDatabase(path).close();
+async function createDb(ctx: Ctx): Promise<void> {
+  if (ctx.target.name === 'sqlite') {
+    openDatabase(ctx.db).close();
+    return;
+  }
+  await (await ctx.target.open(ctx.db)).close();
 }
 
 const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 'sold' = 'available'): Command => ({
@@ -118,8 +191,8 @@ const track = (petId: bigint, quantity = 0, status: 'available' | 'pending' | 's
 // ---------------------------------------------------------------------------------------
 const keys = cliSuite('scripts/keys');
 
-keys('create prints the key alone, the table holds only its hash, list shows no secret', (ctx) => {
-  createDb(ctx.db);
+keys('create prints the key alone, the table holds only its hash, list shows no secret', async (ctx) => {
+  await createDb(ctx);
   // INVENTORY_DB names the database here; --db below.
   const created = script('keys', ['create', 'alice'], { INVENTORY_DB: ctx.db });
   expectExit(created, 0, 'keys create');
@@ -127,7 +200,7 @@ keys('create prints the key alone, the table holds only its hash, list shows no 
   const key = created.stdout.trim();
   assert.not.match(created.stderr, key, 'the key is on stdout only');
 
-  const rows = query(ctx.db, 'SELECT * FROM api_keys');
+  const rows = await query(ctx, 'SELECT * FROM api_keys');
   assert.is(rows.length, 1);
   const row = rows[0]!;
   assert.is(row.name, 'alice');
@@ -154,15 +227,15 @@ keys('create prints the key alone, the table holds only its hash, list shows no 
   assert.not.match(output, /pinv_/);
 });
 
-keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) => {
-  createDb(ctx.db);
+keys('revoke sets revoked_at; an unknown name and a taken name exit 1', async (ctx) => {
+  await createDb(ctx);
   const created = script('keys', ['create', 'bob', '--db', ctx.db]);
   expectExit(created, 0, 'keys create');
   const key = created.stdout.trim();
 
   const revoked = script('keys', ['revoke', 'bob', '--db', ctx.db]);
   expectExit(revoked, 0, 'keys revoke');
-  const row = query(ctx.db, 'SELECT * FROM api_keys WHERE name = ?', 'bob')[0]!;
+  const row = (await query(ctx, 'SELECT * FROM api_keys WHERE name = ?', 'bob'))[0]!;
   assert.match(String(row.revoked_at), ISO_MS);
   assert.is(row.revoked_by, operator);
 
@@ -179,15 +252,15 @@ keys('revoke sets revoked_at; an unknown name and a taken name exit 1', (ctx) =>
   const taken = script('keys', ['create', 'bob', '--db', ctx.db]);
   expectFailure(taken, /^error: a key named "bob" exists already/, 'keys create of a taken name');
   assert.is(taken.stdout, '', 'no key is printed');
-  const all = query(ctx.db, 'SELECT name, hash FROM api_keys');
+  const all = await query(ctx, 'SELECT name, hash FROM api_keys');
   assert.is(all.length, 1);
   assert.is(all[0]!.hash, row.hash, 'the first key is untouched');
 });
 
-keys('usage errors exit 2 with one error line and see --help; --help exits 0', (ctx) => {
+keys('usage errors exit 2 with one error line and see --help; --help exits 0', async (ctx) => {
   expectUsageError(script('keys', ['--db', ctx.db]), /name an action: create, list or revoke/, 'keys without an action');
   expectUsageError(script('keys', ['create', 'a b', '--db', ctx.db]), /invalid NAME "a b"/, 'keys create "a b"');
-  assert.not.ok(existsSync(ctx.db), 'a usage error opens no database');
+  assert.ok(await noDatabase(ctx), 'a usage error opens no database');
   // No key is printed for a database that does not persist.
   expectUsageError(script('keys', ['create', 'carol', '--db', '']), /--db must not be empty/, 'keys create --db ""');
   expectUsageError(script('keys', ['list'], { INVENTORY_DB: '' }), /INVENTORY_DB must not be empty/, 'INVENTORY_DB=""');
@@ -204,13 +277,13 @@ keys.run();
 // ---------------------------------------------------------------------------------------
 const trackOne = cliSuite('scripts/track PETID');
 
-trackOne('tracks a pet with the defaults: one PetTracked event and its inventory row', (ctx) => {
-  createDb(ctx.db);
+trackOne('tracks a pet with the defaults: one PetTracked event and its inventory row', async (ctx) => {
+  await createDb(ctx);
   const r = script('track', ['42', '--db', ctx.db]);
   expectExit(r, 0, 'track 42');
   assert.match(r.stdout, /pet 42/);
 
-  const events = query(ctx.db, 'SELECT * FROM events');
+  const events = await query(ctx, 'SELECT * FROM events');
   assert.is(events.length, 1);
   const e = events[0]!;
   assert.is(e.pet_id, 42n);
@@ -225,37 +298,41 @@ trackOne('tracks a pet with the defaults: one PetTracked event and its inventory
   assert.match(String(e.recorded_at), ISO_MS);
   assert.ok(Math.abs(Date.parse(String(e.recorded_at)) - Date.now()) < 60_000, 'recorded_at is now');
 
-  assert.equal(query(ctx.db, 'SELECT * FROM inventory'), [
+  assert.equal(await query(ctx, 'SELECT * FROM inventory'), [
     { pet_id: 42n, quantity: 0n, status: 'available', version: 1n, updated_at: e.recorded_at },
   ]);
 });
 
-trackOne('--status and --quantity are kept; int64 max stays exact; tracking it again exits 1', (ctx) => {
-  createDb(ctx.db);
+trackOne('--status and --quantity are kept; int64 max stays exact; tracking it again exits 1', async (ctx) => {
+  await createDb(ctx);
   const max = '9223372036854775807';
   const r = script('track', [max, '--status', 'pending', '--quantity', '7', '--db', ctx.db]);
   expectExit(r, 0, 'track max --status pending --quantity 7');
   assert.ok(r.stdout.includes(max), r.stdout);
 
-  const [e] = query(ctx.db, 'SELECT pet_id, typeof(pet_id) AS t, type, version, data FROM events');
+  const sqlite = ctx.target.name === 'sqlite';
+  const [e] = await query(
+    ctx,
+    `SELECT pet_id, ${sqlite ? 'typeof(pet_id)' : 'pg_typeof(pet_id)::text'} AS t, type, version, data FROM events`,
+  );
   assert.is(e!.pet_id, BigInt(max));
-  assert.is(e!.t, 'integer', 'stored as an INTEGER, not text');
+  assert.is(e!.t, sqlite ? 'integer' : 'bigint', 'stored as an integer, not text');
   assert.is(e!.type, 'PetTracked');
   const data = parseJson<EventData>(String(e!.data));
   assert.is(data.quantity, 7);
   assert.is(data.status, 'pending');
-  const [row] = query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory');
+  const [row] = await query(ctx, 'SELECT pet_id, quantity, status, version FROM inventory');
   assert.equal(row, { pet_id: BigInt(max), quantity: 7n, status: 'pending', version: 1n });
 
   const again = script('track', [max, '--quantity', '1', '--db', ctx.db]);
   expectExit(again, 1, 'track of a tracked pet');
   assert.ok(again.stderr.includes(max), again.stderr);
   assert.match(again.stderr, /already/);
-  assert.is(countEvents(ctx.db), 1n, 'nothing appended');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory'), [row]);
+  assert.is(await countEvents(ctx), 1n, 'nothing appended');
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity, status, version FROM inventory'), [row]);
 });
 
-trackOne('an invalid PETID, --status or --quantity exits 2 and touches no database', (ctx) => {
+trackOne('an invalid PETID, --status or --quantity exits 2 and touches no database', async (ctx) => {
   const cases: [string, string[], RegExp][] = [
     ['PETID 007', ['007'], /petId/],
     ['PETID 0', ['0'], /petId/],
@@ -267,10 +344,10 @@ trackOne('an invalid PETID, --status or --quantity exits 2 and touches no databa
   for (const [what, args, message] of cases) {
     expectUsageError(script('track', [...args, '--db', ctx.db]), message, `track ${what}`);
   }
-  assert.not.ok(existsSync(ctx.db), 'no database was created');
+  assert.ok(await noDatabase(ctx), 'no database was created');
 });
 
-trackOne("parseArgs' refusals are said in the operator's words, one line and see --help", (ctx) => {
+trackOne("parseArgs' refusals are said in the operator's words, one line and see --help", async (ctx) => {
   const cases: [string[], RegExp][] = [
     [['5', '--quantity', '-3'], /^error: --quantity -3: a value that starts with "-" must be written --quantity=-3\n/],
     [['5', '--quantity'], /^error: --quantity needs a value\n/],
@@ -285,7 +362,7 @@ trackOne("parseArgs' refusals are said in the operator's words, one line and see
     expectUsageError(r, message, `track ${args.join(' ')}`);
     assert.not.match(r.stderr, RAW_NODE, args.join(' '));
   }
-  assert.not.ok(existsSync(ctx.db), 'no database was created');
+  assert.ok(await noDatabase(ctx), 'no database was created');
 });
 
 trackOne.run();
@@ -293,8 +370,8 @@ trackOne.run();
 // ---------------------------------------------------------------------------------------
 const trackFile = cliSuite('scripts/track --file');
 
-trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay exact', (ctx) => {
-  createDb(ctx.db);
+trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay exact', async (ctx) => {
+  await createDb(ctx);
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(
     file,
@@ -304,12 +381,12 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
   expectExit(r, 0, 'track --file pets.json');
   assert.ok(r.stdout.includes('9007199254740993'), r.stdout);
 
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id'), [
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id'), [
     { pet_id: 1n, quantity: 0n, status: 'available', version: 1n },
     { pet_id: 2n, quantity: 0n, status: 'pending', version: 1n },
     { pet_id: 9007199254740993n, quantity: 3n, status: 'sold', version: 1n },
   ]);
-  const events = query(ctx.db, 'SELECT pet_id, type, actor, request_id FROM events ORDER BY seq');
+  const events = await query(ctx, 'SELECT pet_id, type, actor, request_id FROM events ORDER BY seq');
   assert.equal(
     events.map((e) => e.pet_id),
     [1n, 9007199254740993n, 2n],
@@ -318,23 +395,23 @@ trackFile('a JSON array tracks every pet, ids above 2^53 given as strings stay e
   assert.is(new Set(events.map((e) => e.request_id)).size, 1, 'one request id for the whole command');
 });
 
-trackFile('JSON numbers count as written: 2e1 and 5.0 are integers, a bare id above 2^53 stays exact', (ctx) => {
+trackFile('JSON numbers count as written: 2e1 and 5.0 are integers, a bare id above 2^53 stays exact', async (ctx) => {
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(
     file,
     '[{"petId": 2e1, "quantity": 5.0}, {"petId": 9007199254740993}, {"petId": 9223372036854775807, "quantity": 2.147483647e9}]',
   );
-  createDb(ctx.db);
+  await createDb(ctx);
   const r = script('track', ['--file', file, '--db', ctx.db]);
   expectExit(r, 0, 'track --file with written numbers');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity FROM inventory ORDER BY pet_id'), [
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity FROM inventory ORDER BY pet_id'), [
     { pet_id: 20n, quantity: 5n },
     { pet_id: 9007199254740993n, quantity: 0n },
     { pet_id: 9223372036854775807n, quantity: 2147483647n },
   ]);
 });
 
-trackFile('a file that cannot be read is one error line in plain words, exit 1', (ctx) => {
+trackFile('a file that cannot be read is one error line in plain words, exit 1', async (ctx) => {
   const missing = join(ctx.dir, 'pets.json');
   const r = script('track', ['--file', missing, '--db', ctx.db]);
   expectFailure(r, new RegExp(`^error: cannot read ${missing.replace(/[.]/g, '\\.')}: no such file\n$`), 'track --file missing');
@@ -347,27 +424,27 @@ trackFile('a file that cannot be read is one error line in plain words, exit 1',
   const bad = script('track', ['--file', latin1, '--db', ctx.db]);
   expectExit(bad, 1, 'track --file with invalid UTF-8');
   assert.match(bad.stderr, /refused whole, nothing was tracked:\n {2}the file is not valid UTF-8 text\n$/);
-  assert.not.ok(existsSync(ctx.db), 'nothing was opened');
+  assert.ok(await noDatabase(ctx), 'nothing was opened');
 });
 
-trackFile('a CSV with the header petId,status,quantity; empty cells take the defaults', (ctx) => {
-  createDb(ctx.db);
+trackFile('a CSV with the header petId,status,quantity; empty cells take the defaults', async (ctx) => {
+  await createDb(ctx);
   const file = join(ctx.dir, 'pets.csv');
   writeFileSync(file, 'petId,status,quantity\r\n10,,\r\n11,sold,\r\n12,,9\r\n9223372036854775807,pending,2147483647\r\n');
   const r = script('track', ['--file', file, '--db', ctx.db]);
   expectExit(r, 0, 'track --file pets.csv');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id'), [
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity, status FROM inventory ORDER BY pet_id'), [
     { pet_id: 10n, quantity: 0n, status: 'available' },
     { pet_id: 11n, quantity: 0n, status: 'sold' },
     { pet_id: 12n, quantity: 9n, status: 'available' },
     { pet_id: 9223372036854775807n, quantity: 2147483647n, status: 'pending' },
   ]);
-  assert.is(countEvents(ctx.db), 4n);
+  assert.is(await countEvents(ctx), 4n);
 });
 
 trackFile('a file with one bad row exits 1, names the problem and tracks nothing', async (ctx) => {
-  await seed(ctx.db, [track(500n)]);
-  const before = countEvents(ctx.db);
+  await seed(ctx, [track(500n)]);
+  const before = await countEvents(ctx);
   const cases: [string, string, RegExp][] = [
     ['bad-status.json', JSON.stringify([{ petId: 1 }, { petId: 2, status: 'lost' }, { petId: 3 }]), /item 1: status/],
     ['bad-quantity.json', JSON.stringify([{ petId: 1 }, { petId: 2 }, { petId: 3, quantity: -1 }]), /item 2: quantity/],
@@ -405,13 +482,13 @@ trackFile('a file with one bad row exits 1, names the problem and tracks nothing
     assert.ok(problems.length > 0 && problems.every((p) => /^ {2}\S/.test(p)), `${name}: indented problems\n${r.stderr}`);
     assert.not.match(r.stderr, RAW_NODE, name);
     assert.is(r.stdout, '', name);
-    assert.is(countEvents(ctx.db), before, `${name}: nothing appended`);
+    assert.is(await countEvents(ctx), before, `${name}: nothing appended`);
   }
-  assert.equal(query(ctx.db, 'SELECT pet_id FROM inventory'), [{ pet_id: 500n }]);
+  assert.equal(await query(ctx, 'SELECT pet_id FROM inventory'), [{ pet_id: 500n }]);
 });
 
 trackFile('a file holding a pet that is tracked already exits 1 and tracks nothing', async (ctx) => {
-  await seed(ctx.db, [track(7n, 4)]);
+  await seed(ctx, [track(7n, 4)]);
   const file = join(ctx.dir, 'pets.json');
   writeFileSync(file, JSON.stringify([{ petId: 6 }, { petId: 7, quantity: 9 }, { petId: 8 }]));
   const r = script('track', ['--file', file, '--db', ctx.db]);
@@ -419,8 +496,8 @@ trackFile('a file holding a pet that is tracked already exits 1 and tracks nothi
   assert.match(r.stderr, /pet 7 is tracked already/);
   assert.match(r.stderr, /nothing was tracked/);
   assert.is(r.stdout, '');
-  assert.is(countEvents(ctx.db), 1n, 'pet 6 was not tracked either');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, version FROM inventory'), [{ pet_id: 7n, quantity: 4n, version: 1n }]);
+  assert.is(await countEvents(ctx), 1n, 'pet 6 was not tracked either');
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity, version FROM inventory'), [{ pet_id: 7n, quantity: 4n, version: 1n }]);
 });
 
 trackFile.run();
@@ -429,12 +506,12 @@ trackFile.run();
 const setStatus = cliSuite('scripts/set-status');
 
 setStatus('changes the status alone: a StatusSet event, the quantity untouched', async (ctx) => {
-  await seed(ctx.db, [track(5n, 4, 'available')]);
+  await seed(ctx, [track(5n, 4, 'available')]);
   const r = script('set-status', ['5', 'sold', '--db', ctx.db]);
   expectExit(r, 0, 'set-status 5 sold');
   assert.match(r.stdout, /pet 5: sold, quantity 4/);
 
-  const events = query(ctx.db, 'SELECT * FROM events ORDER BY seq');
+  const events = await query(ctx, 'SELECT * FROM events ORDER BY seq');
   assert.is(events.length, 2);
   const e = events[1]!;
   assert.is(e.type, 'StatusSet');
@@ -447,21 +524,21 @@ setStatus('changes the status alone: a StatusSet event, the quantity untouched',
   assert.is(data.status, 'sold');
   assert.is(data.schemaVersion, 1);
   assert.not.ok('quantity' in data, 'StatusSet carries no quantity');
-  assert.equal(query(ctx.db, 'SELECT pet_id, quantity, status, version, updated_at FROM inventory'), [
+  assert.equal(await query(ctx, 'SELECT pet_id, quantity, status, version, updated_at FROM inventory'), [
     { pet_id: 5n, quantity: 4n, status: 'sold', version: 2n, updated_at: e.recorded_at },
   ]);
 });
 
 setStatus('an untracked pet exits 1; a bad status exits 2; nothing is appended', async (ctx) => {
-  await seed(ctx.db, [track(5n, 4)]);
+  await seed(ctx, [track(5n, 4)]);
   const untracked = script('set-status', ['99', 'sold', '--db', ctx.db]);
   expectFailure(untracked, /pet 99 is not tracked/, 'set-status of an untracked pet');
   assert.is(untracked.stdout, '');
 
   expectUsageError(script('set-status', ['5', 'lost', '--db', ctx.db]), /STATUS must be available, pending or sold/, 'set-status 5 lost');
 
-  assert.is(countEvents(ctx.db), 1n);
-  assert.equal(query(ctx.db, 'SELECT quantity, status, version FROM inventory'), [{ quantity: 4n, status: 'available', version: 1n }]);
+  assert.is(await countEvents(ctx), 1n);
+  assert.equal(await query(ctx, 'SELECT quantity, status, version FROM inventory'), [{ quantity: 4n, status: 'available', version: 1n }]);
 });
 
 setStatus.run();
@@ -472,7 +549,7 @@ const rebuild = cliSuite('scripts/rebuild-projection');
 const INVENTORY = 'SELECT pet_id, quantity, status, version, updated_at FROM inventory ORDER BY pet_id';
 
 rebuild('--check finds drift and changes nothing; a rebuild repairs it to the replay', async (ctx) => {
-  await seed(ctx.db, [
+  await seed(ctx, [
     track(1n, 5),
     { type: 'SetQuantity', petId: 1n, quantity: 8 },
     track(2n, 1, 'pending'),
@@ -480,19 +557,20 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
     track(3n, 2),
     track(9007199254740993n, 6),
   ]);
-  const healthy = query(ctx.db, INVENTORY);
+  const healthy = await query(ctx, INVENTORY);
 
   const clean = script('rebuild-projection', ['--check', '--db', ctx.db]);
   expectExit(clean, 0, 'rebuild-projection --check on a healthy database');
   assert.match(clean.stdout, /^checked in [\d.]+ s: 6 events replayed, 4 entries compared, nothing written; 0 differ\n$/);
 
   // Corrupt the projection: a changed quantity, a missing row, a row without events.
-  const rw = new Database(ctx.db);
-  rw.prepare('UPDATE inventory SET quantity = 999 WHERE pet_id = 1').run();
-  rw.prepare('DELETE FROM inventory WHERE pet_id = ?').run(9007199254740993n);
-  rw.prepare("INSERT INTO inventory VALUES (77, 1, 'available', 1, '2026-01-01T00:00:00.000Z')").run();
-  rw.close();
-  const corrupt = query(ctx.db, INVENTORY);
+  await execute(
+    ctx,
+    `UPDATE inventory SET quantity = 999 WHERE pet_id = 1;
+     DELETE FROM inventory WHERE pet_id = 9007199254740993;
+     INSERT INTO inventory VALUES (77, 1, 'available', 1, '2026-01-01T00:00:00.000Z');`,
+  );
+  const corrupt = await query(ctx, INVENTORY);
 
   const drift = script('rebuild-projection', ['--check', '--db', ctx.db]);
   expectExit(drift, 1, 'rebuild-projection --check with drift');
@@ -501,7 +579,7 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
   assert.match(drift.stdout, /pet 77: quantity 1, available, version 1 -> no entry/);
   assert.match(drift.stdout, /pet 9007199254740993: no entry -> quantity 6, available, version 1/);
   assert.not.match(drift.stdout, /pet [23]:/, 'only the differing pets are listed');
-  assert.equal(query(ctx.db, INVENTORY), corrupt, '--check changed nothing');
+  assert.equal(await query(ctx, INVENTORY), corrupt, '--check changed nothing');
 
   const repaired = script('rebuild-projection', ['--db', ctx.db]);
   expectExit(repaired, 0, 'rebuild-projection');
@@ -509,8 +587,8 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
   assert.match(repaired.stdout, /pet 1: /);
   assert.match(repaired.stdout, /pet 77: /);
   assert.match(repaired.stdout, /pet 9007199254740993: /);
-  assert.equal(query(ctx.db, INVENTORY), healthy, 'the projection equals the replay');
-  assert.is(countEvents(ctx.db), 6n, 'the log is untouched');
+  assert.equal(await query(ctx, INVENTORY), healthy, 'the projection equals the replay');
+  assert.is(await countEvents(ctx), 6n, 'the log is untouched');
 
   const after = script('rebuild-projection', ['--check', '--db', ctx.db]);
   expectExit(after, 0, 'rebuild-projection --check after the rebuild');
@@ -518,28 +596,34 @@ rebuild('--check finds drift and changes nothing; a rebuild repairs it to the re
 });
 
 rebuild('the events table refuses UPDATE and DELETE from a plain connection', async (ctx) => {
-  await seed(ctx.db, [track(1n, 5)]);
-  const db = new Database(ctx.db);
-  try {
-    assert.throws(() => db.prepare('UPDATE events SET data = \'{"quantity":1,"status":"sold","schemaVersion":1}\'').run(), /append-only/);
-    assert.throws(() => db.prepare('DELETE FROM events').run(), /append-only/);
-    assert.is(db.prepare('SELECT count(*) FROM events').pluck().get(), 1);
-    assert.is(parseJson<EventData>(db.prepare('SELECT data FROM events').pluck().get() as string).quantity, 5);
-  } finally {
-    db.close();
-  }
+  await seed(ctx, [track(1n, 5)]);
+  const refusal = (sql: string) =>
+    execute(ctx, sql).then(
+      () => 'ran',
+      (error: Error) => error.message,
+    );
+  assert.match(await refusal('UPDATE events SET data = \'{"quantity":1,"status":"sold","schemaVersion":1}\''), /append-only/);
+  assert.match(await refusal('DELETE FROM events'), /append-only/);
+  assert.is(await countEvents(ctx), 1n);
+  const [row] = await query<{ data: string }>(ctx, 'SELECT data FROM events');
+  assert.is(parseJson<EventData>(row!.data).quantity, 5);
 });
 
-rebuild('a path with no database is an error (exit 1) and creates nothing', (ctx) => {
+rebuild.run();
+
+// ---------------------------------------------------------------------------------------
+const files = cliSuite('commands and database files (SQLite only: paths)', [sqliteTarget()]);
+
+files('a path with no database is an error (exit 1) and creates nothing', async (ctx) => {
   for (const args of [['rebuild-projection', '--check'], ['rebuild-projection'], ['keys', 'list'], ['set-status', '1', 'sold']]) {
     const [name, ...rest] = args as [string, ...string[]];
     const r = script(name, [...rest, '--db', ctx.db]);
     expectFailure(r, /^error: no database at /, args.join(' '));
-    assert.not.ok(existsSync(ctx.db), `${args.join(' ')} created a database`);
+    assert.ok(await noDatabase(ctx), `${args.join(' ')} created a database`);
   }
 });
 
-rebuild('a database path under a plain file is one error line in plain words', (ctx) => {
+files('a database path under a plain file is one error line in plain words', (ctx) => {
   writeFileSync(join(ctx.dir, 'plain'), '');
   const r = script('migrate', ['--db', join(ctx.dir, 'plain', 'x.db')]);
   expectFailure(
@@ -551,4 +635,4 @@ rebuild('a database path under a plain file is one error line in plain words', (
   assert.is(r.stdout, '', 'nothing is reported as created');
 });
 
-rebuild.run();
+files.run();
