@@ -27,7 +27,10 @@ async function startThreadApp(): Promise<ThreadApp> {
   return Object.assign(t, { path: t.db, dir: dirname(t.db), patchQuantity: (quantity: number) => t.patch(7, { quantity }) });
 }
 
-const vanished = suite<{ app: ThreadApp }>('the database file is no longer at its path (SQLite only: file identity)', {} as { app: ThreadApp });
+const vanished = suite<{ app: ThreadApp }>(
+  'the database file is no longer at its path (SQLite only: file identity)',
+  {} as { app: ThreadApp },
+);
 vanished.before.each(async (ctx) => {
   ctx.app = await startThreadApp();
 });

@@ -157,7 +157,11 @@ paths('OPTIONS on an existing path is 204 with a complete Allow and no body', as
 
 paths('OPTIONS needs a key under /v1 and is 404 on a path that does not exist', async ({ t }) => {
   assertErrorShape(await t.request({ method: 'OPTIONS', path: '/v1/inventory' }), 401, 'unauthorized');
-  assertErrorShape(await t.request({ method: 'OPTIONS', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }), 404, 'not_found');
+  assertErrorShape(
+    await t.request({ method: 'OPTIONS', path: '/v1/nope', headers: { Authorization: `Bearer ${t.key}` } }),
+    404,
+    'not_found',
+  );
   assertErrorShape(
     await t.request({ method: 'OPTIONS', path: '/v1/inventory/7/', headers: { Authorization: `Bearer ${t.key}` } }),
     404,
