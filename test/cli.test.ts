@@ -6,8 +6,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
@@ -17,6 +15,7 @@ import { tempDir, type TempDir } from './kit/paths.ts';
 import { runScriptSync, type ScriptResult as Result } from './kit/scripts.ts';
 import { sqliteTarget } from './kit/sqlite-target.ts';
 import { storeTargets, type StoreTarget } from './kit/stores.ts';
+import { countEvents, execute, noDatabase, query } from './kit/sql.ts';
 import { targetSuites } from './kit/suites.ts';
 
 /** An event's data column, the members tests read. */
@@ -89,77 +88,6 @@ function cliSuite(name: string, targets: StoreTarget[] = storeTargets()) {
     },
     targets,
   );
-}
-
-const int8AsBigInt = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 20 ? (v: string) => BigInt(v) : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser,
-};
-
-/** Reads the database with a plain connection, `?` for parameters; integers come back as BigInt on both stores. */
-async function query<T = Record<string, unknown>>(ctx: Ctx, sql: string, ...params: unknown[]): Promise<T[]> {
-  if (ctx.target.name === 'sqlite') {
-    const db = new Database(ctx.db, { readonly: true, fileMustExist: true });
-    try {
-      return db
-        .prepare(sql)
-        .safeIntegers(true)
-        .all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  }
-  const client = new pg.Client({ connectionString: ctx.db, types: int8AsBigInt });
-  await client.connect();
-  try {
-    let n = 0;
-    const { rows } = await client.query<Record<string, unknown>>(
-      sql.replace(/\?/g, () => `$${++n}`),
-      params.map((p) => (typeof p === 'bigint' ? String(p) : p)),
-    );
-    return rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? BigInt(v) : v]))) as T[];
-  } finally {
-    await client.end();
-  }
-}
-
-/** Runs sql (one or more statements) with a plain read-write connection, as anyone with access could. */
-async function execute(ctx: Ctx, sql: string): Promise<void> {
-  if (ctx.target.name === 'sqlite') {
-    const db = new Database(ctx.db, { fileMustExist: true });
-    try {
-      db.exec(sql);
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const client = new pg.Client({ connectionString: ctx.db });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function countEvents(ctx: Ctx): Promise<bigint> {
-  return (await query<{ n: bigint }>(ctx, 'SELECT count(*) AS n FROM events'))[0]!.n;
-}
-
-/** Whether the command left no database behind: no file, or no table in the PostgreSQL database. */
-async function noDatabase(ctx: Ctx): Promise<boolean> {
-  if (ctx.target.name === 'sqlite') return !existsSync(ctx.db);
-  const client = new pg.Client({ connectionString: ctx.db });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
-    );
-    return rows[0]!.n === 0;
-  } finally {
-    await client.end();
-  }
 }
 
 /** Seeds a database in-process (saves a process start); the commands under test run as processes. */

@@ -1,14 +1,13 @@
 // End-to-end tests of the service process: started the way `npm start` does
-// (node --import tsx src/server.ts) on a fresh SQLite file, driven over HTTP and with the
-// real operator scripts while it runs, and stopped with SIGTERM.
-import { existsSync } from 'node:fs';
+// (node --import tsx src/server.ts) on a fresh database of every store, driven over HTTP
+// and with the real operator scripts while it runs, and stopped with SIGTERM.
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertErrorShape, type RequestOptions } from './kit/http.ts';
-import { tempDir, type TempDir } from './kit/paths.ts';
+import { noDatabase, query } from './kit/sql.ts';
+import type { StoreTarget } from './kit/stores.ts';
+import { targetSuites } from './kit/suites.ts';
 import { runScriptSync } from './kit/scripts.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';
 
@@ -17,17 +16,8 @@ const BOOTSTRAP_END = 'Revoke this one: scripts/keys revoke bootstrap.';
 
 const script = (name: string, args: string[]) => runScriptSync(name, args);
 
-function apiKeys(db: string): { name: string; created_by: string; revoked_at: string | null }[] {
-  const conn = new Database(db, { readonly: true, fileMustExist: true });
-  try {
-    return conn.prepare('SELECT name, created_by, revoked_at FROM api_keys ORDER BY name').all() as {
-      name: string;
-      created_by: string;
-      revoked_at: string | null;
-    }[];
-  } finally {
-    conn.close();
-  }
+function apiKeys(ctx: Ctx): Promise<{ name: string; created_by: string; revoked_at: string | null }[]> {
+  return query(ctx, 'SELECT name, created_by, revoked_at FROM api_keys ORDER BY name');
 }
 
 /** Standard error without the one-time bootstrap message. */
@@ -59,21 +49,23 @@ function countOf(text: string, part: string): number {
 }
 
 interface Ctx {
-  dir: TempDir;
+  target: StoreTarget;
   db: string;
+  cleanup: () => Promise<void>;
 }
 
-// The process's own behaviour (start, keys, signals, logs); it reads the SQLite file directly.
-const server = suite<Ctx>('server process (SQLite: reads the file directly)');
-
-server.before.each((ctx) => {
-  ctx.dir = tempDir('inventory-server-');
-  ctx.db = ctx.dir.path('inventory.db');
-});
-
-server.after.each(async (ctx) => {
-  await killAll();
-  ctx.dir.cleanup();
+// The process's own behaviour (start, keys, signals, logs) on every store; the tests read
+// the database with plain connections.
+const server = targetSuites<Ctx>('server process', {
+  async beforeEach(ctx) {
+    const fresh = await ctx.target.fresh();
+    ctx.db = fresh.db;
+    ctx.cleanup = fresh.cleanup;
+  },
+  async afterEach(ctx) {
+    await killAll();
+    await ctx.cleanup();
+  },
 });
 
 server('first start creates and prints a "bootstrap" key once; it works; a second start prints none', async (ctx) => {
@@ -84,7 +76,7 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
     assert.is(countOf(err, BOOTSTRAP_START), 1, 'one bootstrap message');
     assert.match(err, /named "bootstrap"/);
     assert.match(err, new RegExp(`^    ${key}$`, 'm'), 'the key stands alone on a line, easy to copy');
-    assert.equal(apiKeys(ctx.db), [{ name: 'bootstrap', created_by: 'service:first-start', revoked_at: null }]);
+    assert.equal(await apiKeys(ctx), [{ name: 'bootstrap', created_by: 'service:first-start', revoked_at: null }]);
 
     const res = await first.get('/v1/inventory', key);
     assert.is(res.status, 200, res.text);
@@ -105,7 +97,7 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
     assert.is(stopped.code, 0);
     assert.not.match(second.err(), /pinv_/);
     assert.not.ok(second.err().includes(BOOTSTRAP_START), 'no bootstrap message on a second start');
-    assert.is(apiKeys(ctx.db).length, 1, 'no new key');
+    assert.is((await apiKeys(ctx)).length, 1, 'no new key');
     assertNoSecrets(second, [key]);
   } finally {
     await killAll();
@@ -119,7 +111,7 @@ server('two services starting together on a new file make one bootstrap key betw
   const printed = [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
   assert.is(printed.length, 1, 'exactly one of them printed a key');
   assert.equal(
-    apiKeys(ctx.db).map((k) => k.name),
+    (await apiKeys(ctx)).map((k) => k.name),
     ['bootstrap'],
   );
   const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printed[0]!.err())![1]!;
@@ -149,7 +141,7 @@ server('revoking from the CLI stops a key at once; a database with only revoked 
     assert.is((await second.get('/v1/inventory', key)).status, 401);
     assert.is((await second.get('/readyz')).status, 200);
     assert.not.match(second.err(), /pinv_/, 'no new key printed');
-    const keys = apiKeys(ctx.db);
+    const keys = await apiKeys(ctx);
     assert.is(keys.length, 1, 'no new key created');
     assert.is(keys[0]!.name, 'bootstrap');
     assert.ok(keys[0]!.revoked_at, 'still revoked');
@@ -187,13 +179,8 @@ server('a key created and a pet tracked with the scripts while the service runs 
       body: '{"quantity": 4}',
     });
     assert.is(res.status, 200, res.text);
-    const conn = new Database(ctx.db, { readonly: true });
-    try {
-      const last = conn.prepare('SELECT pet_id, type, actor FROM events ORDER BY seq DESC LIMIT 1').safeIntegers(true).get();
-      assert.equal(last, { pet_id: 9007199254740993n, type: 'QuantitySet', actor: 'shop-front' });
-    } finally {
-      conn.close();
-    }
+    const [last] = await query(ctx, 'SELECT pet_id, type, actor FROM events ORDER BY seq DESC LIMIT 1');
+    assert.equal(last, { pet_id: 9007199254740993n, type: 'QuantitySet', actor: 'shop-front' });
 
     assert.is((await s.stop()).code, 0);
     assertNoSecrets(s, [bootstrapKey, key]);
@@ -232,7 +219,7 @@ server('invalid configuration exits 2 and names the variable on stderr', async (
       assert.match(s.err(), message);
       assert.not.match(s.err(), /\n\s+at /, 'no stack trace');
       assert.is(s.out(), '', 'nothing logged');
-      assert.not.ok(existsSync(ctx.db), 'no database opened');
+      assert.ok(await noDatabase(ctx), 'no database opened');
     }
   } finally {
     await killAll();
@@ -295,21 +282,17 @@ server('a first start that cannot listen (the port is taken) creates no key; the
     assert.is(code, 1, `exit ${code}\nstderr: ${failed.err()}`);
     assert.match(failed.out(), /cannot listen/);
     assert.not.ok(failed.err().includes(BOOTSTRAP_START), 'no key was printed');
-    assert.equal(apiKeys(ctx.db), [], 'so none was created: it would have been lost');
+    assert.equal(await apiKeys(ctx), [], 'so none was created: it would have been lost');
   } finally {
     await new Promise((resolve) => taken.close(resolve));
   }
   const next = await startService({ db: ctx.db, expectKey: true });
   assert.equal(
-    apiKeys(ctx.db).map((k) => k.name),
+    (await apiKeys(ctx)).map((k) => k.name),
     ['bootstrap'],
   );
   assert.is((await next.get('/v1/inventory', next.bootstrapKey)).status, 200);
   assert.is((await next.stop()).code, 0);
-});
-
-server.after(async () => {
-  await killAll();
 });
 
 server.run();
