@@ -43,6 +43,8 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       if (client !== c) return;
       listening = false;
       client = undefined;
+      // The connection is gone already; ending it only frees its socket, and an error
+      // doing so says nothing new. A new one is made below.
       c.end().catch(() => {});
       if (!closed) retry = setTimeout(() => void connect(), RECONNECT_MS).unref();
     };
@@ -55,9 +57,11 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       await c.connect();
       await c.query(`LISTEN ${CHANGES_CHANNEL}`);
       // Read after LISTEN: a commit between the two is heard or read, never lost.
-      note((await c.query<{ changes: string }>('SELECT changes::text FROM chain_head')).rows[0]!.changes as unknown as bigint);
+      note(BigInt((await c.query<{ changes: string }>('SELECT changes::text FROM chain_head')).rows[0]!.changes));
       if (client === c) listening = true;
     } catch {
+      // Cannot listen now (the server is down or refuses): token() reads chain_head
+      // meanwhile, and lost() tries again in a second.
       lost();
     }
   };
@@ -76,6 +80,7 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       const c = client;
       client = undefined;
       listening = false;
+      // Closing: a connection that fails to end cleanly is closed all the same.
       await c?.end().catch(() => {});
     },
   };
