@@ -89,18 +89,21 @@ export function makeReads(pool: pg.Pool) {
     async *inventoryRows(): AsyncIterable<InventoryRow[]> {
       const { client, release } = await checkout(pool);
       let broken: Error | undefined;
+      let open = false;
       try {
         await client.query(SNAPSHOT);
+        open = true;
         for await (const rows of projectionPages(client))
           yield rows.map(([petId, quantity, status, version]) => [petId, quantity, status, version]);
         await client.query('COMMIT');
+        open = false;
       } catch (error) {
         broken = error as Error;
         throw error;
       } finally {
         // A consumer that stops early leaves the transaction open: the connection is
         // rolled back before it goes back to the pool.
-        if (!broken) await client.query('ROLLBACK').catch((error: Error) => (broken = error));
+        if (open && !broken) await client.query('ROLLBACK').catch((error: Error) => (broken = error));
         release(broken);
       }
     },
