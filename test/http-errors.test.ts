@@ -1,5 +1,5 @@
 // Bad input and refusals through the HTTP app: each gets the Error shape with the right
-// status and code, in the precedence decisions.md fixes, and leaves nothing behind.
+// status and code, the first fault in the order the service checks them, and leaves nothing behind.
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';

@@ -1,5 +1,5 @@
-// The two operations, through the HTTP app: every rule of the specification and of
-// decisions.md about GET and PATCH.
+// The two operations, through the HTTP app: every rule of the interface and of our
+// decisions about GET and PATCH (see the README).
 import * as assert from 'uvu/assert';
 import { commandsOn } from './kit/fixtures.ts';
 import type { ErrorBody, ItemBody } from './kit/http.ts';

@@ -1,7 +1,7 @@
 // Near-valid PATCHes: a valid request with a chosen set of faults, and the answer the first
 // fault in the fixed order must get.
 // Each fault alone has a known answer; several together answer with the first in the
-// order decisions.md fixes: 401, 405, 415, 413, 400 (path id), 400 (body), 404, 412.
+// order the service checks them in: 401, 405, 415, 413, 400 (path id), 400 (body), 404, 412.
 import { validateHeaderValue } from 'node:http';
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
