@@ -1,6 +1,6 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does),
 // so tests drive app.callback() directly. The middleware order is the data's one road:
-// errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
+// metrics -> errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
 // (/v1) -> routes (media type, size, path id, body) -> command (decide, preconditions,
 // append + project in one transaction) -> response.
 import Koa from 'koa';
@@ -15,6 +15,7 @@ import { operationsRouter } from './http/operations-routes.ts';
 import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
 import type { Logger } from './logger.ts';
+import { makeMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApi } from './openapi.ts';
 import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth } from './store/storage-health.ts';
@@ -28,21 +29,54 @@ export interface AppDeps {
   accepting?: () => boolean;
   /** Origins allowed by CORS (CORS_ORIGINS); none: no CORS at all. */
   corsOrigins?: readonly string[];
+  /** What GET /metrics shows; by default a registry of this app's own, without
+   * prom-client's process metrics (the server turns those on). */
+  metrics?: Metrics;
 }
 
-export function buildApp({ store, logger, now = Date.now, accepting = () => true, corsOrigins = [] }: AppDeps): Koa {
+export function buildApp({
+  store,
+  logger,
+  now = Date.now,
+  accepting = () => true,
+  corsOrigins = [],
+  metrics = makeMetrics({ store }),
+}: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
-  const commands = makeCommandHandler({ store, now, onCommit: () => storage.succeeded() });
+  const commands = makeCommandHandler({
+    store,
+    now,
+    onCommit: () => storage.succeeded(),
+    onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
+  });
+  const routers = [
+    operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
+    inventoryRouter({
+      store,
+      commands,
+      openapi,
+      cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
+    }),
+  ];
 
   const app = new Koa();
-  app.use(errorHandler(logger, { fault: (error) => store.fault(error), onUnavailable: (error) => storage.failed(error) }));
+  app.use(metrics.middleware(routers));
+  app.use(
+    errorHandler(logger, {
+      fault: (error) => store.fault(error),
+      onUnavailable: (error) => {
+        storage.failed(error);
+        metrics.unavailable(error);
+      },
+    }),
+  );
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());
   if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
   app.use(under('/v1', bearerAuth(store.keys)));
-  for (const router of [operationsRouter({ storage, openapiText, accepting }), inventoryRouter({ store, commands, openapi })]) {
+  for (const router of routers) {
     app.use(router.routes());
     app.use(allowedMethods(router));
   }

@@ -25,6 +25,9 @@ export interface CommandDeps extends GroupCommitHooks {
   now: () => number;
   /** How often a command is decided in all when other writers keep coming first. */
   maxAttempts?: number;
+  /** After a batch was appended: how many submissions, in how many seconds, and the
+   * types of the events appended (the metrics count them). */
+  onAppended?: (submissions: number, seconds: number, eventTypes: string[]) => void;
 }
 
 interface Job {
@@ -41,7 +44,7 @@ const DEFAULT_ATTEMPTS = 20;
 /** The longest a command waits for the database's write lock, in all its batches. */
 export const LOCK_WAIT_MS = 5_000;
 
-export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT_ATTEMPTS }: CommandDeps): CommandHandler {
+export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttempts = DEFAULT_ATTEMPTS }: CommandDeps): CommandHandler {
   const commitBatch = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
     const recordedAt = new Date(now()).toISOString();
     const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
@@ -74,7 +77,13 @@ export function makeCommandHandler({ store, now, onCommit, maxAttempts = DEFAULT
     if (submissions.length > 0) {
       // Real time, not the injected clock: this bounds how long a client waits.
       const waitUntil = Math.min(...positions.map((i) => jobs[i]!.deadline));
+      const started = performance.now();
       const appended = await store.appendBatch(submissions, { waitUntil });
+      onAppended?.(
+        submissions.length,
+        (performance.now() - started) / 1000,
+        appended.flatMap((outcome) => (outcome.ok ? outcome.value.flatMap((a) => a.events.map((e) => e.type)) : [])),
+      );
       appended.forEach((outcome, k) => {
         outcomes[positions[k]!] = outcome.ok ? { ok: true, value: outcome.value.map((a) => a.entry) } : outcome;
       });

@@ -4,6 +4,7 @@
 // never prints it. On SIGTERM or SIGINT it stops taking requests, lets those in flight
 // finish, stops the writer thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
+import { makeMetrics } from './metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
@@ -35,7 +36,13 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
-const app = buildApp({ store, logger, accepting: () => accepting, corsOrigins: config.corsOrigins });
+const app = buildApp({
+  store,
+  logger,
+  accepting: () => accepting,
+  corsOrigins: config.corsOrigins,
+  metrics: makeMetrics({ store, processMetrics: true }),
+});
 const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {

@@ -69,13 +69,22 @@ export function renderInventory(rows: Iterable<InventoryRow>): InventoryBody {
   return renderer.finish();
 }
 
+/** Told of each answer from memory and each render (the metrics count them). */
+export interface InventoryCacheCounts {
+  hit?: () => void;
+  rendered?: () => void;
+}
+
 /**
  * GET /v1/inventory's body and ETag, held in memory and rendered again only after the
  * projection may have changed: by this process, or by another one (an operator
  * command, a rebuild, a second service process), as the store's change token tells.
  * Requests that arrive during a render share it.
  */
-export function makeInventoryCache(store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>): { current(): Promise<InventoryBody> } {
+export function makeInventoryCache(
+  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>,
+  counts: InventoryCacheCounts = {},
+): { current(): Promise<InventoryBody> } {
   let cached: { token: string; body: InventoryBody } | undefined;
   let rendering: { token: string; body: Promise<InventoryBody> } | undefined;
   const render = async (): Promise<InventoryBody> => {
@@ -88,8 +97,12 @@ export function makeInventoryCache(store: Pick<InventoryStore, 'changeToken' | '
       // The token is read before rendering: a change that lands during the render is
       // seen by the next request.
       const token = await store.changeToken();
-      if (cached?.token === token) return cached.body;
+      if (cached?.token === token) {
+        counts.hit?.();
+        return cached.body;
+      }
       if (rendering?.token !== token) {
+        counts.rendered?.();
         const started = { token, body: render() };
         rendering = started;
         started.body.then(

@@ -9,7 +9,7 @@ import type { OpenApiDocument } from '../openapi.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
-import { itemJson, makeInventoryCache } from './inventory-json.ts';
+import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
 import { hasConditions, judgeRead, judgeWrite, readConditions } from './preconditions.ts';
 import { validatePatch, type ValidatedPatch } from './validation.ts';
 
@@ -17,14 +17,15 @@ export interface InventoryDeps {
   store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
+  cacheCounts?: InventoryCacheCounts;
 }
 
-export function inventoryRouter({ store, commands, openapi }: InventoryDeps): Router {
+export function inventoryRouter({ store, commands, openapi, cacheCounts }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   // strict: paths are exact, /v1/inventory/7/ is not /v1/inventory/7.
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
-  const inventory = makeInventoryCache(store);
+  const inventory = makeInventoryCache(store, cacheCounts);
   router.get('/inventory', async (ctx) => {
     const { body, etag } = await inventory.current();
     ctx.status = 200;

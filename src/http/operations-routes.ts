@@ -1,6 +1,8 @@
-// What operators and tools reach without a key: the OpenAPI document, liveness, and
-// readiness (the database answers and can take writes, and we are not shutting down).
+// What operators and tools reach without a key: the OpenAPI document, liveness,
+// readiness (the database answers and can take writes, and we are not shutting down)
+// and the metrics.
 import Router from '@koa/router';
+import type { Registry } from 'prom-client';
 import type { StorageHealth } from '../store/storage-health.ts';
 import { HttpError } from './errors.ts';
 
@@ -9,9 +11,10 @@ export interface OperationsDeps {
   openapiText: string;
   /** False once the service is shutting down. */
   accepting: () => boolean;
+  metrics: Registry;
 }
 
-export function operationsRouter({ storage, openapiText, accepting }: OperationsDeps): Router {
+export function operationsRouter({ storage, openapiText, accepting, metrics }: OperationsDeps): Router {
   // strict: paths are exact, /healthz/ is not /healthz.
   const router = new Router({ sensitive: true, strict: true });
 
@@ -30,6 +33,11 @@ export function operationsRouter({ storage, openapiText, accepting }: Operations
     // transaction (an auditor's shell) is visible here before the log fills the disk.
     const status = storage.status();
     ctx.body = status ? { status: 'ok', storage: status } : { status: 'ok' };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = metrics.contentType;
+    ctx.body = await metrics.metrics();
   });
   return router;
 }

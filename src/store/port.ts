@@ -215,6 +215,8 @@ export interface InventoryStore {
   unavailable(): string | undefined;
   /** The write-ahead log's state; undefined for a store without one (in memory). */
   storageStatus(): StorageStatus | undefined;
+  /** The connection pool's state, for a store that keeps one. */
+  poolStatus?(): PoolStatus;
   /**
    * What an error this store raised means for a client: contention (another writer held
    * the lock too long) or a storage fault (a full disk, a read-only or broken file), both
@@ -223,6 +225,15 @@ export interface InventoryStore {
    */
   fault(error: unknown): StorageFault | undefined;
   close(): Promise<void>;
+}
+
+/** A connection pool's state (node-postgres's counts). */
+export interface PoolStatus {
+  /** Connections open, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 export interface StorageFault {

@@ -124,6 +124,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     },
     unavailable: () => undefined,
     storageStatus: () => undefined,
+    poolStatus: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     fault: postgresFault,
     async close() {
       await watch.close();

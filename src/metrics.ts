@@ -1,0 +1,166 @@
+// What GET /metrics shows, in the Prometheus text format (prom-client). Every label has
+// a value from a small fixed set (an HTTP method, a route template, a status, an event
+// type, a fault kind): never a pet id, a key's name, a request id or any other value a
+// client chooses, so that the series stay few and the page shows no identifiers.
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { StoreUnavailable, VersionConflict, type InventoryStore, type StorageFault } from './store/port.ts';
+
+export interface Metrics {
+  registry: Registry;
+  /** Times every request by method, route template and status. */
+  middleware(routers: readonly Router[]): Middleware;
+  /** A batch of submissions committed in `seconds`, appending events of these types. */
+  committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;
+  /** A request was answered 503 because of this error of the store's. */
+  unavailable(error: unknown): void;
+  listRendered(): void;
+  listServedFromCache(): void;
+}
+
+export interface MetricsOptions {
+  /** The store whose log and pool the gauges read when scraped. */
+  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'>;
+  /** prom-client's process metrics (CPU, memory, event loop lag, handles). Each call
+   * starts its own event-loop monitor, so tests that build many apps leave them off. */
+  processMetrics?: boolean;
+}
+
+const FAULT_KINDS = ['contention', 'storage', 'other'] as const;
+
+/** What kind of fault an error (or an error it wraps) is. */
+function faultKind(error: unknown, faultOf: (error: unknown) => StorageFault | undefined): (typeof FAULT_KINDS)[number] {
+  for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e instanceof StoreUnavailable) return 'storage';
+    if (e instanceof VersionConflict) return 'contention';
+    const fault = faultOf(e);
+    if (fault) return fault.kind;
+  }
+  return 'other';
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
+/** The label of a path no route matches: a client's path is never a label value. */
+const UNMATCHED = 'unmatched';
+
+export function makeMetrics({ store, processMetrics = false }: MetricsOptions): Metrics {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+
+  const requestDuration = new Histogram({
+    name: 'inventory_http_request_duration_seconds',
+    help: 'Time from a request arriving to its response finished (or the client gone), by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const batchSize = new Histogram({
+    name: 'inventory_commit_batch_size',
+    help: 'Submissions (PATCHes, operator commands) committed together in one transaction by group commit.',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [registry],
+  });
+  const commitDuration = new Histogram({
+    name: 'inventory_commit_duration_seconds',
+    help: 'Time for one group-committed batch to be appended and made durable.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const eventsAppended = new Counter({
+    name: 'inventory_events_appended_total',
+    help: 'Events appended to the log by this process, by event type.',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+  const faults = new Counter({
+    name: 'inventory_storage_faults_total',
+    help: 'Requests answered 503 because of the store: contention (the write lock held too long, or other writers kept coming first), storage (disk full, read-only, I/O, connection lost) or other.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  for (const kind of FAULT_KINDS) faults.labels(kind).inc(0);
+  const renders = new Counter({
+    name: 'inventory_list_renders_total',
+    help: 'Times the GET /v1/inventory body was rendered from the store (after a change).',
+    registers: [registry],
+  });
+  const hits = new Counter({
+    name: 'inventory_list_cache_hits_total',
+    help: 'GET /v1/inventory requests answered from the body held in memory.',
+    registers: [registry],
+  });
+  // Each store's own gauges only: a gauge that is always 0 would read as a fact.
+  if (store.storageStatus() !== undefined) {
+    new Gauge({
+      name: 'inventory_wal_bytes',
+      help: "Size of SQLite's write-ahead log file.",
+      registers: [registry],
+      collect() {
+        const status = store.storageStatus();
+        if (status) this.set(status.walBytes);
+      },
+    });
+    new Gauge({
+      name: 'inventory_oldest_reader_seconds',
+      help: "For how long a read transaction (an auditor's shell, a backup) has held SQLite's checkpoints back; 0 when none does.",
+      registers: [registry],
+      collect() {
+        const status = store.storageStatus();
+        if (status) this.set((status.walCheckpointBlockedForMs ?? 0) / 1000);
+      },
+    });
+  }
+  const poolStatus = store.poolStatus?.bind(store);
+  if (poolStatus) {
+    new Gauge({
+      name: 'inventory_db_pool_connections',
+      help: "PostgreSQL: the connection pool's connections by state (in_use, idle) and the queries waiting for one (waiting).",
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const pool = poolStatus();
+        this.labels('in_use').set(pool.total - pool.idle);
+        this.labels('idle').set(pool.idle);
+        this.labels('waiting').set(pool.waiting);
+      },
+    });
+  }
+
+  return {
+    registry,
+    middleware(routers) {
+      // The route template a path belongs to, whatever the method (a 405 or a 401 on a
+      // real route is still that route's).
+      const templateOf = (path: string, method: string): string => {
+        for (const router of routers) {
+          const layer = router.match(path, method).path.find((l) => l.methods.length > 0);
+          if (typeof layer?.path === 'string') return layer.path;
+        }
+        return UNMATCHED;
+      };
+      return async function timeRequest(ctx, next) {
+        const started = performance.now();
+        ctx.res.once('close', () => {
+          requestDuration
+            .labels({
+              method: METHODS.has(ctx.method) ? ctx.method : 'other',
+              route: templateOf(ctx.path, ctx.method),
+              // A client that went away before its answer got no status.
+              status: ctx.res.headersSent ? String(ctx.res.statusCode) : 'none',
+            })
+            .observe((performance.now() - started) / 1000);
+        });
+        await next();
+      };
+    },
+    committed(submissions, seconds, eventTypes) {
+      batchSize.observe(submissions);
+      commitDuration.observe(seconds);
+      for (const type of eventTypes) eventsAppended.labels(type).inc();
+    },
+    unavailable: (error) => faults.labels(faultKind(error, store.fault)).inc(),
+    listRendered: () => renders.inc(),
+    listServedFromCache: () => hits.inc(),
+  };
+}
