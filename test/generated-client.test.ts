@@ -1,6 +1,6 @@
 // A client generated from the SERVED /openapi.json (openapi-typescript types, openapi-fetch
-// requests) keeps pet ids above 2^53 exact. The client code is the README's "Clients"
-// code, taken from the README itself so that the two cannot drift: it is type-checked
+// requests) keeps pet ids above 2^53 exact. The client code is the clients' guide's
+// code, taken from that page itself so that the two cannot drift: it is type-checked
 // with tsc against freshly generated types and driven against a running service.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,11 +14,11 @@ import { root, tempDir, type TempDir } from './kit/paths.ts';
 const BELOW = 9007199254740992n; // 2^53: the last id a double holds exactly, and its neighbour
 const ABOVE = 9007199254740993n;
 
-/** The README's code blocks of the Clients subsection, keyed by the file named on their first line. */
+/** The code blocks of the clients' guide's "Generated clients", keyed by the file named on their first line. */
 export function readmeClientFiles(readme: string): Map<string, string> {
-  const start = readme.indexOf('\n### Clients\n');
-  if (start < 0) throw new Error('README.md has no "### Clients" subsection');
-  const end = readme.indexOf('\n## ', start);
+  const start = readme.indexOf('\n## Generated clients\n');
+  if (start < 0) throw new Error('docs/clients.md has no "## Generated clients" section');
+  const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start, end < 0 ? undefined : end);
   const files = new Map<string, string>();
   for (const [, code] of section.matchAll(/\n```ts\n([\s\S]*?)\n```/g)) {
@@ -72,7 +72,7 @@ s.before(async (ctx) => {
   mkdirSync(join(root, '.generated-client'), { recursive: true });
   ctx.scratch = tempDir('run-', join(root, '.generated-client'));
   ctx.dir = ctx.scratch.dir;
-  const files = readmeClientFiles(readFileSync(join(root, 'README.md'), 'utf8'));
+  const files = readmeClientFiles(readFileSync(join(root, 'docs/clients.md'), 'utf8'));
   assert.equal([...files.keys()].sort(), ['generate-types.ts', 'inventory-client.ts', 'usage.ts']);
   for (const [name, code] of files) writeFileSync(join(ctx.dir, name), code);
   // A file of this test's own: the generated types must refuse a number as petId, the
@@ -107,7 +107,7 @@ s.before(async (ctx) => {
     });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
-    throw new Error(`tsc refused the README's client code:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+    throw new Error(`tsc refused the clients' guide's code:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
   }
   ctx.client = (await import(pathToFileURL(join(ctx.dir, 'inventory-client.ts')).href)) as ClientModule;
 });

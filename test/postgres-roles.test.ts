@@ -1,4 +1,4 @@
-// The README's least-privilege setup for PostgreSQL, run as written: the statements of its
+// The scaling guide's least-privilege setup for PostgreSQL, run as written: the statements of its
 // two SQL blocks, scripts/migrate as the owner between them, then the service started as
 // its own role. The service works under that role and cannot change history; the owner's
 // changes are refused by the triggers; the auditor reads and cannot write.
@@ -14,11 +14,10 @@ import { killAll, startService } from './kit/service.ts';
 
 const ROLES = ['inventory_owner', 'inventory_service', 'inventory_auditor'];
 
-/** The ```sql blocks of the README's PostgreSQL section, in order. */
+/** The ```sql blocks of the scaling guide, in order. */
 function readmeSqlBlocks(): string[] {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## 11. Outgrowing one machine'));
-  return [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const page = readFileSync(join(root, 'docs/scaling.md'), 'utf8');
+  return [...page.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
 function as(url: string, user: string, password: string): string {
@@ -46,7 +45,7 @@ async function outcome(url: string, sql: string): Promise<string> {
   );
 }
 
-test('the README roles: the service works as its role and can only add events; auditors only read', async () => {
+test('the documented roles: the service works as its role and can only add events; auditors only read', async () => {
   const blocks = readmeSqlBlocks();
   assert.is(blocks.length, 2, 'two SQL blocks: the roles, then the grants after migrate');
   const database = await freshPostgresDatabase();

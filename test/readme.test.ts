@@ -1,4 +1,4 @@
-// The README's section "2. Quickstart", run as written: the service on a fresh database
+// The README's section "Quickstart", run as written: the service on a fresh database
 // (started the way `npm start` does, on a free port), then every ```sh block in order in
 // one bash process (so KEY= carries over), each compared with the output block the
 // README shows after it. The first output block, before any command, is what the
@@ -111,7 +111,7 @@ function shell(env: Record<string, string>): { run(script: string): Promise<stri
 }
 
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const blocks = sectionBlocks(readme, '2. Quickstart');
+const blocks = sectionBlocks(readme, 'Quickstart');
 
 const quickstart = suite<{ dir?: TempDir; service?: Service; sh?: ReturnType<typeof shell> }>('README quickstart, run as written', {});
 

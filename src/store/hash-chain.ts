@@ -3,7 +3,7 @@
 // the row, so changing, removing or reordering any event breaks the chain from there on,
 // and a digest SEQ:HASH saved earlier pins the whole history up to SEQ.
 //
-// Encoding (see AUDITING.md to check it with other tools):
+// Encoding (docs/auditors.md shows how to check it with other tools):
 //   SHA-256( "petstore-inventory/event/v1" 0x00
 //            || for each of prev_hash, seq, pet_id, version, type, data, actor,
 //               request_id, recorded_at: uint32 big-endian byte length || UTF-8 bytes )

@@ -1,0 +1,94 @@
+// A real Prometheus server (Debian's package) scraping services on 127.0.0.1 every
+// second, and its query API: the dashboard's and the documentation's PromQL are
+// evaluated by Prometheus itself, not by a reading of their text.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tempDir } from './paths.ts';
+import { withTimeout } from './service.ts';
+
+export const PROMETHEUS = '/usr/bin/prometheus';
+
+export interface Prometheus {
+  url: string;
+  /** An instant query: the result vector, or rejects with Prometheus's own error. */
+  query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
+  /** A range query over the last `seconds`, one point per `step` seconds. */
+  queryRange(expr: string, seconds: number, step: number): Promise<{ metric: Record<string, string>; values: [number, string][] }[]>;
+  stop(): Promise<void>;
+}
+
+/** Why Prometheus cannot run here, or undefined when it can. */
+export function prometheusMissing(): string | undefined {
+  if (!existsSync(PROMETHEUS)) return `no Prometheus at ${PROMETHEUS} (apt-get install -y prometheus)`;
+  const version = spawnSync(PROMETHEUS, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  return version.status === 0 ? undefined : `${PROMETHEUS} --version failed: ${version.stderr}`;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts Prometheus scraping /metrics of these ports every second; waits until it is ready. */
+export async function startPrometheus(ports: readonly number[]): Promise<Prometheus> {
+  const dir = tempDir('prometheus-');
+  const port = await freePort();
+  const targets = ports.map((p) => `'127.0.0.1:${p}'`).join(', ');
+  writeFileSync(
+    dir.path('prometheus.yml'),
+    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: inventory\n    static_configs:\n      - targets: [${targets}]\n`,
+  );
+  const proc: ChildProcess = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${dir.path('prometheus.yml')}`,
+      `--storage.tsdb.path=${dir.path('data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  proc.stderr!.setEncoding('utf8').on('data', (t: string) => (stderr += t));
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    proc.kill('SIGTERM');
+    await withTimeout(exited, 15_000, 'Prometheus to stop');
+    dir.cleanup();
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`Prometheus exited ${proc.exitCode}: ${stderr}`);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Prometheus was not ready within 30 s: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const api = async <T>(path: string, params: Record<string, string>): Promise<T> => {
+    const res = await fetch(`${url}${path}?${new URLSearchParams(params).toString()}`);
+    const body = (await res.json()) as { status: string; data?: { result: T }; error?: string };
+    if (body.status !== 'success') throw new Error(`Prometheus refused ${params.query}: ${body.error}`);
+    return body.data!.result;
+  };
+  return {
+    url,
+    query: (expr) => api('/api/v1/query', { query: expr }),
+    queryRange: (expr, seconds, step) => {
+      const end = Date.now() / 1000;
+      return api('/api/v1/query_range', { query: expr, start: String(end - seconds), end: String(end), step: String(step) });
+    },
+    stop,
+  };
+}
