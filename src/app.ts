@@ -8,6 +8,7 @@ import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
 import { corsFor } from './http/cors.ts';
+import { docsRouter } from './http/docs-routes.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
@@ -52,6 +53,7 @@ export function buildApp({
   });
   const routers = [
     operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
+    docsRouter(),
     inventoryRouter({
       store,
       commands,
