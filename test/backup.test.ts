@@ -1,0 +1,152 @@
+// scripts/backup (SQLite only: PostgreSQL has pg_dump): an online copy that refuses to
+// overwrite, is readable by its owner only, verifies, and, in a restore drill under
+// write load, holds every write acknowledged before it began.
+import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openStore } from '../src/store/open.ts';
+import { trackPets } from './kit/fixtures.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { runScript } from './kit/scripts.ts';
+import { startService, type Service } from './kit/service.ts';
+
+const DIGEST = /^\d+:[0-9a-f]{64}\n$/;
+
+const test = suite<{ dir: TempDir }>('scripts/backup [sqlite] (SQLite only: PostgreSQL backups are pg_dump)');
+test.before.each((ctx) => {
+  ctx.dir = tempDir('backup-');
+});
+test.after.each(({ dir }) => dir.cleanup());
+
+async function database(path: string, pets: number): Promise<void> {
+  const store = await openStore(path);
+  try {
+    if (pets > 0)
+      await trackPets(
+        store,
+        Array.from({ length: pets }, (_, i) => ({ petId: i + 1, quantity: 1 })),
+      );
+  } finally {
+    await store.close();
+  }
+}
+
+test('usage errors exit 2; a PostgreSQL URL is refused with the pg_dump way', async ({ dir }) => {
+  for (const args of [[], ['a.db', 'b.db'], ['--nope', 'a.db'], ['']]) {
+    const r = await runScript('backup', args, { db: dir.path('inventory.db') });
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+  const pg = await runScript('backup', [dir.path('copy.db')], { db: 'postgres://someone@127.0.0.1:1/inventory' });
+  assert.is(pg.status, 1);
+  assert.match(pg.stderr, /^error: .*pg_dump/);
+  assert.not.ok(existsSync(dir.path('copy.db')));
+});
+
+test('never overwrites: an existing OUT is refused and left as it was', async ({ dir }) => {
+  await database(dir.path('inventory.db'), 3);
+  writeFileSync(dir.path('copy.db'), 'precious');
+  const r = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /already exists: a backup never overwrites/);
+  assert.is(readFileSync(dir.path('copy.db'), 'utf8'), 'precious');
+});
+
+test('a database that is not there (or not a database) fails and leaves nothing at OUT', async ({ dir }) => {
+  const missing = await runScript('backup', [dir.path('copy.db')], { db: dir.path('nope.db') });
+  assert.is(missing.status, 1);
+  assert.match(missing.stderr, /no database at/);
+  writeFileSync(dir.path('junk.db'), 'not a database at all, just some text that is long enough'.repeat(100));
+  const junk = await runScript('backup', [dir.path('copy.db')], { db: dir.path('junk.db') });
+  assert.is(junk.status, 1, junk.stderr);
+  assert.not.ok(existsSync(dir.path('copy.db')), 'no partial copy is left');
+});
+
+test('the copy is 0600, verifies, and has the digest verify-log gives the database', async ({ dir }) => {
+  await database(dir.path('inventory.db'), 5);
+  const r = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, DIGEST);
+  assert.match(r.stderr, /^ok: .*copy\.db: 5 events, chain intact/);
+  assert.is(statSync(dir.path('copy.db')).mode & 0o777, 0o600);
+  const source = await runScript('verify-log', [], { db: dir.path('inventory.db') });
+  const copy = await runScript('verify-log', [], { db: dir.path('copy.db') });
+  assert.is(copy.status, 0, copy.stderr);
+  assert.is(r.stdout, source.stdout, 'the same history');
+  assert.is(copy.stdout, source.stdout);
+});
+
+test('restore drill: backed up under write load, every write acknowledged before it is in the copy', async ({ dir }) => {
+  // Enough pets that the copy takes a while, so that writes go on while it is made.
+  const PETS = 30_000;
+  const WORKERS = 8;
+  await database(dir.path('inventory.db'), PETS);
+  let service: Service | undefined;
+  let restored: Service | undefined;
+  try {
+    service = await startService({ db: dir.path('inventory.db'), expectKey: true });
+    const key = service.bootstrapKey!;
+    const acked: { requestId: string; petId: number; quantity: number; at: number }[] = [];
+    const failures: string[] = [];
+    let stop = false;
+    let backupStarted = Infinity;
+    let backupEnded = Infinity;
+    // Each worker owns its pets and writes them one at a time, with rising quantities.
+    const worker = async (w: number) => {
+      for (let n = 1; !stop && n <= 5000; n++) {
+        const petId = 1 + ((w + WORKERS * n) % 64);
+        const requestId = `drill-${w}-${n}`;
+        const res = await service!.request({
+          method: 'PATCH',
+          path: `/v1/inventory/${petId}`,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'X-Request-Id': requestId },
+          body: JSON.stringify({ quantity: n }),
+        });
+        if (res.status === 200) acked.push({ requestId, petId, quantity: n, at: Date.now() });
+        else failures.push(`${res.status} ${res.text}`);
+      }
+    };
+    const load = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
+    await new Promise((r) => setTimeout(r, 500));
+    backupStarted = Date.now();
+    const backup = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
+    backupEnded = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await load;
+    assert.is(backup.status, 0, backup.stderr);
+    assert.equal(failures, [], 'no write failed while the backup ran');
+    const during = acked.filter((a) => a.at > backupStarted && a.at < backupEnded).length;
+    assert.ok(during > 0, `writes went on during the ${backupEnded - backupStarted} ms of the backup (${during} acknowledged)`);
+
+    const before = acked.filter((a) => a.at < backupStarted);
+    assert.ok(before.length > 20, `${before.length} writes acknowledged before the backup`);
+    const copy = new Database(dir.path('copy.db'), { readonly: true });
+    const inCopy = new Set(copy.prepare("SELECT request_id FROM events WHERE type = 'QuantitySet'").pluck().all() as string[]);
+    copy.close();
+    const lost = before.filter((a) => !inCopy.has(a.requestId));
+    assert.equal(lost, [], 'every write acknowledged before the backup began is in the copy');
+
+    // A service on the copy: it starts, serves, and its log verifies.
+    const check = await runScript('rebuild-projection', ['--check'], { db: dir.path('copy.db') });
+    assert.is(check.status, 0, check.stderr);
+    const verified = await runScript('verify-log', [], { db: dir.path('copy.db') });
+    assert.is(verified.status, 0, verified.stderr);
+    assert.is(verified.stdout, backup.stdout, 'the digest the backup printed');
+    restored = await startService({ db: dir.path('copy.db'), expectKey: false });
+    const list = await restored.get('/v1/inventory', key);
+    assert.is(list.status, 200, 'the key in the copy works');
+    const quantities = new Map((JSON.parse(list.text) as { petId: number; quantity: number }[]).map((e) => [e.petId, e.quantity]));
+    assert.is(quantities.size, PETS);
+    for (const a of before) assert.ok(quantities.get(a.petId)! >= a.quantity, `pet ${a.petId} at least ${a.quantity}`);
+    console.log(
+      `restore drill: ${before.length} writes acknowledged before the backup, all in the copy; ${during} more during its ` +
+        `${backupEnded - backupStarted} ms; ${acked.length} in all, 0 failed; digest of the copy ${backup.stdout.trim()}`,
+    );
+  } finally {
+    await restored?.stop();
+    await service?.stop();
+  }
+});
+
+test.run();
