@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
-import { commandsOn } from './kit/fixtures.ts';
+import { commandsOn, seedSteps, type Step } from './kit/fixtures.ts';
 import { parseJson } from './kit/http.ts';
 import { root, scriptPath, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript, type ScriptResult as Result } from './kit/scripts.ts';
@@ -52,28 +52,6 @@ files.after.each((ctx) => {
   ctx.dir.cleanup();
 });
 
-interface Step {
-  at: string;
-  actor: string;
-  requestId: string;
-  commands: Command[];
-}
-
-/** Seeds the database through the port, each step at its own time and actor; closes it. */
-async function seed({ target, db }: OnTarget & { db: string }, steps: Step[]): Promise<void> {
-  let clock = 0;
-  const store = await target.open(db, { now: () => clock });
-  try {
-    const handler = commandsOn(store, () => clock);
-    for (const step of steps) {
-      clock = Date.parse(step.at);
-      await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId });
-    }
-  } finally {
-    await store.close();
-  }
-}
-
 const track = (petId: bigint, quantity: number): Command => ({ type: 'TrackPet', petId, quantity, status: 'available' });
 const set = (petId: bigint, quantity: number): Command => ({ type: 'SetQuantity', petId, quantity });
 
@@ -84,7 +62,7 @@ const set = (petId: bigint, quantity: number): Command => ({ type: 'SetQuantity'
 //   7: pet 1    7 -> 7   bob          12:00:00.000Z  (a confirmed count; seq 8, a StatusSet, is not a row)
 //   9: pet 1    7 -> 3   alice        13:00:00.000Z
 async function seedFixture(on: OnTarget & { db: string }): Promise<void> {
-  await seed(on, [
+  await seedSteps(on, [
     { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5), track(2n, 10), track(BIG, 0)] },
     { at: '2026-11-21T10:00:00.000Z', actor: 'alice', requestId: 'r1', commands: [set(1n, 7)] },
     { at: '2026-11-21T10:00:00.001Z', actor: 'bob', requestId: 'r2', commands: [set(2n, 4)] },
@@ -256,7 +234,7 @@ test('--format table measures the first 500 rows; a longer value after them over
       commands: [set(1n, i)],
     });
   }
-  await seed(ctx, steps);
+  await seedSteps(ctx, steps);
   const r = await audit(['--db', ctx.db]);
   expectExit(r, 0, 'audit');
   const lines = r.stdout.trimEnd().split('\n');
@@ -268,7 +246,7 @@ test('--format table measures the first 500 rows; a longer value after them over
 });
 
 test('--format csv: RFC 4180 with LF, an actor with a comma, quotes and a newline quoted', async (ctx) => {
-  await seed(ctx, [
+  await seedSteps(ctx, [
     { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5), track(BIG, 1)] },
     // Key names cannot hold a comma, but cli:<user> can be any string.
     { at: '2026-11-21T10:00:00.000Z', actor: 'cli:Doe, "Jo"\nsecond line', requestId: 'r1', commands: [set(1n, 2)] },
@@ -286,7 +264,7 @@ test('--format csv: RFC 4180 with LF, an actor with a comma, quotes and a newlin
 });
 
 test('--format csv: a text cell that a spreadsheet would run as a formula starts with a quote', async (ctx) => {
-  await seed(ctx, [
+  await seedSteps(ctx, [
     { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5)] },
     // X-Request-Id allows [A-Za-z0-9._:-]: "-2-3" is a sane token, and a formula.
     { at: '2026-11-21T10:00:00.000Z', actor: 'bob', requestId: '-2-3', commands: [set(1n, 2)] },
@@ -317,7 +295,7 @@ test('--format csv: a text cell that a spreadsheet would run as a formula starts
 });
 
 test('--format jsonl: one object per line, bigints as exact bare numbers', async (ctx) => {
-  await seed(ctx, [
+  await seedSteps(ctx, [
     { at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(BIG, 1), track(9223372036854775807n, 0)] },
     { at: '2026-11-21T10:00:00.000Z', actor: 'cli:Doe, "Jo"\\', requestId: 'r1', commands: [set(BIG, 2147483647)] },
     { at: '2026-11-21T10:00:00.500Z', actor: 'bob', requestId: 'r2', commands: [set(9223372036854775807n, 0)] },
@@ -337,7 +315,7 @@ test('--format jsonl: one object per line, bigints as exact bare numbers', async
 });
 
 test('no matching rows: exit 0; a table or CSV has its header alone, JSON lines nothing', async (ctx) => {
-  await seed(ctx, [{ at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5)] }]);
+  await seedSteps(ctx, [{ at: '2026-11-21T09:00:00.000Z', actor: 'cli:seed', requestId: 'seed', commands: [track(1n, 5)] }]);
   const [table, csv, jsonl] = await Promise.all([
     audit(['--db', ctx.db]),
     audit(['--format', 'csv', '--pet', '2', '--db', ctx.db]),

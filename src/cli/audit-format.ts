@@ -1,6 +1,6 @@
-// The output formats of scripts/audit: an aligned table, CSV and JSON lines. Each turns
-// the rows of the stock_adjustments view into text one row at a time, so that the
-// command can stream any number of them.
+// The output formats of the auditors' listings (scripts/audit, scripts/stock-at): an
+// aligned table, CSV and JSON lines. Each turns rows into text one row at a time, so
+// that a command can stream any number of them.
 
 /** The columns of the stock_adjustments view, in the order they are printed. */
 export const COLUMNS = ['seq', 'recorded_at', 'pet_id', 'previous_quantity', 'quantity', 'delta', 'actor', 'request_id'] as const;
@@ -18,20 +18,21 @@ export function isFormat(value: unknown): value is Format {
 }
 
 /** Text for the start, for each row in order, and for the end; '' when there is none yet. */
-export interface Formatter {
+export interface Formatter<C extends string = Column> {
   begin(): string;
-  row(row: AdjustmentRow): string;
+  row(row: Record<C, Value>): string;
   end(): string;
 }
 
-export function formatterFor(format: Format): Formatter {
+/** A formatter for rows of these columns, in this order; numeric ones are right-aligned in a table. */
+export function formatterFor<C extends string>(format: Format, columns: readonly C[], numeric: ReadonlySet<C>): Formatter<C> {
   switch (format) {
     case 'table':
-      return tableFormatter();
+      return tableFormatter(columns, numeric);
     case 'csv':
-      return csvFormatter();
+      return csvFormatter(columns);
     case 'jsonl':
-      return jsonlFormatter();
+      return jsonlFormatter(columns);
     default: {
       const unknown: never = format;
       throw new Error(`unknown format ${String(unknown)}`);
@@ -42,8 +43,7 @@ export function formatterFor(format: Format): Formatter {
 /** How many rows the table looks at to choose its column widths; later rows may overflow. */
 export const TABLE_SAMPLE = 500;
 
-const NUMERIC: ReadonlySet<Column> = new Set(['seq', 'pet_id', 'previous_quantity', 'quantity', 'delta']);
-const HEADER = COLUMNS.map((c) => c.toUpperCase());
+export const NUMERIC: ReadonlySet<Column> = new Set(['seq', 'pet_id', 'previous_quantity', 'quantity', 'delta']);
 
 // A table is read by people: a newline or a tab in an actor must not break its lines.
 // eslint-disable-next-line no-control-regex -- matching control characters is this pattern's whole job
@@ -59,24 +59,25 @@ function tableCell(value: Value): string {
  * The table holds back the first TABLE_SAMPLE rows to measure them; after that it writes
  * each row at once, with numbers right-aligned and text left-aligned.
  */
-function tableFormatter(): Formatter {
+function tableFormatter<C extends string>(columns: readonly C[], numeric: ReadonlySet<C>): Formatter<C> {
+  const header = columns.map((c) => c.toUpperCase());
   let held: string[][] | undefined = [];
   let widths: number[] = [];
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (NUMERIC.has(COLUMNS[i]!) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .map((c, i) => (numeric.has(columns[i]!) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd() + '\n';
   const release = (): string => {
     const rows = held ?? [];
     held = undefined;
-    widths = HEADER.map((h, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), h.length));
-    return line(HEADER) + rows.map(line).join('');
+    widths = header.map((h, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), h.length));
+    return line(header) + rows.map(line).join('');
   };
   return {
     begin: () => '',
     row(row) {
-      const cells = COLUMNS.map((c) => tableCell(row[c]));
+      const cells = columns.map((c) => tableCell(row[c]));
       if (held === undefined) return line(cells);
       held.push(cells);
       return held.length === TABLE_SAMPLE ? release() : '';
@@ -102,10 +103,10 @@ export function csvField(value: Value): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-function csvFormatter(): Formatter {
+function csvFormatter<C extends string>(columns: readonly C[]): Formatter<C> {
   return {
-    begin: () => `${COLUMNS.join(',')}\n`,
-    row: (row) => `${COLUMNS.map((c) => csvField(row[c])).join(',')}\n`,
+    begin: () => `${columns.join(',')}\n`,
+    row: (row) => `${columns.map((c) => csvField(row[c])).join(',')}\n`,
     end: () => '',
   };
 }
@@ -116,11 +117,11 @@ export function jsonValue(value: Value): string {
   return JSON.stringify(value);
 }
 
-function jsonlFormatter(): Formatter {
-  const keys = COLUMNS.map((c) => JSON.stringify(c));
+function jsonlFormatter<C extends string>(columns: readonly C[]): Formatter<C> {
+  const keys = columns.map((c) => JSON.stringify(c));
   return {
     begin: () => '',
-    row: (row) => `{${COLUMNS.map((c, i) => `${keys[i]}:${jsonValue(row[c])}`).join(',')}}\n`,
+    row: (row) => `{${columns.map((c, i) => `${keys[i]}:${jsonValue(row[c])}`).join(',')}}\n`,
     end: () => '',
   };
 }

@@ -2,10 +2,10 @@
 // filtered by pet, actor and time, as a table, CSV or JSON lines. It opens the database
 // read-only and streams: rows are written as they are read, and it waits whenever
 // standard output is full, so any number of rows fits in a little memory.
-import { once } from 'node:events';
 import { parsePetId } from '../domain/events.ts';
-import { FORMATS, formatterFor, isFormat, type AdjustmentRow } from './audit-format.ts';
-import { openStore, parse, run, UsageError, type Parsed } from './common.ts';
+import { COLUMNS, FORMATS, formatterFor, isFormat, NUMERIC, type AdjustmentRow } from './audit-format.ts';
+import { openStore, parse, run, UsageError } from './common.ts';
+import { timeOption, writeListing } from './listing.ts';
 
 const USAGE = `
 Usage: scripts/audit [--pet PETID] [--actor NAME] [--since TIME] [--until TIME]
@@ -33,79 +33,6 @@ TIME is ISO 8601: a date (midnight UTC), or a date and time with Z or an offset
 Exit status: 0 success (also when no row matches), 1 failure, 2 usage error.
 `;
 
-// A date, or a date and time (minutes, seconds and a fraction optional) with Z or an
-// offset in any ISO 8601 form: +02:00, +0200 or +02.
-const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2})(?::?(\d{2}))?))?$/;
-const RECORDED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * An ISO 8601 time as recorded_at writes it (UTC, milliseconds), so that the two compare
- * as strings; undefined if it is not a real time. A time without a zone is refused
- * rather than guessed.
- */
-function parseTime(text: string): string | undefined {
-  const m = TIME.exec(text);
-  if (!m) return undefined;
-  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', sign = '+', offsetHour = '0', offsetMinute = '0'] = m;
-  // Date turns 2026-02-30 into 2 March and 24:00 into the next day: check the fields first.
-  const date = `${year}-${month}-${day}`;
-  if (new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) return undefined;
-  if (+hour > 23 || +minute > 59 || +second > 59 || +offsetHour > 23 || +offsetMinute > 59) return undefined;
-  // recorded_at has milliseconds: rounding a finer bound up keeps both --since (at or
-  // after) and --until (before) exact, since no row lies between the two.
-  const millis = Math.ceil(Number(`0.${fraction || '0'}`) * 1000 - 1e-9);
-  const offset = (sign === '-' ? -1 : 1) * (+offsetHour * 60 + +offsetMinute) * 60_000;
-  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
-  const local = new Date(0);
-  local.setUTCFullYear(+year!, +month! - 1, +day!);
-  local.setUTCHours(+hour, +minute, +second, millis);
-  const time = new Date(local.getTime() - offset);
-  if (Number.isNaN(time.getTime())) return undefined;
-  // An offset can push year 9999 to +010000, which no longer compares as a string.
-  const iso = time.toISOString();
-  return RECORDED_AT.test(iso) ? iso : undefined;
-}
-
-function timeOption(values: Parsed['values'], name: 'since' | 'until'): string | undefined {
-  const text = values[name];
-  if (typeof text !== 'string') return undefined;
-  const time = parseTime(text);
-  if (time === undefined) {
-    throw new UsageError(
-      `--${name}: invalid TIME ${JSON.stringify(text)}: use ISO 8601, such as 2026-11-21, ` +
-        '2026-11-21T10:00:00Z or 2026-11-21T12:00:00+02:00 (a time of day needs Z or an offset)',
-    );
-  }
-  return time;
-}
-
-/**
- * Standard output in chunks of about 64 KiB (one write per row would be one system call
- * per row), waiting for 'drain' whenever it is full. A reader that goes away (EPIPE,
- * as with `| head`) ends the listing quietly.
- */
-function makeOutput(stream: NodeJS.WriteStream) {
-  let pending = '';
-  let failure: NodeJS.ErrnoException | undefined;
-  stream.on('error', (err: NodeJS.ErrnoException) => {
-    failure ??= err;
-  });
-  const flush = async (): Promise<void> => {
-    if (failure) throw failure;
-    if (pending === '') return;
-    const chunk = pending;
-    pending = '';
-    if (!stream.write(chunk)) await once(stream, 'drain');
-  };
-  return {
-    async write(text: string): Promise<void> {
-      pending += text;
-      if (pending.length >= 65536) await flush();
-    },
-    flush,
-  };
-}
-
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, {
     pet: { type: 'string' },
@@ -130,17 +57,7 @@ await run(USAGE, async (argv) => {
   const store = await openStore(values, { readonly: true });
   try {
     const pages = store.stockAdjustments(filter) as AsyncIterable<AdjustmentRow[]>;
-    const formatter = formatterFor(format);
-    const out = makeOutput(process.stdout);
-    try {
-      await out.write(formatter.begin());
-      for await (const rows of pages) for (const row of rows) await out.write(formatter.row(row));
-      await out.write(formatter.end());
-      await out.flush();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EPIPE') return 0;
-      throw err;
-    }
+    await writeListing(formatterFor(format, COLUMNS, NUMERIC), pages);
     return 0;
   } finally {
     await store.close();

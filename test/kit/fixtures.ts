@@ -5,6 +5,7 @@ import { commandsFor, type CommandHandler } from '../../src/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
+import type { StoreTarget } from './stores.ts';
 
 /** A command handler over store (the operator commands' way: one command at a time). */
 export function commandsOn(store: InventoryStore, now: () => number = Date.now): CommandHandler {
@@ -65,4 +66,27 @@ export async function eventsOf(store: InventoryStore): Promise<EventRow[]> {
     }
   }
   return rows;
+}
+
+/** One step of a seeded history: commands run together, at a time, by an actor. */
+export interface Step {
+  at: string;
+  actor: string;
+  requestId: string;
+  commands: Command[];
+}
+
+/** Seeds a database through the port, each step at its own time and actor; closes it. */
+export async function seedSteps({ target, db }: { target: StoreTarget; db: string }, steps: Step[]): Promise<void> {
+  let clock = 0;
+  const store = await target.open(db, { now: () => clock });
+  try {
+    const handler = commandsOn(store, () => clock);
+    for (const step of steps) {
+      clock = Date.parse(step.at);
+      await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId });
+    }
+  } finally {
+    await store.close();
+  }
 }

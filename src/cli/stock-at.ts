@@ -1,0 +1,78 @@
+// scripts/stock-at: the stock and status of every pet as of a past moment, replayed from
+// the event log with the same rule the projection uses (evolve), read-only.
+import { decodeEvent } from '../domain/codec.ts';
+import { parsePetId, type EntryState } from '../domain/events.ts';
+import { evolve } from '../domain/evolve.ts';
+import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
+import { openStore, parse, run, UsageError } from './common.ts';
+import { timeOption, writeListing } from './listing.ts';
+
+const USAGE = `
+Usage: scripts/stock-at --at TIME [--pet PETID] [--format table|csv|jsonl] [--db PATH|URL]
+
+The stock of every pet as of TIME: the events recorded at or before TIME (inclusive),
+replayed in seq order with the rule the service itself applies. One row per pet tracked
+by then, by pet id: its quantity, status, version (the ETag a client saw then) and when
+its last event before TIME was recorded. A TIME after the last event gives the stock as
+it is now. Opens the database read-only; it may run while the service does.
+  --at TIME        the moment (ISO 8601, as for scripts/audit: 2026-11-21,
+                   2026-11-21T10:00:00Z, 2026-11-21T12:00:00.5+02:00)
+  --pet PETID      only this pet
+  --format F       table (default), csv or jsonl, as for scripts/audit
+  --db PATH        the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
+  -h, --help       this text
+
+Exit status: 0 success (also when no pet was tracked yet), 1 failure, 2 usage error.
+`;
+
+const COLUMNS = ['pet_id', 'quantity', 'status', 'version', 'changed_at'] as const;
+const NUMERIC = new Set<(typeof COLUMNS)[number]>(['pet_id', 'quantity', 'version']);
+
+await run(USAGE, async (argv) => {
+  const { values, positionals } = parse(argv, { at: { type: 'string' }, pet: { type: 'string' }, format: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const at = timeOption(values, 'at');
+  if (at === undefined) throw new UsageError('--at TIME is required');
+  const format = values.format ?? 'table';
+  if (!isFormat(format)) throw new UsageError(`--format must be ${FORMATS.join(', ')}, not ${JSON.stringify(format)}`);
+  let only: bigint | undefined;
+  if (typeof values.pet === 'string') {
+    only = parsePetId(values.pet);
+    if (only === undefined) throw new UsageError(`--pet: invalid PETID ${JSON.stringify(values.pet)}`);
+  }
+
+  const store = await openStore(values, { readonly: true });
+  const stock = new Map<bigint, { state: EntryState; changedAt: string }>();
+  let outOfOrder = 0;
+  try {
+    // Every event is read: recorded_at follows seq unless the clock was set back, so an
+    // event after TIME does not prove that none before TIME follows it.
+    for await (const rows of store.replayRows()) {
+      for (const [, petId, version, type, data, recordedAt] of rows) {
+        if (recordedAt > at || (only !== undefined && petId !== only)) continue;
+        const entry = stock.get(petId);
+        if (!entry && type !== 'PetTracked') {
+          // Recorded at or before TIME, but after its pet's tracking was: a clock set back.
+          outOfOrder++;
+          continue;
+        }
+        const state = { ...evolve(entry?.state, decodeEvent(type, data)), version: Number(version) };
+        stock.set(petId, { state, changedAt: recordedAt });
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  if (outOfOrder > 0) {
+    process.stderr.write(
+      `warning: ${outOfOrder} events at or before ${at} follow events after it: the clock was set back; they were left out\n`,
+    );
+  }
+  const pets = [...stock.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = pets.map((petId) => {
+    const { state, changedAt } = stock.get(petId)!;
+    return { pet_id: petId, quantity: state.quantity, status: state.status, version: state.version, changed_at: changedAt };
+  });
+  await writeListing(formatterFor(format, COLUMNS, NUMERIC), [rows]);
+  return 0;
+});
