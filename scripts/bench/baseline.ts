@@ -68,8 +68,8 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
     const services = [];
     for (const [i, side] of sides.entries()) services.push(await startService(side, join(dir, `side${i}.db`)));
 
-    const modes: Mode[] = ['get', 'patch', 'mix'];
-    const runs: Record<Mode, Load[][]> = { get: [[], []], patch: [[], []], mix: [[], []] };
+    const modes = ['get', 'patch', 'mix'] as const satisfies Mode[];
+    const runs: Record<(typeof modes)[number], Load[][]> = { get: [[], []], patch: [[], []], mix: [[], []] };
     for (const mode of modes) {
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [0, 1] : [1, 0];

@@ -2,12 +2,14 @@
 // share an event loop with what it measures. autocannon, 127.0.0.1 only, for a fixed
 // time. Prints autocannon's result as JSON on standard output.
 //   load.ts URL MODE SECONDS CONNECTIONS KEY PETS
-//   MODE: get (GET /v1/inventory), patch (PATCH a random pet), mix (90% get, 10% patch)
+//   MODE: get (GET /v1/inventory), patch (PATCH a random pet), mix (90% get, 10% patch),
+//         healthz (GET /healthz, 100 a second: a probe beside another load),
+//         metrics (GET /metrics once a second: a Prometheus scrape beside another load)
 import autocannon, { type Request } from 'autocannon';
 
 const [url, mode, seconds, connections, key, pets] = process.argv.slice(2);
-if (!url || !['get', 'patch', 'mix'].includes(mode ?? '') || !new URL(url).hostname.startsWith('127.')) {
-  process.stderr.write('usage: load.ts http://127.0.0.1:PORT get|patch|mix SECONDS CONNECTIONS KEY PETS\n');
+if (!url || !['get', 'patch', 'mix', 'healthz', 'metrics'].includes(mode ?? '') || !new URL(url).hostname.startsWith('127.')) {
+  process.stderr.write('usage: load.ts http://127.0.0.1:PORT get|patch|mix|healthz|metrics SECONDS CONNECTIONS KEY PETS\n');
   process.exit(2);
 }
 const petCount = Number(pets);
@@ -15,13 +17,16 @@ const petCount = Number(pets);
 const getHeaders = { authorization: `Bearer ${key}` };
 const patchHeaders = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
+const probe = mode === 'healthz' || mode === 'metrics';
 const result = await autocannon({
   url,
   connections: Number(connections),
   duration: Number(seconds),
+  ...(probe ? { overallRate: mode === 'healthz' ? 100 : 1 } : {}),
   requests: [
     {
       setupRequest: (request: Request): Request => {
+        if (probe) return { ...request, method: 'GET', path: `/${mode}`, headers: {}, body: undefined };
         const patch = mode === 'patch' || (mode === 'mix' && Math.random() < 0.1);
         if (!patch) return { ...request, method: 'GET', path: '/v1/inventory', headers: getHeaders, body: undefined };
         const petId = 1 + Math.floor(Math.random() * petCount);

@@ -1,0 +1,153 @@
+// Where the service's CPU goes, per request and by stage: the service on SQLite (1,000
+// pets) under GET and then PATCH load at 50 connections, profiled with node --cpu-prof
+// (every thread: the main one and the SQLite writer), and the samples taken during the
+// measured load (not the start, not the warm-up) summed by the stage their nearest
+// JavaScript frame belongs to, divided by the requests served. Prints a Markdown table.
+//   node --import tsx scripts/profile.ts [SECONDS]     (about a minute with 10 s)
+// The V8 profiler samples wall time on each thread: a thread blocked in a call (the
+// writer waiting for its disk sync) counts as busy in that call, so the writer's figure
+// is its time busy or blocked per request, not CPU alone.
+import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, makeDatabase } from './bench/fixtures.ts';
+import { children, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const PETS = 1000;
+
+// A stage is known by where its code lives; the first that matches a frame wins.
+const STAGES: [string, (url: string, fn: string) => boolean][] = [
+  ['garbage collection, V8 itself', (_u, f) => f === '(garbage collector)' || f === '(program)'],
+  [
+    'HTTP parsing and socket writes (Node)',
+    (u, f) => /^node:(_http|net|stream|internal\/(streams?|net|http))/.test(u) || /^write(v|Buffer|String|Utf8String)$/.test(f),
+  ],
+  [
+    'Koa, its router, compose',
+    (u) =>
+      /node_modules\/(koa|@koa\/|koa-compose|delegates|statuses|vary|on-finished|ee-first|fresh|type-is|media-typer|mime-types|http-errors|encodeurl|escape-html|accepts|negotiator|content-type|only|destroy|path-to-regexp|debug)/.test(
+        u,
+      ),
+  ],
+  [
+    'access log (pino)',
+    (u) =>
+      /node_modules\/(pino|sonic-boom|thread-stream|quick-format|atomic-sleep|safe-stable-stringify)/.test(u) ||
+      /src\/(http\/access-log|logger)\.ts/.test(u),
+  ],
+  ['metrics (prom-client)', (u) => /node_modules\/(prom-client|tdigest|bintrees)/.test(u) || /src\/metrics\.ts/.test(u)],
+  [
+    'authentication (key hash, cache, change token)',
+    (u) => /src\/(http\/auth|store\/keys|store\/sqlite\/key-table|store\/database)\.ts/.test(u) || /^node:internal\/crypto/.test(u),
+  ],
+  [
+    'body, strict JSON, validation (ajv)',
+    (u) =>
+      /src\/(http\/(body|validation)|json\/)/.test(u) ||
+      /node_modules\/(ajv|fast-uri|fast-deep-equal|raw-body|co-body|koa-bodyparser|iconv-lite|bytes)/.test(u),
+  ],
+  ['routes, preconditions, the GET list held in memory', (u) => /src\/http\/(inventory-routes|inventory-json|preconditions)\.ts/.test(u)],
+  ['service middleware (errors, request id, Host, OPTIONS, stall guard)', (u) => /src\/http\//.test(u)],
+  ['command (decide, evolve, group commit)', (u) => /src\/(commands|domain\/|store\/group-commit)/.test(u)],
+  [
+    'store: SQLite statements, hash chain, worker messages',
+    (u, f) => /src\/store\//.test(u) || /better-sqlite3/.test(u) || /^node:internal\/worker/.test(u) || f === 'postMessage',
+  ],
+  [
+    'promises, events, timers',
+    (u, f) =>
+      /^node:(events|timers|internal\/(process\/task_queues|timers|async_hooks|event_target|process\/promises))/.test(u) ||
+      f === 'runMicrotasks',
+  ],
+];
+
+function stageOf(nodes: Map<number, ProfileNode>, parent: Map<number, number>, id: number): string {
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const { url, functionName } = nodes.get(at)!.callFrame;
+    for (const [name, test] of STAGES) if (test(url, functionName)) return name;
+    if (url !== '') return 'other';
+  }
+  return 'other';
+}
+
+/** µs per request by stage, for the samples between from and to (µs, monotonic clock). */
+function byStage(profile: Profile, from: number, to: number, requests: number): Map<string, number> {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const sums = new Map<string, number>();
+  let t = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    t += delta;
+    if (t < from || t > to || nodes.get(id)!.callFrame.functionName === '(idle)') return;
+    const stage = stageOf(nodes, parent, id);
+    sums.set(stage, (sums.get(stage) ?? 0) + delta);
+  });
+  return new Map([...sums].map(([stage, us]) => [stage, us / requests]));
+}
+
+async function profileUnder(mode: Mode): Promise<{ main: Map<string, number>; writer: Map<string, number>; rps: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'profile-'));
+  try {
+    const db = join(dir, 'inventory.db');
+    const key = await makeDatabase(db, PETS);
+    const port = await freePort();
+    const service = start([`--cpu-prof`, `--cpu-prof-dir=${dir}`, 'src/server.ts'], {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      INVENTORY_DB: db,
+      LOG_LEVEL: 'info',
+    });
+    await ready(port, '/healthz');
+    await load(port, mode, WARMUP_SECONDS, 50, key, PETS);
+    // The profiler's clock is the monotonic one, as process.hrtime's: the same in every process.
+    const from = Number(process.hrtime.bigint() / 1000n);
+    const result = await load(port, mode, SECONDS, 50, key, PETS);
+    const to = Number(process.hrtime.bigint() / 1000n);
+    await stop(service);
+    // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the main one.
+    const thread = (f: string) => Number(f.split('.')[4]);
+    const profiles = readdirSync(dir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .sort((a, b) => thread(a) - thread(b))
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Profile);
+    const stages = profiles.map((p) => byStage(p, from, to, result['2xx']));
+    const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+    // Of the other threads (tsx's loader, the writer), the busiest is the writer.
+    const [main, ...others] = stages;
+    const writer = others.sort((a, b) => total(b) - total(a))[0] ?? new Map<string, number>();
+    return { main: main!, writer, rps: result.requests.average };
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const get = await profileUnder('get');
+const patch = await profileUnder('patch');
+const stages = [...STAGES.map(([name]) => name), 'other'];
+const cell = (m: Map<string, number>, s: string) => (m.get(s) ?? 0).toFixed(1);
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0).toFixed(1);
+console.log(`CPU profile, SQLite, ${PETS} pets, 50 connections, ${SECONDS} s each; node ${process.version}`);
+console.log(`GET ${get.rps.toFixed(0)} req/s, PATCH ${patch.rps.toFixed(0)} req/s while profiled\n`);
+console.log('| stage (µs per request) | GET, main thread | PATCH, main thread | PATCH, writer thread |');
+console.log('|---|---|---|---|');
+for (const s of stages) {
+  if ([get.main, patch.main, patch.writer].every((m) => (m.get(s) ?? 0) < 0.05)) continue;
+  console.log(`| ${s} | ${cell(get.main, s)} | ${cell(patch.main, s)} | ${cell(patch.writer, s)} |`);
+}
+console.log(`| **all** | **${sum(get.main)}** | **${sum(patch.main)}** | **${sum(patch.writer)}** |`);
