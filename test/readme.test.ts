@@ -1,4 +1,5 @@
-// The README's section "Quickstart", run as written: the service on a fresh database
+// The README's section "Quickstart", run as written, and then the curl examples of
+// docs/clients.md, which continue from where it ends: the service on a fresh database
 // (started the way `npm start` does, on a free port), then every ```sh block in order in
 // one bash process (so KEY= carries over), each compared with the output block the
 // README shows after it. The first output block, before any command, is what the
@@ -146,10 +147,19 @@ quickstart('the first start prints the bootstrap message the README shows', (ctx
   assert.fixture(realOutput(ctx.service!.err(), ctx.service!), mask(blocks[0]!.text));
 });
 
-// One test per command block, in README order: each depends on those before it.
-for (let i = 1; i + 1 < blocks.length; i += 2) {
-  const command = blocks[i]!.text;
-  const expected = blocks[i + 1]!.text;
+// The clients' guide's curl examples continue the quickstart's state (pet 1 at version 2):
+// each ```sh block there and the output block after it.
+const clients = [...readFileSync(join(root, 'docs/clients.md'), 'utf8').matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+  lang: m[1]!,
+  text: m[2]!,
+}));
+const continued = clients.flatMap((b, i) => (b.lang === 'sh' && clients[i + 1]?.lang === '' ? [b, clients[i + 1]!] : []));
+
+// One test per command block, in order: each depends on those before it.
+const steps = [...blocks.slice(1), ...continued];
+for (let i = 0; i + 1 < steps.length; i += 2) {
+  const command = steps[i]!.text;
+  const expected = steps[i + 1]!.text;
   quickstart(`$ ${command.split('\n')[0]}`, async (ctx) => {
     const s = ctx.service!;
     const script = command.replaceAll(README_KEY, s.bootstrapKey!).replaceAll(`127.0.0.1:${README_PORT}`, `127.0.0.1:${s.port}`);
