@@ -126,6 +126,10 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
     assert.equal(problems, [], 'no console error');
     const elsewhere = requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'));
     assert.equal(elsewhere, [], 'no request leaves this service');
+    console.log(
+      `docs page in chromium: ${requested.length} requests, all to ${origin} (${[...new Set(requested.map((u) => new URL(u).pathname))].join(', ')}); ` +
+        `PATCH lists ${codes.join(' ')}; try it: GET /v1/inventory 200 with pet ${BIG} exact; console errors: ${problems.length}`,
+    );
   } finally {
     await browser?.close();
     await service?.stop();
