@@ -87,7 +87,7 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   });
   const hits = new Counter({
     name: 'inventory_list_cache_hits_total',
-    help: 'GET /v1/inventory requests answered from the body held in memory.',
+    help: 'GET /v1/inventory requests answered without a render of their own: from the body held in memory, or sharing a render under way.',
     registers: [registry],
   });
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.

@@ -92,6 +92,13 @@ metrics('the list cache: a render after a change, hits while nothing changed', a
   assert.is((await t.patch(PET, { quantity: 40 })).status, 200);
   assert.is((await t.get()).status, 200);
   assert.is(await value('inventory_list_renders_total'), renders + 1);
+  // Five at once after a change: one renders, the others share it or find it done.
+  assert.is((await t.patch(PET, { quantity: 41 })).status, 200);
+  const [r0, h0] = [await value('inventory_list_renders_total'), await value('inventory_list_cache_hits_total')];
+  const answers = await Promise.all([1, 2, 3, 4, 5].map(() => t.get()));
+  assert.ok(answers.every((r) => r.status === 200));
+  assert.is(await value('inventory_list_renders_total'), r0 + 1);
+  assert.is(await value('inventory_list_cache_hits_total'), h0 + 4, 'every GET is a render or a hit');
 });
 
 metrics('a storage fault is counted by kind', async ({ t }) => {

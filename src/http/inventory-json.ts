@@ -69,7 +69,8 @@ export function renderInventory(rows: Iterable<InventoryRow>): InventoryBody {
   return renderer.finish();
 }
 
-/** Told of each answer from memory and each render (the metrics count them). */
+/** Told of each render, and of each answer that needed none of its own: from memory, or
+ * sharing a render under way (the metrics count them). */
 export interface InventoryCacheCounts {
   hit?: () => void;
   rendered?: () => void;
@@ -114,6 +115,9 @@ export function makeInventoryCache(
             if (rendering === started) rendering = undefined;
           },
         );
+      } else {
+        // A render of this very state is under way: this request shares it.
+        counts.hit?.();
       }
       return rendering.body;
     },
