@@ -77,6 +77,7 @@ test('each moment gives the stock replayed up to it, inclusive', async ({ db }) 
     ['1', '7', 'pending', '3'],
     [String(BIG), '12', 'available', '2'],
   ]);
+  assert.equal(await csvAt(db, '2026-11-21T12:00:00.4999Z'), await csvAt(db, '2026-11-21T12:00:00.4Z'), 'not rounded up to .500');
   assert.equal(await csvAt(db, '2026-11-21T12:59:59Z'), [
     ['1', '7', 'pending', '3'],
     [String(BIG), '12', 'available', '2'],

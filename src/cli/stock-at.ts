@@ -31,7 +31,9 @@ const NUMERIC = new Set<(typeof COLUMNS)[number]>(['pet_id', 'quantity', 'versio
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { at: { type: 'string' }, pet: { type: 'string' }, format: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const at = timeOption(values, 'at');
+  // recorded_at has milliseconds, and TIME is an inclusive bound: a finer fraction is cut
+  // to the millisecond (12:00:00.4005 includes an event at .400, not one at .401).
+  const at = timeOption({ at: typeof values.at === 'string' ? values.at.replace(/(\.\d{3})\d+/, '$1') : values.at }, 'at');
   if (at === undefined) throw new UsageError('--at TIME is required');
   const format = values.format ?? 'table';
   if (!isFormat(format)) throw new UsageError(`--format must be ${FORMATS.join(', ')}, not ${JSON.stringify(format)}`);
