@@ -78,11 +78,20 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
       summaries.join(' | '),
     );
 
-    // The PATCH with every answer it can give.
+    // Each operation with every answer it can give, read from the expanded operation.
+    const listedCodes = async (block: ReturnType<typeof page.locator>) => {
+      await block.locator('.opblock-summary').click();
+      await block.locator('.responses-table tr.response').first().waitFor();
+      const listed = await block.locator('.responses-table tr.response > td.response-col_status').allInnerTexts();
+      await block.locator('.opblock-summary').click();
+      return listed;
+    };
+    const get = page.locator('.opblock-get').first();
+    const getCodes = await listedCodes(get);
+    for (const code of ['200', '304', '400', '401', '412', '503'])
+      assert.ok(getCodes.includes(code), `GET lists ${code}: ${getCodes.join(',')}`);
     const patch = page.locator('.opblock-patch').first();
-    await patch.locator('.opblock-summary').click();
-    await patch.locator('.responses-table tr.response').first().waitFor();
-    const codes = await patch.locator('.responses-table tr.response > td.response-col_status').allInnerTexts();
+    const codes = await listedCodes(patch);
     for (const code of ['200', '400', '401', '404', '412', '415', '503'])
       assert.ok(codes.includes(code), `PATCH lists ${code}: ${codes.join(',')}`);
 
@@ -91,7 +100,6 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
     await page.fill('.auth-container input', service.bootstrapKey!);
     await page.click('.auth-btn-wrapper .authorize');
     await page.click('.auth-btn-wrapper .btn-done');
-    const get = page.locator('.opblock-get').first();
     await get.locator('.opblock-summary').click();
     await get.locator('.execute').click();
     const status = get.locator('.live-responses-table tr.response > td.response-col_status');
@@ -108,7 +116,6 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
     if (process.env.SCREENSHOTS === '1') {
       // The curl line shows the key: even a throwaway key stays out of the repository.
       await page.addStyleTag({ content: '.curl-command { display: none !important; }' });
-      await patch.locator('.opblock-summary').click();
       // From the top of the page to the end of the live answer.
       // Run in the page (no DOM types here): where the element ends, from the top of the document.
       const bottomOf = (el: unknown) => {
@@ -128,7 +135,7 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
     assert.equal(elsewhere, [], 'no request leaves this service');
     console.log(
       `docs page in chromium: ${requested.length} requests, all to ${origin} (${[...new Set(requested.map((u) => new URL(u).pathname))].join(', ')}); ` +
-        `PATCH lists ${codes.join(' ')}; try it: GET /v1/inventory 200 with pet ${BIG} exact; console errors: ${problems.length}`,
+        `GET lists ${getCodes.join(' ')}; PATCH lists ${codes.join(' ')}; try it: GET /v1/inventory 200 with pet ${BIG} exact; console errors: ${problems.length}`,
     );
   } finally {
     await browser?.close();

@@ -13,6 +13,8 @@ docs('the page answers without a key, as HTML with a strict Content-Security-Pol
   assert.is(res.status, 200);
   assert.is(res.headers['content-type'], 'text/html; charset=utf-8');
   assert.is(res.headers['x-content-type-options'], 'nosniff');
+  assert.is(res.headers['cache-control'], 'public, max-age=300');
+  assert.not.match(res.text, /https?:\/\//, 'the page names no host: nothing from a CDN');
   const csp = String(res.headers['content-security-policy']);
   assert.match(csp, /default-src 'none'/);
   assert.match(csp, /script-src 'self'(;|$)/, 'no inline or remote script');
@@ -31,6 +33,9 @@ docs('every asset the page names is served, with its type; none comes from anoth
     assert.is(res.status, 200, path);
     assert.match(String(res.headers['content-type']), types[path.split('.').pop()!]!, path);
     assert.ok(res.text.length > 0, path);
+    assert.is(res.headers['x-content-type-options'], 'nosniff', path);
+    assert.is(res.headers['cache-control'], 'public, max-age=300', path);
+    assert.is(res.headers['content-security-policy'], undefined, `${path}: the policy is the page's`);
   }
   const init = (await t.request({ path: '/docs/init.js' })).text;
   assert.not.match(init, /https?:\/\//, 'the page script names no host');
