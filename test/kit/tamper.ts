@@ -1,0 +1,52 @@
+// What someone who has the SQLite file can do to its log, with plain SQL and the chain's
+// published encoding: the triggers only guard against accidents. Tests and examples use
+// these to show what the hash chain and saved digests catch.
+import Database from 'better-sqlite3';
+import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
+
+/** Runs run on a plain read-write connection to the file, as anyone with the file could. */
+export function withFile<T>(path: string, run: (db: Database.Database) => T): T {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    return run(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Recomputes every prev_hash and hash in seq order, so that the chain is intact again. */
+export function recomputeChain(db: Database.Database): void {
+  const rows = db
+    .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .all() as {
+    seq: bigint;
+    pet_id: bigint;
+    version: bigint;
+    type: string;
+    data: string;
+    actor: string;
+    request_id: string;
+    recorded_at: string;
+  }[];
+  const update = db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?');
+  let prev = GENESIS_HASH;
+  db.transaction(() => {
+    for (const r of rows) {
+      const hash = eventHash({
+        prevHash: prev,
+        seq: r.seq,
+        petId: r.pet_id,
+        version: r.version,
+        type: r.type,
+        data: r.data,
+        actor: r.actor,
+        requestId: r.request_id,
+        recordedAt: r.recorded_at,
+      });
+      update.run(prev, hash, r.seq);
+      prev = hash;
+    }
+  })();
+}
