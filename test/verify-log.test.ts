@@ -18,6 +18,7 @@ import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { commandsOn } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { runScriptSync } from './kit/scripts.ts';
+import { recomputeChain } from './kit/tamper.ts';
 
 interface Ctx {
   db: Db;
@@ -31,40 +32,6 @@ function history(db: Db): Promise<void> {
 /** What an attacker does first: the triggers are only a guard against accidents. */
 function dropTriggers(db: Db): void {
   db.exec('DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete; DROP TRIGGER events_chained;');
-}
-
-/** The attacker recomputes every prev_hash and hash so that the chain is intact again. */
-function recomputeChain(db: Db): void {
-  const rows = db
-    .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq')
-    .safeIntegers(true)
-    .all() as {
-    seq: bigint;
-    pet_id: bigint;
-    version: bigint;
-    type: string;
-    data: string;
-    actor: string;
-    request_id: string;
-    recorded_at: string;
-  }[];
-  const update = db.prepare('UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?');
-  let prev = GENESIS_HASH;
-  for (const r of rows) {
-    const hash = eventHash({
-      prevHash: prev,
-      seq: r.seq,
-      petId: r.pet_id,
-      version: r.version,
-      type: r.type,
-      data: r.data,
-      actor: r.actor,
-      requestId: r.request_id,
-      recordedAt: r.recorded_at,
-    });
-    update.run(prev, hash, r.seq);
-    prev = hash;
-  }
 }
 
 const chain = suite<Ctx>("the hash chain (SQLite only: the attacker's SQL)");
