@@ -1,15 +1,17 @@
 // scripts/backup (SQLite only: PostgreSQL has pg_dump): an online copy that refuses to
 // overwrite, is readable by its owner only, verifies, and, in a restore drill under
 // write load, holds every write acknowledged before it began.
-import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openStore } from '../src/store/open.ts';
 import { trackPets } from './kit/fixtures.ts';
-import { tempDir, type TempDir } from './kit/paths.ts';
+import { root, scriptPath, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
 import { startService, type Service } from './kit/service.ts';
+import { withFile } from './kit/tamper.ts';
 
 const DIGEST = /^\d+:[0-9a-f]{64}\n$/;
 
@@ -74,6 +76,49 @@ test('the copy is 0600, verifies, and has the digest verify-log gives the databa
   assert.is(copy.status, 0, copy.stderr);
   assert.is(r.stdout, source.stdout, 'the same history');
   assert.is(copy.stdout, source.stdout);
+});
+
+test('a copy that does not verify is removed, and exits 1', async ({ dir }) => {
+  await database(dir.path('inventory.db'), 5);
+  // Someone with the file edits an event: the copy is faithful, so its chain is broken too.
+  withFile(dir.path('inventory.db'), (db) => {
+    db.exec('DROP TRIGGER events_no_update');
+    db.prepare("UPDATE events SET actor = 'mallory' WHERE seq = 3").run();
+  });
+  const r = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
+  assert.is(r.status, 1, r.stderr);
+  assert.is(r.stdout, '', 'no digest for a broken copy');
+  assert.match(r.stderr, /^error: the copy does not verify, so it was removed: BROKEN at seq 3: /);
+  assert.not.ok(existsSync(dir.path('copy.db')), 'nothing that could pass for a backup is left');
+});
+
+test('interrupted (SIGINT, SIGTERM) while copying or verifying: exits 1 and leaves nothing at OUT', async ({ dir }) => {
+  // Big enough that the copy and its verification take a few hundred milliseconds.
+  await database(dir.path('inventory.db'), 30_000);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    const out = dir.path(`copy-${signal}.db`);
+    const child = spawn(scriptPath('backup'), ['--db', dir.path('inventory.db'), out], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Signalled as soon as OUT exists: the copy has begun.
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    assert.ok(existsSync(out), `${signal}: OUT appeared (${stderr})`);
+    child.kill(signal);
+    const status = await exited;
+    assert.is(stdout, '', `${signal}: it did not finish before the signal`);
+    assert.is(status, 1, `${signal}: ${stderr}`);
+    assert.match(stderr, new RegExp(`^error: interrupted by ${signal}; the copy at .*, not yet verified, was removed\n$`));
+    assert.not.ok(existsSync(out), `${signal}: no partial copy is left`);
+  }
+  assert.equal(
+    readdirSync(dir.dir).filter((f) => f.startsWith('copy')),
+    [],
+    'no journal or other file of a copy either',
+  );
 });
 
 test('restore drill: backed up under write load, every write acknowledged before it is in the copy', async ({ dir }) => {

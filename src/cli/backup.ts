@@ -1,8 +1,11 @@
 // scripts/backup: an online, consistent copy of the SQLite database, verified.
+import { rmSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { formatDigest } from '../store/hash-chain.ts';
 import { isPostgresUrl, openStore } from '../store/open.ts';
+import type { InventoryStore } from '../store/port.ts';
 import { backupSqlite } from '../store/sqlite/backup.ts';
-import { verifyLog } from '../verify-log.ts';
+import { verifyLog, type Verdict } from '../verify-log.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -23,8 +26,11 @@ file beside it) and start the service. For PostgreSQL, use its own tools instead
   pg_dump --format=custom --file=inventory.dump "$INVENTORY_DB"
 and verify a restored database with scripts/verify-log --db URL.
 
-Exit status: 0 the copy is made and verifies, 1 failure (nothing is left at OUT), 2 usage error.
+Exit status: 0 the copy is made and verifies, 1 failure or interrupted (nothing is left at
+OUT, and a file that was there already is untouched), 2 usage error.
 `;
+
+const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, {});
@@ -37,18 +43,66 @@ await run(USAGE, async (argv) => {
     throw new Error('scripts/backup copies SQLite databases; for PostgreSQL use pg_dump --format=custom (see scripts/backup --help)');
   }
   const started = Date.now();
-  backupSqlite(source, out);
-  const copy = await openStore(out, { readonly: true, mustExist: true });
+  // Until the copy has verified, OUT is ours to remove: a failed or interrupted backup
+  // (Ctrl-C, a cron job's timeout) leaves nothing at OUT that could pass for a backup.
+  // A signal's handler runs only when the event loop gets a turn: never inside
+  // backupSqlite, which is synchronous (so OUT is either not ours yet, and maybe someone
+  // else's file, or the whole copy), then between pages of the verification, and once
+  // more before the copy is declared good.
+  let ours = false;
+  const interrupted = (signal: NodeJS.Signals) => {
+    if (ours) rmSync(out, { force: true });
+    process.stderr.write(`error: interrupted by ${signal}${ours ? `; the copy at ${out}, not yet verified, was removed` : ''}\n`);
+    process.exit(1);
+  };
+  for (const signal of SIGNALS) process.on(signal, interrupted);
   try {
-    const verdict = await verifyLog(copy);
+    backupSqlite(source, out);
+    ours = true;
+    await signalsHandled();
+    const copy = await openStore(out, { readonly: true, mustExist: true });
+    let verdict: Verdict;
+    try {
+      verdict = await verifyLog(withTurns(copy));
+    } finally {
+      await copy.close();
+    }
     if (!verdict.ok) {
-      process.stderr.write(`error: the copy at ${out} does not verify: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`);
+      process.stderr.write(
+        `error: the copy does not verify, so it was removed: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n` +
+          `  the database itself is checked with scripts/verify-log --db ${source}\n`,
+      );
       return 1;
     }
+    await signalsHandled();
+    ours = false;
     process.stderr.write(`ok: ${out}: ${verdict.events} events, chain intact, in ${Date.now() - started} ms\n`);
     process.stdout.write(`${formatDigest(verdict.head)}\n`);
     return 0;
   } finally {
-    await copy.close();
+    if (ours) rmSync(out, { force: true });
+    for (const signal of SIGNALS) process.off(signal, interrupted);
   }
 });
+
+/**
+ * Lets a signal that has arrived be handled now. A signal is read in the event loop's
+ * poll phase, and setImmediate runs after that phase: two turns, because the first may
+ * run in the same iteration as a poll that had already looked before the signal came.
+ */
+async function signalsHandled(): Promise<void> {
+  await nextTurn();
+  await nextTurn();
+}
+
+/** The copy's log with a turn of the event loop after each page, so that a long verification can be interrupted. */
+function withTurns(store: Pick<InventoryStore, 'chainRows'>): Pick<InventoryStore, 'chainRows'> {
+  return {
+    async *chainRows() {
+      for await (const page of store.chainRows()) {
+        yield page;
+        await nextTurn();
+      }
+    },
+  };
+}
