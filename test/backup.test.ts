@@ -1,15 +1,17 @@
 // scripts/backup (SQLite only: PostgreSQL has pg_dump): an online copy that refuses to
 // overwrite, is readable by its owner only, verifies, and, in a restore drill under
 // write load, holds every write acknowledged before it began.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openStore } from '../src/store/open.ts';
-import { trackPets } from './kit/fixtures.ts';
+import { commandsOn, trackPets } from './kit/fixtures.ts';
+import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { root, scriptPath, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
+import { query } from './kit/sql.ts';
 import { startService, type Service } from './kit/service.ts';
 import { withFile } from './kit/tamper.ts';
 
@@ -195,3 +197,78 @@ test('restore drill: backed up under write load, every write acknowledged before
 });
 
 test.run();
+
+// PostgreSQL has its own tools: the operators' guide's commands, run as written.
+const pgTest = suite<{ dir: TempDir; databases: TestDatabase[] }>(
+  "PostgreSQL backups: pg_dump --format=custom, pg_restore, and verify-log's digests [postgres]",
+);
+pgTest.before.each((ctx) => {
+  ctx.dir = tempDir('pg-backup-');
+  ctx.databases = [];
+});
+pgTest.after.each(async ({ dir, databases }) => {
+  dir.cleanup();
+  for (const d of databases) await d.cleanup();
+});
+
+/** Why the PostgreSQL client tools cannot back this server up, or undefined when they can. */
+async function pgDumpMissing(url: string): Promise<string | undefined> {
+  const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
+  if (version.error) return 'no pg_dump here (apt-get install -y postgresql-client)';
+  const client = Number(/\(PostgreSQL\) (\d+)/.exec(version.stdout)?.[1]);
+  const [row] = await query<{ server_version_num: string }>({ target: { name: 'postgres' }, db: url }, 'SHOW server_version_num');
+  const server = Math.floor(Number(row!.server_version_num) / 10_000);
+  // pg_dump refuses a server of a newer major version than its own.
+  return client >= server ? undefined : `this pg_dump is version ${client}, the test server ${server}`;
+}
+
+pgTest('a dump restored into an empty database verifies, with a digest the live database extends', async (ctx) => {
+  const source = await freshPostgresDatabase();
+  ctx.databases.push(source);
+  const store = await openStore(source.url);
+  try {
+    await trackPets(
+      store,
+      [1, 2, 3].map((petId) => ({ petId, quantity: petId })),
+    );
+  } finally {
+    await store.close();
+  }
+  const missing = await pgDumpMissing(source.url);
+  if (missing) {
+    console.log(`SKIPPED the PostgreSQL backup commands (pg_dump, pg_restore): ${missing}`);
+    return;
+  }
+  const dump = ctx.dir.path('inventory.dump');
+  const dumped = spawnSync('pg_dump', ['--format=custom', `--file=${dump}`, source.url], { encoding: 'utf8' });
+  assert.is(dumped.status, 0, dumped.stderr);
+  const atDump = await runScript('verify-log', [], { db: source.url });
+  assert.is(atDump.status, 0, atDump.stderr);
+
+  // The service goes on writing after the dump.
+  const live = await openStore(source.url);
+  try {
+    await commandsOn(live).handle({ type: 'SetQuantity', petId: 2n, quantity: 20 }, { actor: 'test', requestId: 'after-dump' });
+  } finally {
+    await live.close();
+  }
+
+  const target = await freshPostgresDatabase();
+  ctx.databases.push(target);
+  const restored = spawnSync('pg_restore', [`--dbname=${target.url}`, '--no-owner', '--exit-on-error', '--single-transaction', dump], {
+    encoding: 'utf8',
+  });
+  assert.is(restored.status, 0, restored.stderr);
+  const verified = await runScript('verify-log', [], { db: target.url });
+  assert.is(verified.status, 0, verified.stderr);
+  assert.match(verified.stderr, /^ok: 3 events, chain intact\n$/);
+  assert.is(verified.stdout, atDump.stdout, 'the digest of the database when it was dumped');
+  const extended = await runScript('verify-log', ['--digest', verified.stdout.trim()], { db: source.url });
+  assert.is(extended.status, 0, extended.stderr);
+  assert.match(extended.stderr, /^ok: 4 events, chain intact; it extends 3:/);
+  assert.is.not(extended.stdout, verified.stdout, 'the live database has moved on');
+  const check = await runScript('rebuild-projection', ['--check'], { db: target.url });
+  assert.is(check.status, 0, `the restored projection matches its log: ${check.stderr}`);
+});
+
+pgTest.run();
