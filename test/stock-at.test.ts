@@ -49,13 +49,14 @@ function stockAt(db: string, args: string[]): Promise<ScriptResult> {
   return runScript('stock-at', args, { db });
 }
 
-/** The rows of a CSV listing as [pet_id, quantity, status, version], header checked and left out. */
-async function csvAt(db: string, at: string, extra: string[] = []): Promise<string[][]> {
+/** The rows of a CSV listing, header checked and left out; without changed_at unless whole. */
+async function csvAt(db: string, at: string, extra: string[] = [], whole = false): Promise<string[][]> {
   const r = await stockAt(db, ['--at', at, '--format', 'csv', ...extra]);
   assert.is(r.status, 0, r.stderr);
+  assert.is(r.stderr, '', 'no warning');
   const [header, ...rows] = r.stdout.trimEnd().split('\n');
   assert.is(header, 'pet_id,quantity,status,version,changed_at');
-  return rows.map((line) => line.split(',').slice(0, 4));
+  return rows.map((line) => line.split(',').slice(0, whole ? 5 : 4));
 }
 
 test('each moment gives the stock replayed up to it, inclusive', async ({ db }) => {
@@ -86,10 +87,10 @@ test('each moment gives the stock replayed up to it, inclusive', async ({ db }) 
 });
 
 test('a moment after the last event gives the stock as the projection has it now', async ({ db, target }) => {
-  const rows = await csvAt(db, '2099-01-01');
+  const rows = await csvAt(db, '2099-01-01', [], true);
   const store = await target.open(db, { readonly: true });
   try {
-    const now = (await store.entries()).map((e) => [String(e.petId), String(e.quantity), e.status, String(e.version)]);
+    const now = (await store.entries()).map((e) => [String(e.petId), String(e.quantity), e.status, String(e.version), e.updatedAt]);
     assert.equal(rows, now);
   } finally {
     await store.close();
@@ -113,6 +114,55 @@ test('--pet, and the table and jsonl formats, ids exact', async ({ db }) => {
       '',
     ].join('\n'),
   );
+});
+
+test('a clock set back: the replay stops at the first event after TIME and warns of the later ones', async (ctx) => {
+  const { db } = ctx;
+  // seq 8 pet 1 -> 20 at 14:00; then the clock reads 13:30 again: 9 pet 1 available,
+  // 10 BIG -> 0. Folding 9 onto version 4 would give pet 1 a version 6 with quantity 3,
+  // a row it never had (its version 6 has quantity 20).
+  await seedSteps(ctx, [
+    { at: '2026-11-21T14:00:00.000Z', actor: 'alice', requestId: 'r4', commands: [{ type: 'SetQuantity', petId: 1n, quantity: 20 }] },
+    {
+      at: '2026-11-21T13:30:00.000Z',
+      actor: 'bob',
+      requestId: 'r5',
+      commands: [
+        { type: 'SetStatus', petId: 1n, status: 'available' },
+        { type: 'SetQuantity', petId: BIG, quantity: 0 },
+      ],
+    },
+  ]);
+  const warning = (n: string) =>
+    `warning: ${n} recorded at or before 2026-11-21T13:45:00.000Z came after one recorded later (the clock was set back): left out\n`;
+  const all = await stockAt(db, ['--at', '2026-11-21T13:45:00Z', '--format', 'csv']);
+  assert.is(all.status, 0, all.stderr);
+  assert.is(all.stderr, warning('2 events'));
+  assert.is(
+    all.stdout,
+    [
+      'pet_id,quantity,status,version,changed_at',
+      '1,3,pending,4,2026-11-21T13:00:00.000Z',
+      `${BIG},12,available,2,2026-11-21T11:00:00.000Z`,
+      `${MAX},1,pending,1,2026-11-21T12:00:00.500Z`,
+      '',
+    ].join('\n'),
+  );
+  // --pet counts only its own events left out, and gives that pet's row of the whole listing.
+  const one = await stockAt(db, ['--at', '2026-11-21T13:45:00Z', '--format', 'csv', '--pet', String(BIG)]);
+  assert.is(one.stderr, warning('1 event'));
+  assert.is(one.stdout, `pet_id,quantity,status,version,changed_at\n${BIG},12,available,2,2026-11-21T11:00:00.000Z\n`);
+  // Before the set-back events' time nothing is left out; after the last, everything counts.
+  assert.equal(await csvAt(db, '2026-11-21T13:00:00Z'), [
+    ['1', '3', 'pending', '4'],
+    [String(BIG), '12', 'available', '2'],
+    [String(MAX), '1', 'pending', '1'],
+  ]);
+  assert.equal(await csvAt(db, '2026-11-21T14:00:00Z'), [
+    ['1', '20', 'available', '6'],
+    [String(BIG), '0', 'available', '3'],
+    [String(MAX), '1', 'pending', '1'],
+  ]);
 });
 
 test('usage errors exit 2 and name the problem', async ({ db }) => {

@@ -1,8 +1,8 @@
 // scripts/stock-at: the stock and status of every pet as of a past moment, replayed from
-// the event log with the same rule the projection uses (evolve), read-only.
-import { decodeEvent } from '../domain/codec.ts';
-import { parsePetId, type EntryState } from '../domain/events.ts';
-import { evolve } from '../domain/evolve.ts';
+// the event log with the projection's own rule (applyEvent), read-only.
+import { parsePetId } from '../domain/events.ts';
+import { applyEvent, type Entry } from '../store/projection.ts';
+import { toAppliedEvent } from '../store/replay-rows.ts';
 import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
@@ -15,6 +15,11 @@ replayed in seq order with the rule the service itself applies. One row per pet 
 by then, by pet id: its quantity, status, version (the ETag a client saw then) and when
 its last event before TIME was recorded. A TIME after the last event gives the stock as
 it is now. Opens the database read-only; it may run while the service does.
+
+If the clock was ever set back, events recorded at or before TIME can follow one recorded
+after it. The replay stops at the first event after TIME, so that every row is a state the
+projection really had; the later ones are left out and counted in a warning.
+
   --at TIME        the moment (ISO 8601, as for scripts/audit: 2026-11-21,
                    2026-11-21T10:00:00Z, 2026-11-21T12:00:00.5+02:00)
   --pet PETID      only this pet
@@ -44,36 +49,36 @@ await run(USAGE, async (argv) => {
   }
 
   const store = await openStore(values, { readonly: true });
-  const stock = new Map<bigint, { state: EntryState; changedAt: string }>();
-  let outOfOrder = 0;
+  const stock = new Map<bigint, Entry>();
+  // Past the first event recorded after TIME the stock is as it stood then. Events after
+  // that one but recorded at or before TIME (a clock set back) would otherwise be folded
+  // onto a state that lacks the events between, giving a row the pet never had.
+  let stopped = false;
+  let leftOut = 0;
   try {
-    // Every event is read: recorded_at follows seq unless the clock was set back, so an
-    // event after TIME does not prove that none before TIME follows it.
     for await (const rows of store.replayRows()) {
-      for (const [, petId, version, type, data, recordedAt] of rows) {
-        if (recordedAt > at || (only !== undefined && petId !== only)) continue;
-        const entry = stock.get(petId);
-        if (!entry && type !== 'PetTracked') {
-          // Recorded at or before TIME, but after its pet's tracking was: a clock set back.
-          outOfOrder++;
-          continue;
+      for (const row of rows) {
+        const [, petId, , , , recordedAt] = row;
+        if (recordedAt > at) stopped = true;
+        else if (only === undefined || petId === only) {
+          if (stopped) leftOut++;
+          else stock.set(petId, applyEvent(stock.get(petId), toAppliedEvent(row)));
         }
-        const state = { ...evolve(entry?.state, decodeEvent(type, data)), version: Number(version) };
-        stock.set(petId, { state, changedAt: recordedAt });
       }
     }
   } finally {
     await store.close();
   }
-  if (outOfOrder > 0) {
+  if (leftOut > 0) {
+    const events = leftOut === 1 ? '1 event' : `${leftOut} events`;
     process.stderr.write(
-      `warning: ${outOfOrder} events at or before ${at} follow events after it: the clock was set back; they were left out\n`,
+      `warning: ${events} recorded at or before ${at} came after one recorded later (the clock was set back): left out\n`,
     );
   }
   const pets = [...stock.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const rows = pets.map((petId) => {
-    const { state, changedAt } = stock.get(petId)!;
-    return { pet_id: petId, quantity: state.quantity, status: state.status, version: state.version, changed_at: changedAt };
+    const { quantity, status, version, updatedAt } = stock.get(petId)!;
+    return { pet_id: petId, quantity, status, version, changed_at: updatedAt };
   });
   await writeListing(formatterFor(format, COLUMNS, NUMERIC), [rows]);
   return 0;
