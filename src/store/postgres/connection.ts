@@ -43,15 +43,26 @@ export function makePool(url: string, options: PoolOptions = {}): pg.Pool {
   return pool;
 }
 
-/** The URL as messages may show it: without a password. */
+/**
+ * The URL as messages may show it: without any credential it can carry. The driver takes
+ * a password in the user part and as a `password` parameter, and passes parameters such
+ * as `sslpassword` on: every parameter whose name holds "password" is masked, and the
+ * fragment dropped (an unescaped "#" in a password starts one). A URL the URL parser
+ * refuses is not shown at all, since where its password ends cannot be told.
+ */
 export function redactUrl(url: string): string {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    parsed = new URL(url);
   } catch {
     return 'the PostgreSQL database';
   }
+  if (parsed.password) parsed.password = '***';
+  for (const name of new Set(parsed.searchParams.keys())) {
+    if (/password/i.test(name)) parsed.searchParams.set(name, '***');
+  }
+  parsed.hash = '';
+  return parsed.toString();
 }
 
 export function isPostgresUrl(target: string): boolean {
