@@ -7,6 +7,7 @@
 // its transaction and reports a VersionConflict when another writer came first, and
 // the caller loads again and decides again.
 import type { DomainEvent, EntryState, EventMeta, PetStatus, RecordedEvent } from '../domain/events.ts';
+import type { IdempotencyStore, RecordRequest } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 
 /** One inventory entry: a row of the projection. */
@@ -27,6 +28,10 @@ export interface Submission {
   meta: EventMeta;
   recordedAt: string;
   appends: StreamAppend[];
+  /** The answer to record with the events (a request with an Idempotency-Key): a key
+   * already used fails the submission with IdempotencyKeyTaken, nothing written. A
+   * submission may record an answer and append nothing (a 404 or 412). */
+  idempotency?: RecordRequest;
 }
 
 export interface Appended {
@@ -191,6 +196,8 @@ export interface InventoryStore {
   ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 
   keys: KeyStore;
+  /** The stored answers of requests sent with an Idempotency-Key (written by appendBatch). */
+  idempotency: IdempotencyStore;
   /** Every key with its hash, for copying a store; never shown to anyone. */
   keyRecords(): Promise<KeyRecord[]>;
   /**

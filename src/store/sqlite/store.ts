@@ -52,6 +52,11 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
     keys,
+    idempotency: {
+      find: async (scope, at) => reader.idempotency.find(scope, at),
+      count: async () => reader.idempotency.count(),
+      expire: (at, limit) => writer.expireIdempotency(at, limit),
+    },
     keyRecords: async () => reader.keys.records(),
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
@@ -79,6 +84,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
     revokeKey: async (...args) => w().revokeKey(...args),
     probeWrite: async () => w().probeWrite(),
     replaceProjection: async (...args) => w().replaceProjection(...args),
+    expireIdempotency: async (...args) => w().expireIdempotency(...args),
     close: async () => close(),
     storageStatus: fileStatus(db),
   };
@@ -138,6 +144,7 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     revokeKey: guarded(supervised.revokeKey),
     replaceProjection: guarded(supervised.replaceProjection),
     probeWrite: guarded(supervised.probeWrite),
+    expireIdempotency: guarded(supervised.expireIdempotency),
     close: () => supervised.close(),
     unavailable,
     storageStatus: () => {
