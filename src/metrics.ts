@@ -98,17 +98,6 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const records = store.idempotency;
-  if (records) {
-    new Gauge({
-      name: 'inventory_idempotency_records',
-      help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
-      registers: [registry],
-      async collect() {
-        this.set(await records.count());
-      },
-    });
-  }
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.
   if (store.storageStatus() !== undefined) {
     new Gauge({
@@ -146,6 +135,18 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     });
   }
 
+  // Last: its count is a query, which must not be what the pool gauge sees waiting.
+  const records = store.idempotency;
+  if (records) {
+    new Gauge({
+      name: 'inventory_idempotency_records',
+      help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
+      registers: [registry],
+      async collect() {
+        this.set(await records.count());
+      },
+    });
+  }
   return {
     registry,
     middleware(routers) {
