@@ -5,6 +5,9 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
+import { suite } from 'uvu';
+import { readConfig } from '../src/config.ts';
+import { expireIdempotency } from '../src/idempotency-expiry.ts';
 import { IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
 import type { ErrorBody } from './kit/http.ts';
 import { createKey } from './kit/fixtures.ts';
@@ -277,7 +280,45 @@ retries('a repeated header is refused', async ({ t }) => {
   assert.is(res.json<ErrorBody>().code, 'invalid_idempotency_key');
 });
 
+retries('expiry runs in steps of a few rows until nothing expired is left', async ({ t }) => {
+  await t.track(1, 5);
+  for (let i = 0; i < 5; i++) assert.is((await t.patch(1, { quantity: i }, keyed(`step-${i}`))).status, 200);
+  t.tick(24 * 3600_000);
+  const steps: number[] = [];
+  const counting = {
+    expire: async (at: string, limit: number) => {
+      const removed = await t.store.idempotency.expire(at, limit);
+      steps.push(removed);
+      return removed;
+    },
+  };
+  assert.is(await expireIdempotency(counting, () => Date.parse('2026-01-03T03:04:05.678Z'), 2), 5);
+  assert.equal(steps, [2, 2, 1]);
+  assert.is(await t.store.idempotency.count(), 0);
+});
+
 retries.run();
+
+const shortLived = appSuite('Idempotency-Key with IDEMPOTENCY_TTL_HOURS=1', { app: { idempotencyTtlMs: 3600_000 } });
+shortLived('the key is free again after the configured TTL', async ({ t }) => {
+  await t.track(1, 5);
+  assert.is((await t.patch(1, { quantity: 1 }, keyed('hour'))).status, 200);
+  t.tick(3600_000 - 1);
+  assert.is((await t.patch(1, { quantity: 2 }, keyed('hour'))).status, 422);
+  t.tick(1);
+  assert.is((await t.patch(1, { quantity: 2 }, keyed('hour'))).status, 200);
+});
+shortLived.run();
+
+const config = suite('IDEMPOTENCY_TTL_HOURS in the configuration');
+config('24 hours unless set; whole hours from 1 to 8760, anything else refused', () => {
+  assert.is(readConfig({}).idempotencyTtlMs, 24 * 3600_000);
+  assert.is(readConfig({ IDEMPOTENCY_TTL_HOURS: '48' }).idempotencyTtlMs, 48 * 3600_000);
+  for (const bad of ['0', '1.5', 'abc', '', '8761', '-1']) {
+    assert.throws(() => readConfig({ IDEMPOTENCY_TTL_HOURS: bad }), /IDEMPOTENCY_TTL_HOURS must be a whole number of hours/, bad);
+  }
+});
+config.run();
 
 // The writer thread sends the store's answer back as data: the key's record must cross.
 const threaded = appSuite('Idempotency-Key through the writer thread', { app: { writer: 'thread' } }, [defaultTarget()]);
