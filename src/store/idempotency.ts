@@ -61,7 +61,24 @@ export interface IdempotencyStore {
   expire(at: string, limit: number): Promise<number>;
   /** How many records the table holds, expired ones not yet removed included. */
   count(): Promise<number>;
+  /** The records unexpired at `at`, by key, a page at a time (copy-store moves them). */
+  unexpired(at: string): AsyncIterable<IdempotencyRecord[]>;
 }
+
+/** Pages of records by (api_key, path, idempotency_key), each read after the last one's key. */
+export async function* pagesAfter(
+  page: (after: IdempotencyScope | undefined) => Promise<IdempotencyRecord[]>,
+): AsyncIterable<IdempotencyRecord[]> {
+  let after: IdempotencyScope | undefined;
+  for (;;) {
+    const rows = await page(after);
+    if (rows.length === 0) return;
+    yield rows;
+    after = rows.at(-1);
+  }
+}
+
+export const PAGE_ROWS = 1000;
 
 /** A record's columns in table order, as both adapters write them. */
 export const RECORD_COLUMNS = [

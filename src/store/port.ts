@@ -7,7 +7,7 @@
 // its transaction and reports a VersionConflict when another writer came first, and
 // the caller loads again and decides again.
 import type { DomainEvent, EntryState, EventMeta, PetStatus, RecordedEvent } from '../domain/events.ts';
-import type { IdempotencyStore, RecordRequest } from './idempotency.ts';
+import type { IdempotencyRecord, IdempotencyStore, RecordRequest } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 
 /** One inventory entry: a row of the projection. */
@@ -146,6 +146,9 @@ export interface HistoryImport {
   /** Events in seq order, with their chain columns as they are (verbatim). */
   events: AsyncIterable<ChainRow[]>;
   keys: KeyRecord[];
+  /** The stored answers of Idempotency-Keys still unexpired, so that retries of PATCHes
+   * answered before the move are replayed after it. */
+  idempotency?: AsyncIterable<IdempotencyRecord[]>;
 }
 
 /** The target of a copy was not empty: nothing was written. */
@@ -202,12 +205,13 @@ export interface InventoryStore {
   keyRecords(): Promise<KeyRecord[]>;
   /**
    * Into an EMPTY store, in one transaction: the events verbatim (seq, times, actors,
-   * hashes), the keys, the chain head after the last event, and the projection replayed
-   * from them. Rejects with StoreNotEmpty (naming what is there) and writes nothing when
-   * the store holds any event, key or projection row. Optional: an adapter that cannot
+   * hashes), the keys, the idempotency records, the chain head after the last event, and
+   * the projection replayed from them. Rejects with StoreNotEmpty (naming what is there)
+   * and writes nothing when the store holds any event, key, idempotency record or
+   * projection row. Optional: an adapter that cannot
    * be a copy's target leaves it out.
    */
-  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number }>;
+  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
 
   /** Rejects when the database does not answer. */
   ping(): Promise<void>;

@@ -3,7 +3,7 @@
 // that take no lock an append waits for (never the chain head; rows a batch holds are
 // skipped, not waited for).
 import type pg from 'pg';
-import { RECORD_COLUMNS, recordOfRow, type IdempotencyStore } from '../idempotency.ts';
+import { pagesAfter, PAGE_ROWS, RECORD_COLUMNS, recordOfRow, type IdempotencyStore } from '../idempotency.ts';
 
 const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
   WHERE api_key = $1 AND path = $2 AND idempotency_key = $3 AND expires_at > $4`;
@@ -20,6 +20,16 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
     async expire(at, limit) {
       return (await pool.query(EXPIRE, [at, limit])).rowCount ?? 0;
     },
+    unexpired: (at) =>
+      pagesAfter(async (after) => {
+        const { rows } = await pool.query<Record<string, unknown>>(
+          `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
+           WHERE expires_at > $1 AND (api_key, path, idempotency_key) > ($2, $3, $4)
+           ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,
+          [at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? ''],
+        );
+        return rows.map(recordOfRow);
+      }),
     async count() {
       const { rows } = await pool.query<{ n: bigint }>('SELECT count(*) AS n FROM idempotency_keys');
       return Number(rows[0]!.n);

@@ -2,7 +2,7 @@
 // batch's transaction, the expiry steps it runs between batches, and what the readers
 // look up. Expired records count as absent everywhere, removed or not.
 import type { Db } from '../database.ts';
-import { RECORD_COLUMNS, recordOfRow, rowOfRecord, type IdempotencyRecord, type IdempotencyScope } from '../idempotency.ts';
+import { PAGE_ROWS, RECORD_COLUMNS, recordOfRow, rowOfRecord, type IdempotencyRecord, type IdempotencyScope } from '../idempotency.ts';
 
 const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
   WHERE api_key = ? AND path = ? AND idempotency_key = ? AND expires_at > ?`;
@@ -10,12 +10,21 @@ const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
 export interface IdempotencyTable {
   find(scope: IdempotencyScope, at: string): IdempotencyRecord | undefined;
   count(): number;
+  /** Unexpired records at `at` after the key `after`, by key, at most PAGE_ROWS. */
+  page(at: string, after: IdempotencyScope | undefined): IdempotencyRecord[];
 }
 
 export function makeIdempotencyReader(db: Db): IdempotencyTable {
   const find = db.prepare(FIND);
   const count = db.prepare('SELECT count(*) FROM idempotency_keys').pluck();
+  const page = db.prepare(
+    `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
+     WHERE expires_at > ? AND (api_key, path, idempotency_key) > (?, ?, ?)
+     ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,
+  );
   return {
+    page: (at, after) =>
+      (page.all(at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? '') as Record<string, unknown>[]).map(recordOfRow),
     find: (s, at) => {
       const row = find.get(s.apiKey, s.path, s.key, at) as Record<string, unknown> | undefined;
       return row && recordOfRow(row);

@@ -9,6 +9,7 @@
 // a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
 /* eslint-disable @typescript-eslint/require-await */
 import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
+import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
@@ -55,6 +56,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     idempotency: {
       find: async (scope, at) => reader.idempotency.find(scope, at),
       count: async () => reader.idempotency.count(),
+      unexpired: (at) => pagesAfter(async (after) => reader.idempotency.page(at, after)),
       expire: (at, limit) => writer.expireIdempotency(at, limit),
     },
     keyRecords: async () => reader.keys.records(),
