@@ -143,7 +143,13 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
       help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
       registers: [registry],
       async collect() {
-        this.set(await records.count());
+        // While the database is unavailable the page is needed most: the gauge keeps its
+        // last value rather than failing the whole scrape.
+        try {
+          this.set(await records.count());
+        } catch (error) {
+          if (!store.fault(error)) throw error;
+        }
       },
     });
   }

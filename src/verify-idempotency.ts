@@ -6,7 +6,7 @@
 // client believe a write happened).
 import { decodeEvent } from './domain/codec.ts';
 import type { IdempotencyStore } from './store/idempotency.ts';
-import type { ChainRow, InventoryStore } from './store/port.ts';
+import type { InventoryStore } from './store/port.ts';
 
 export type RecordsVerdict = { ok: true; records: number } | { ok: false; records: number; reason: string };
 
@@ -31,7 +31,7 @@ export async function verifyIdempotency(
   }
   if (expected.size > 0) {
     for await (const page of store.chainRows()) {
-      for (const [, petId, version, type, data] of page as ChainRow[]) {
+      for (const [, petId, version, type, data] of page) {
         const id = `${petId}:${version}`;
         const want = expected.get(id);
         if (!want) continue;

@@ -93,15 +93,18 @@ export const RECORD_COLUMNS = [
   'expires_at',
 ] as const;
 
+/** A row of idempotency_keys as both drivers return it. */
+export type RecordRow = Record<(typeof RECORD_COLUMNS)[number], string | number | null>;
+
 /** A row of idempotency_keys (RECORD_COLUMNS) as a record. */
-export function recordOfRow(row: Record<string, unknown>): IdempotencyRecord {
+export function recordOfRow(row: RecordRow): IdempotencyRecord {
   return {
     apiKey: String(row.api_key),
     path: String(row.path),
     key: String(row.idempotency_key),
     fingerprint: String(row.fingerprint),
     status: Number(row.status),
-    etag: row.etag === null || row.etag === undefined ? null : String(row.etag),
+    etag: row.etag === null ? null : String(row.etag),
     body: String(row.body),
     createdAt: String(row.created_at),
     expiresAt: String(row.expires_at),

@@ -10,7 +10,15 @@ import type pg from 'pg';
 import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import { eventHash } from '../hash-chain.ts';
-import { IdempotencyKeyTaken, RECORD_COLUMNS, recordOfRow, rowOfRecord, scopeId, type IdempotencyRecord } from '../idempotency.ts';
+import {
+  IdempotencyKeyTaken,
+  RECORD_COLUMNS,
+  recordOfRow,
+  rowOfRecord,
+  scopeId,
+  type IdempotencyRecord,
+  type RecordRow,
+} from '../idempotency.ts';
 import { VersionConflict, type Appended, type BatchOptions, type Entry, type Outcome, type Submission } from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
@@ -263,7 +271,7 @@ async function loadRecords(client: pg.PoolClient, submissions: readonly Submissi
   const scopes = submissions.flatMap((s) => (s.idempotency ? [s.idempotency.record] : []));
   const found = new Map<string, IdempotencyRecord>();
   if (scopes.length === 0) return found;
-  const { rows } = await client.query<Record<string, unknown>>(RECORDS, [
+  const { rows } = await client.query<RecordRow>(RECORDS, [
     scopes.map((s) => s.apiKey),
     scopes.map((s) => s.path),
     scopes.map((s) => s.key),

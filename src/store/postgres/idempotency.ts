@@ -3,7 +3,7 @@
 // that take no lock an append waits for (never the chain head; rows a batch holds are
 // skipped, not waited for).
 import type pg from 'pg';
-import { pagesAfter, PAGE_ROWS, RECORD_COLUMNS, recordOfRow, type IdempotencyStore } from '../idempotency.ts';
+import { pagesAfter, PAGE_ROWS, RECORD_COLUMNS, recordOfRow, type IdempotencyStore, type RecordRow } from '../idempotency.ts';
 
 const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
   WHERE api_key = $1 AND path = $2 AND idempotency_key = $3 AND expires_at > $4`;
@@ -14,7 +14,7 @@ const EXPIRE = `DELETE FROM idempotency_keys WHERE ctid IN (
 export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
   return {
     async find(s, at) {
-      const { rows } = await pool.query<Record<string, unknown>>(FIND, [s.apiKey, s.path, s.key, at]);
+      const { rows } = await pool.query<RecordRow>(FIND, [s.apiKey, s.path, s.key, at]);
       return rows[0] && recordOfRow(rows[0]);
     },
     async expire(at, limit) {
@@ -22,7 +22,7 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
     },
     unexpired: (at) =>
       pagesAfter(async (after) => {
-        const { rows } = await pool.query<Record<string, unknown>>(
+        const { rows } = await pool.query<RecordRow>(
           `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
            WHERE expires_at > $1 AND (api_key, path, idempotency_key) > ($2, $3, $4)
            ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,

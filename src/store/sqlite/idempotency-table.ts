@@ -2,7 +2,15 @@
 // batch's transaction, the expiry steps it runs between batches, and what the readers
 // look up. Expired records count as absent everywhere, removed or not.
 import type { Db } from '../database.ts';
-import { PAGE_ROWS, RECORD_COLUMNS, recordOfRow, rowOfRecord, type IdempotencyRecord, type IdempotencyScope } from '../idempotency.ts';
+import {
+  PAGE_ROWS,
+  RECORD_COLUMNS,
+  recordOfRow,
+  rowOfRecord,
+  type IdempotencyRecord,
+  type IdempotencyScope,
+  type RecordRow,
+} from '../idempotency.ts';
 
 const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
   WHERE api_key = ? AND path = ? AND idempotency_key = ? AND expires_at > ?`;
@@ -23,10 +31,9 @@ export function makeIdempotencyReader(db: Db): IdempotencyTable {
      ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,
   );
   return {
-    page: (at, after) =>
-      (page.all(at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? '') as Record<string, unknown>[]).map(recordOfRow),
+    page: (at, after) => (page.all(at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? '') as RecordRow[]).map(recordOfRow),
     find: (s, at) => {
-      const row = find.get(s.apiKey, s.path, s.key, at) as Record<string, unknown> | undefined;
+      const row = find.get(s.apiKey, s.path, s.key, at) as RecordRow | undefined;
       return row && recordOfRow(row);
     },
     count: () => count.get() as number,
