@@ -8,6 +8,7 @@ import { makeMetrics } from './metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
+import { startIdempotencyExpiry } from './idempotency-expiry.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -42,7 +43,9 @@ const app = buildApp({
   accepting: () => accepting,
   corsOrigins: config.corsOrigins,
   metrics: makeMetrics({ store, processMetrics: true }),
+  idempotencyTtlMs: config.idempotencyTtlMs,
 });
+const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {
@@ -79,6 +82,7 @@ server.listen(config.port, config.host, () => {
 function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
+  stopExpiry();
   logger.info({ signal }, 'shutting down');
   logger.flush();
   const force = setTimeout(() => {

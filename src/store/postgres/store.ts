@@ -14,6 +14,7 @@ import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
+import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { keyRecords, makeKeys } from './keys.ts';
 import { makeReads } from './reads.ts';
@@ -104,6 +105,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
     keys: makeKeys(pool, options.now ?? Date.now),
+    idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
     async ping() {

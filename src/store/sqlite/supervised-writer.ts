@@ -51,6 +51,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     createFirstKey: async (...args) => (await live()).createFirstKey(...args),
     revokeKey: async (...args) => (await live()).revokeKey(...args),
     replaceProjection: async (...args) => (await live()).replaceProjection(...args),
+    expireIdempotency: async (...args) => (await live()).expireIdempotency(...args),
     async probeWrite() {
       if (current.stopped()) {
         await startAgain();
