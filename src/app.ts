@@ -53,6 +53,10 @@ export function buildApp({
     now,
     onCommit: () => storage.succeeded(),
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
+    // Requests answered commit_unconfirmed: what their batch did, once the database can tell.
+    onCommitOutcome: ({ requestIds, outcome }) => {
+      for (const requestId of requestIds) logger.warn({ requestId, outcome }, 'outcome of a commit that was answered as unconfirmed');
+    },
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
   const routers = [

@@ -2,6 +2,7 @@
 // (ctx.state.actor); a PATCH arrives here with its media type, size, path id and body
 // judged, in the order the decisions fix.
 import Router from '@koa/router';
+import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idempotent } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
@@ -36,7 +37,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
 
   const inventory = makeInventoryCache(store, cacheCounts);
   router.get('/inventory', async (ctx) => {
-    const { body, etag } = await inventory.current();
+    const { body, etag } = await within(inventory.current(), Date.now() + REQUEST_BUDGET_MS);
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
@@ -65,6 +66,9 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
 
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
+    // The request's time on the database starts once its body is in: a slow upload is
+    // the client's time, bounded by the server's request timeout.
+    const deadline = Date.now() + REQUEST_BUDGET_MS;
     // Judged with the body: a 400 of its own, before the entry is looked at.
     const key = idempotencyKeyOf(ctx.req.headers);
     // The authentication and request-id middleware in front of this route set both.
@@ -104,7 +108,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
         ifNoneMatch: header('if-none-match'),
       });
       // A stored answer is replayed before the entry is looked at.
-      const stored = await idempotency.records.find(scope, new Date(idempotency.now()).toISOString());
+      const stored = await within(idempotency.records.find(scope, new Date(idempotency.now()).toISOString()), deadline);
       if (stored) {
         if (stored.fingerprint !== fingerprint) throw reused(idempotency.onRefused);
         return replay(ctx, stored);
@@ -130,7 +134,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
       };
     }
     try {
-      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent);
+      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent, deadline);
       ctx.set('ETag', tagOf(entry.version));
       ctx.type = 'application/json';
       ctx.body = itemJson(entry);

@@ -41,7 +41,19 @@ export interface Appended {
 
 export interface BatchOptions {
   /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
-   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. */
+   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. On
+   * PostgreSQL every round trip of the batch is bounded by it, and no COMMIT is sent
+   * after it. */
+  waitUntil?: number;
+  /** Called once the store can no longer promise that the batch will not commit: just
+   * before COMMIT is sent (PostgreSQL), or when the batch is handed to the writer thread
+   * (SQLite). A client answered after that without the batch's result cannot be told
+   * that nothing was written. */
+  onCommitting?: () => void;
+}
+
+export interface EntryReadOptions {
+  /** Wall-clock time (Date.now) by which the read answers or fails. */
   waitUntil?: number;
 }
 
@@ -67,6 +79,38 @@ export class VersionConflict extends Error {
  */
 export class StoreUnavailable extends Error {
   override name = 'StoreUnavailable';
+}
+
+/** The database did not answer within the request's time; nothing of it was written. */
+export class DeadlinePassed extends StoreUnavailable {
+  override name = 'DeadlinePassed';
+  constructor(what = 'the database did not answer in time') {
+    super(what);
+  }
+}
+
+/** Where a batch whose commit could not be confirmed left the chain, to look it up later. */
+export interface UnconfirmedBatch {
+  /** The seq and hash the batch's last event has if it committed; undefined when it appended no event. */
+  seq?: bigint;
+  hash?: string;
+  /** PostgreSQL: the server process of the connection that sent the COMMIT. */
+  backendPid?: number;
+}
+
+/**
+ * A batch's COMMIT was sent (or the disk failed while it was written) and its result
+ * could not be seen: it may or may not have been applied. Unlike every other 503, the
+ * client cannot be told that nothing was written.
+ */
+export class CommitUnconfirmed extends Error {
+  override name = 'CommitUnconfirmed';
+  constructor(
+    readonly batch: UnconfirmedBatch,
+    options?: { cause?: unknown },
+  ) {
+    super('the commit was sent but its result could not be confirmed', options);
+  }
 }
 
 /** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
@@ -158,7 +202,7 @@ export class StoreNotEmpty extends Error {
 
 export interface InventoryStore {
   /** The current entries of these pets; a pet that is not tracked is absent. */
-  loadEntries(petIds: readonly bigint[]): Promise<Map<bigint, Entry>>;
+  loadEntries(petIds: readonly bigint[], options?: EntryReadOptions): Promise<Map<bigint, Entry>>;
   /**
    * Appends the submissions in ONE transaction and one commit, each all-or-nothing on
    * its own: events get their seq and hash-chain link, and the projection is updated
@@ -169,6 +213,16 @@ export interface InventoryStore {
    * when the batch as a whole could not be committed (the lock, the disk).
    */
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
+
+  /**
+   * What became of a batch that rejected with CommitUnconfirmed, once the database can
+   * tell: 'committed' when its last event is in the log with its hash; 'unknown' for a
+   * batch that appended no event (only stored answers of refusals). On PostgreSQL it
+   * first waits until the server process that received the COMMIT is gone, so that a
+   * COMMIT still queued there cannot land after the look. Rejects while the database does
+   * not answer (call again later).
+   */
+  commitOutcome(batch: UnconfirmedBatch): Promise<'committed' | 'not committed' | 'unknown'>;
 
   /** Changes whenever the projection may have changed, by this process or another. */
   changeToken(): Promise<string>;

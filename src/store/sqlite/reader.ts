@@ -55,6 +55,8 @@ export interface Reader {
   keys: KeyReader;
   idempotency: IdempotencyTable;
   ping(): void;
+  /** The hash of the event at seq, undefined when there is none. */
+  hashAt(seq: bigint): string | undefined;
   inventoryRows(): AsyncIterable<InventoryRow[]>;
   entries(): Promise<Entry[]>;
   lastSeq(): Promise<number>;
@@ -68,6 +70,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   const currentEntry = makeEntryReader(pointDb, makeProjectionTable(pointDb));
   const changeToken = makeChangeToken(pointDb);
   const ping = pointDb.prepare('SELECT 1').pluck();
+  const hashAt = pointDb.prepare('SELECT hash FROM events WHERE seq = ?').pluck();
   const scanProjection = makeProjectionTable(scanDb);
 
   const inventory = scanDb.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').safeIntegers(true).raw();
@@ -148,6 +151,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     keys: makeKeyReader(pointDb, changeToken),
     idempotency: makeIdempotencyReader(pointDb),
     ping: () => void ping.get(),
+    hashAt: (seq) => hashAt.get(seq) as string | undefined,
     inventoryRows: () => scan(() => inventory.iterate() as IterableIterator<InventoryRow>, toInventoryRow),
     entries: () => exclusive(async () => scanProjection.list()),
     lastSeq: () => exclusive(async () => lastSeq.get() as number),

@@ -43,7 +43,15 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
   };
   return {
     loadEntries: async (petIds) => reader.loadEntries(petIds),
-    appendBatch: (submissions, options) => writer.appendBatch(submissions, options),
+    appendBatch: (submissions, { onCommitting, ...options } = {}) => {
+      // Once the batch is in the writer's hands, whether it commits is out of ours.
+      onCommitting?.();
+      return writer.appendBatch(submissions, options);
+    },
+    commitOutcome: async ({ seq, hash }) => {
+      if (seq === undefined) return 'unknown';
+      return reader.hashAt(seq) === hash ? 'committed' : 'not committed';
+    },
     changeToken: async () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
     entries: () => reader.entries(),
