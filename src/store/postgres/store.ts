@@ -26,13 +26,15 @@ const INSERT_CHUNK = 10_000;
 
 export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
   now?: () => number;
+  /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
+  service?: boolean;
   /** Sees the pool (tests check from it that no transaction is left open). */
   inspectPool?: (pool: pg.Pool) => void;
 }
 
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<InventoryStore> {
   const name = redactUrl(url);
-  const pool = makePool(url, { readonly: options.readonly });
+  const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
   try {
     if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name);

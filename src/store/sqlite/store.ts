@@ -13,6 +13,7 @@ import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
+import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
@@ -131,11 +132,16 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   // 503 at once once the path no longer names the file (the thread checks every batch
   // again just before it commits), and no new thread is started onto another file.
   const identity = recordFileIdentity(path);
-  const unavailable = () => identity.problem() ?? supervised.unavailable();
+  // The thread saves what it acknowledged when the side files are lost; the message says how that went.
+  const fileProblem = () => {
+    const problem = identity.problem();
+    return problem && problem + rescueMessage(supervised.rescue());
+  };
+  const unavailable = () => fileProblem() ?? supervised.unavailable();
   const guarded =
     <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
-      const problem = identity.problem();
+      const problem = fileProblem();
       if (problem) throw new StoreUnavailable(problem);
       return run(...args);
     };

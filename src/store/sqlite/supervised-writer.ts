@@ -9,6 +9,7 @@ import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
 export type SupervisedWriter = AsyncWriter & {
   unavailable(): string | undefined;
   walBlockedSince(): number | undefined;
+  rescue(): number;
 };
 
 export function superviseWriter(first: ThreadWriter, restart: () => Promise<ThreadWriter>): SupervisedWriter {
@@ -61,6 +62,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     },
     unavailable: () => down()?.message,
     walBlockedSince: () => current.walBlockedSince(),
+    rescue: () => current.rescue(),
     async close() {
       closed = true;
       await restarting;
