@@ -95,14 +95,16 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     let idempotent: Idempotent | undefined;
     let release: (() => void) | undefined;
     if (key !== undefined) {
-      const scope = { apiKey: meta.actor, path: ctx.path, key };
+      // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
+      const path = `/v1/inventory/${petId}`;
+      const scope = { apiKey: meta.actor, path, key };
       const header = (name: string) => {
         const value = ctx.req.headers[name];
         return Array.isArray(value) ? value.join(', ') : value;
       };
       const fingerprint = fingerprintOf({
         method: ctx.method,
-        path: ctx.path,
+        path,
         body: { quantity },
         ifMatch: header('if-match'),
         ifNoneMatch: header('if-none-match'),
