@@ -12,6 +12,7 @@ import { docsRouter } from './http/docs-routes.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
+import { logRouter } from './http/log-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
 import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
@@ -60,6 +61,7 @@ export function buildApp({
       openapi,
       cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
     }),
+    logRouter({ store, now }),
   ];
 
   const app = new Koa();

@@ -8,6 +8,7 @@ import { makeMetrics } from './metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
+import { logHeadWhileGrowing } from './log-head.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -36,6 +37,7 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
+let stopHeadLog = () => {};
 const app = buildApp({
   store,
   logger,
@@ -65,6 +67,7 @@ server.listen(config.port, config.host, () => {
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);
       logger.info({ url: `${baseUrl}/v1/inventory`, db: describeTarget(config.dbPath) }, 'listening');
+      stopHeadLog = logHeadWhileGrowing({ store, logger });
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();
     },
@@ -79,6 +82,7 @@ server.listen(config.port, config.host, () => {
 function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
+  stopHeadLog();
   logger.info({ signal }, 'shutting down');
   logger.flush();
   const force = setTimeout(() => {

@@ -11,13 +11,14 @@ Usage: scripts/verify-log [--digest SEQ:HASH]... [--digests FILE] [--db PATH|URL
 Recomputes the hash chain over every event of the log, and the key log's own chain
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
 newest event, is a removal and is reported too. When all is intact, prints the head of
-the log as a digest SEQ:HASH, alone on standard output, and the key log's head
-(keys:SEQ:HASH) on standard error: save them somewhere the database's owner cannot
-change (a ticket, an e-mail, a notary; GET /v1/log/head gives both). Later, --digest
-proves that the logs still extend those digests: rewriting history before one, even
-with the whole chain recomputed, or truncating the log, is caught.
+the log as a digest SEQ:HASH, alone on standard output: save it somewhere the
+database's owner cannot change (a ticket, an e-mail, a notary). GET /v1/log/head
+answers it too, with the key log's head as keys:SEQ:HASH. Later, --digest proves that
+the logs still extend those digests: rewriting history before one, even with the whole
+chain recomputed, or truncating the log, is caught.
   --digest DIGEST     a digest printed by an earlier run, SEQ:HASH or keys:SEQ:HASH (repeatable)
-  --digests FILE      every digest in FILE (one or more per line, separated by blanks)
+  --digests FILE      every digest in FILE: its lines hold digests and times (as the
+                      auditors' guide keeps GET /v1/log/head), separated by blanks
   --db PATH           the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help          this text
 
@@ -40,9 +41,10 @@ function digestsIn(file: string): Digest[] {
   } catch (error) {
     throw new UsageError(`--digests: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
   }
+  // A kept line is TIME DIGEST KEYS-DIGEST; the times are for people.
   return text
     .split(/\s+/)
-    .filter((word) => word !== '')
+    .filter((word) => word !== '' && !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(word))
     .map((word) => digestOf(word, `each digest of ${file}`));
 }
 
@@ -61,7 +63,7 @@ await run(USAGE, async (argv) => {
     const extends_ = digests.length === 1 ? `; it extends ${formatDigest(digests[0]!)}` : digests.length > 1 ? `; it extends ${digests.length} digests` : '';
     process.stderr.write(
       `ok: ${verdict.events} events, chain intact${extends_}\n` +
-        `ok: ${verdict.keyEvents} key events, key chain intact, api_keys matches it: ${formatDigest(verdict.keyHead)}\n`,
+        `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n`,
     );
     process.stdout.write(`${formatDigest(verdict.head)}\n`);
     return 0;
