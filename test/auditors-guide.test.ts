@@ -592,6 +592,62 @@ test("the revoked key's query lists the adjustments a key made after its revocat
   }
 });
 
+test('the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated', async () => {
+  if (!available('python3')) {
+    console.log("SKIPPED the auditors' guide's Python verifier: no python3 here");
+    return;
+  }
+  const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+  const scratch = tempDir('auditors-python-');
+  const dropAll = (raw: Database.Database) => {
+    for (const name of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[])
+      raw.exec(`DROP TRIGGER "${name}"`);
+  };
+  const cases: [string, (raw: Database.Database) => void, RegExp][] = [
+    ['an event removed, the chain recomputed', (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)), /^BROKEN at seq 6$/],
+    [
+      'the newest events cut, the chain recomputed',
+      (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
+      /^BROKEN: events was cut after seq 11$/,
+    ],
+    ['a key deleted', (raw) => raw.exec("DELETE FROM api_keys WHERE name = 'store-front'"), /^BROKEN: \('KeyCreated', 'store-front'\)/],
+    [
+      'a key deleted and created again',
+      (raw) =>
+        raw.exec(`DELETE FROM api_key_events WHERE name = 'store-front';
+          UPDATE api_keys SET created_at = '2026-11-21T18:58:00.000Z' WHERE name = 'store-front';
+          INSERT INTO api_key_events (type, name, key_hash, recorded_at, actor, prev_hash, hash)
+            SELECT 'KeyCreated', name, hash, created_at, created_by, '', '' FROM api_keys WHERE name = 'store-front'`),
+      /^BROKEN at key seq 3$/,
+    ],
+    [
+      'a revocation back-dated',
+      (raw) =>
+        raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
+      /^BROKEN: api_keys row store-front does not match the key log$/,
+    ],
+  ];
+  try {
+    writeFileSync(scratch.path('verify_chain.py'), python.text);
+    for (const [what, tamper, verdict] of cases) {
+      const db = scratch.path(`${what.replaceAll(/\W+/g, '-')}.db`);
+      await buildExample(db);
+      withFile(db, (raw) => {
+        dropAll(raw);
+        tamper(raw);
+      });
+      const r = shell(`python3 verify_chain.py ${PAGE_DB}`, db, { cwd: scratch.dir });
+      assert.is(r.status, 1, `${what}: ${r.output}`);
+      assert.match(r.output.trim(), verdict, what);
+      const v = shell('scripts/verify-log', db);
+      assert.is(v.status, 1, `${what}: verify-log: ${v.output}`);
+      assert.match(v.output, /^error: BROKEN at /, what);
+    }
+  } finally {
+    scratch.cleanup();
+  }
+});
+
 test("the auditor's cron keeps the service's head digests; verify-log and the Python verifier check the kept list", async () => {
   const page = pageText();
   const kept = blocks(page).filter((b) => b.heading === KEEPING);
