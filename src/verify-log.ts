@@ -106,7 +106,10 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
     }
     const revocation = revoked.get(name);
     if (revocation && (key.revokedAt !== revocation[4] || key.revokedBy !== revocation[5])) {
-      return { seq: Number(revocation[0]), reason: `api_keys row of key "${name}" differs from its KeyRevoked event: its revocation was changed` };
+      return {
+        seq: Number(revocation[0]),
+        reason: `api_keys row of key "${name}" differs from its KeyRevoked event: its revocation was changed`,
+      };
     }
     if (!revocation && (key.revokedAt !== null || key.revokedBy !== null)) {
       return { seq: walk.head.seq, reason: `key "${name}" is revoked in api_keys but has no KeyRevoked event` };

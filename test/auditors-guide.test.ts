@@ -604,7 +604,11 @@ test('the Python verifier, like verify-log, catches a removal with the chain rec
       raw.exec(`DROP TRIGGER "${name}"`);
   };
   const cases: [string, (raw: Database.Database) => void, RegExp][] = [
-    ['an event removed, the chain recomputed', (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)), /^BROKEN at seq 6$/],
+    [
+      'an event removed, the chain recomputed',
+      (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
+      /^BROKEN at seq 6$/,
+    ],
     [
       'the newest events cut, the chain recomputed',
       (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
@@ -622,8 +626,7 @@ test('the Python verifier, like verify-log, catches a removal with the chain rec
     ],
     [
       'a revocation back-dated',
-      (raw) =>
-        raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
+      (raw) => raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
       /^BROKEN: api_keys row store-front does not match the key log$/,
     ],
   ];
@@ -715,7 +718,9 @@ test("the auditor's cron keeps the service's head digests; verify-log and the Py
     // The newest event cut off, the chain and the counter made consistent again: only the
     // kept digest catches it, with both.
     withFile(copy, (raw) => {
-      raw.exec("DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'");
+      raw.exec(
+        "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
+      );
       recomputeChain(raw);
     });
     assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');

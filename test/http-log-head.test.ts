@@ -36,7 +36,12 @@ head('an empty log: seq 0 and 64 zeros; the key log already holds the tester key
 head('answers the digests verify-log prints and takes, and moves with every write', async ({ t }) => {
   await t.track(7, 3);
   assert.is((await t.patch(7, { quantity: 5 })).status, 200);
-  const body = JSON.parse((await t.get('/v1/log/head')).text) as { seq: number; digest: string; recordedAt: string; keys: { digest: string } };
+  const body = JSON.parse((await t.get('/v1/log/head')).text) as {
+    seq: number;
+    digest: string;
+    recordedAt: string;
+    keys: { digest: string };
+  };
   conformsToLogHead(body);
   const verdict = await verifyLog(t.store);
   assert.ok(verdict.ok);

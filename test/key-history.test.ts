@@ -209,7 +209,8 @@ upgradeSqlite('existing keys enter the key log, chained; api_keys is guarded fro
     const older = join(scratch.dir, 'migrations');
     mkdirSync(older);
     const dir = new URL('../migrations/sqlite/', import.meta.url);
-    for (const f of readdirSync(dir).filter((f) => f.endsWith('.sql') && Number.parseInt(f, 10) < 7)) copyFileSync(new URL(f, dir), join(older, f));
+    for (const f of readdirSync(dir).filter((f) => f.endsWith('.sql') && Number.parseInt(f, 10) < 7))
+      copyFileSync(new URL(f, dir), join(older, f));
     const path = join(scratch.dir, 'inv.db');
     const db = new Database(path);
     migrate(db, loadMigrations(`${older}/`));
@@ -234,7 +235,11 @@ upgradePostgres('existing keys enter the key log, chained; api_keys is guarded f
   try {
     const pool = new pg.Pool({ connectionString: database.url });
     try {
-      await migratePostgres(pool, 'test', postgresMigrations().filter((m) => m.version < 2));
+      await migratePostgres(
+        pool,
+        'test',
+        postgresMigrations().filter((m) => m.version < 2),
+      );
       await pool.query(OLD_KEYS);
     } finally {
       await pool.end();

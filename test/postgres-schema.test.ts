@@ -61,7 +61,11 @@ schema('a schema newer than the code is refused by the service, migrate and the 
     assert.is(r.status, 1, args.join(' '));
     assert.match(r.stderr, /newer than this version/);
   }
-  assert.equal(await query(on, 'SELECT version FROM schema_migrations ORDER BY version'), [{ version: 1n }, { version: 2n }, { version: 999n }]);
+  assert.equal(await query(on, 'SELECT version FROM schema_migrations ORDER BY version'), [
+    { version: 1n },
+    { version: 2n },
+    { version: 999n },
+  ]);
 });
 
 schema('the reading commands run read-only: a write through their connection is refused by the server', async ({ database }) => {

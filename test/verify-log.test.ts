@@ -110,7 +110,10 @@ chain('a removed event with the chain recomputed is caught as a gap in seq', asy
   db.exec('DELETE FROM events WHERE seq = 5');
   recomputeChain(db);
   let verdict = await verifyLog(sqliteStoreOn(db));
-  assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason], [6, 'seq 5 is missing (events are numbered without gaps): events were removed']);
+  assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason], [
+    6,
+    'seq 5 is missing (events are numbered without gaps): events were removed',
+  ]);
   db.exec('DELETE FROM events WHERE seq < 3');
   recomputeChain(db);
   verdict = await verifyLog(sqliteStoreOn(db));

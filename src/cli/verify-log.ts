@@ -60,7 +60,12 @@ await run(USAGE, async (argv) => {
       process.stderr.write(`error: BROKEN at ${brokenAt(verdict)}: ${verdict.reason}\n`);
       return 1;
     }
-    const extends_ = digests.length === 1 ? `; it extends ${formatDigest(digests[0]!)}` : digests.length > 1 ? `; it extends ${digests.length} digests` : '';
+    const extends_ =
+      digests.length === 1
+        ? `; it extends ${formatDigest(digests[0]!)}`
+        : digests.length > 1
+          ? `; it extends ${digests.length} digests`
+          : '';
     process.stderr.write(
       `ok: ${verdict.events} events, chain intact${extends_}\n` +
         `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n`,

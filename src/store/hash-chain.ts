@@ -29,7 +29,17 @@ export interface ChainedFields {
 }
 
 export function eventHash(f: ChainedFields): string {
-  return chainHash(DOMAIN, [f.prevHash, String(f.seq), String(f.petId), String(f.version), f.type, f.data, f.actor, f.requestId, f.recordedAt]);
+  return chainHash(DOMAIN, [
+    f.prevHash,
+    String(f.seq),
+    String(f.petId),
+    String(f.version),
+    f.type,
+    f.data,
+    f.actor,
+    f.requestId,
+    f.recordedAt,
+  ]);
 }
 
 /** The key log's own chain (api_key_events): the same encoding under its own domain. */
@@ -40,7 +50,7 @@ export type KeyEventType = 'KeyCreated' | 'KeyRevoked';
 export interface KeyChainedFields {
   prevHash: string;
   seq: bigint | number;
-  type: KeyEventType | string;
+  type: string;
   name: string;
   keyHash: string;
   recordedAt: string;

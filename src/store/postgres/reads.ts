@@ -157,7 +157,13 @@ export function makeReads(pool: pg.Pool) {
         return { events, keys, counters: { events: Number(rows[0]!.events), keys: Number(rows[0]!.keys) } };
       }),
     async logHead(): Promise<LogHead> {
-      const { rows } = await pool.query<{ seq: string | null; hash: string | null; recordedAt: string | null; keySeq: string | null; keyHash: string | null }>(
+      const { rows } = await pool.query<{
+        seq: string | null;
+        hash: string | null;
+        recordedAt: string | null;
+        keySeq: string | null;
+        keyHash: string | null;
+      }>(
         `SELECT e.seq::text AS seq, e.hash, e.recorded_at AS "recordedAt", k.seq::text AS "keySeq", k.hash AS "keyHash"
          FROM (SELECT 1) AS one
          LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e ON true

@@ -31,7 +31,16 @@ export function makeKeyWriter(db: Db): KeyWriter {
   function logKeyEvent(type: KeyEventType, name: string, keyHash: string, at: string, actor: string): void {
     const { seq: last, hash: prevHash } = tip.get(GENESIS_HASH) as { seq: number; hash: string };
     const seq = last + 1;
-    insertEvent.run(seq, type, name, keyHash, at, actor, prevHash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor }));
+    insertEvent.run(
+      seq,
+      type,
+      name,
+      keyHash,
+      at,
+      actor,
+      prevHash,
+      keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor }),
+    );
   }
 
   const createChained = db.transaction((name: string, keyHash: string, at: string, createdBy: string) => {
@@ -62,13 +71,15 @@ export function makeKeyWriter(db: Db): KeyWriter {
     create,
     createFirst: (name, createdBy, at) => createFirst.immediate(name, createdBy, at),
     revoke(name, revokedBy, at) {
-      return db.transaction(() => {
-        const row = exists.get(name) as { revoked_at: string | null; hash: string } | undefined;
-        if (!row) return 'unknown';
-        if (row.revoked_at) return 'already revoked';
-        revokeChained(name, row.hash, at, revokedBy);
-        return 'revoked';
-      }).immediate();
+      return db
+        .transaction(() => {
+          const row = exists.get(name) as { revoked_at: string | null; hash: string } | undefined;
+          if (!row) return 'unknown';
+          if (row.revoked_at) return 'already revoked';
+          revokeChained(name, row.hash, at, revokedBy);
+          return 'revoked';
+        })
+        .immediate();
     },
   };
 }

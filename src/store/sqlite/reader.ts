@@ -199,7 +199,13 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
         }
       }),
     logHead() {
-      const row = head.get() as { seq: number | null; hash: string | null; recordedAt: string | null; keySeq: number | null; keyHash: string | null };
+      const row = head.get() as {
+        seq: number | null;
+        hash: string | null;
+        recordedAt: string | null;
+        keySeq: number | null;
+        keyHash: string | null;
+      };
       return {
         seq: row.seq ?? 0,
         hash: row.hash ?? GENESIS_HASH,
