@@ -118,11 +118,14 @@ keys('api_keys and the key log refuse deletes and edits, also from the owner; a 
   assert.ok((await verify(ctx)).ok, 'nothing changed');
 });
 
-keys('a key deleted from api_keys is caught', async (ctx) => {
+keys('a key deleted from api_keys is caught, and its name stays taken', async (ctx) => {
   await ctx.target.tamper.pastGuards(ctx.fresh.db, "DELETE FROM api_keys WHERE name = 'warehouse'");
   const r = runScriptSync('verify-log', [], { db: ctx.fresh.db });
   assert.is(r.status, 1);
   assert.is(r.stderr, 'error: BROKEN at key seq 2: key "warehouse" is in the key log but not in api_keys: it was deleted\n');
+  const again = runScriptSync('keys', ['create', 'warehouse'], { db: ctx.fresh.db });
+  assert.is(again.status, 1);
+  assert.match(again.stderr, /^error: a key named "warehouse" exists already/);
 });
 
 keys('a revocation back-dated is caught, in api_keys or in the key log', async (ctx) => {

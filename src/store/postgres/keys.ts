@@ -31,7 +31,10 @@ async function logKeyEvent(client: pg.ClientBase, type: KeyEventType, name: stri
 /** Inside a transaction that holds the key chain's head. */
 async function insertKey(client: pg.ClientBase, name: string, createdBy: string, at: string): Promise<string> {
   if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
-  const { rows } = await client.query('SELECT 1 FROM api_keys WHERE name = $1', [name]);
+  // A name the key log holds stays taken, even if its api_keys row is gone.
+  const { rows } = await client.query('SELECT 1 FROM api_keys WHERE name = $1 UNION ALL SELECT 1 FROM api_key_events WHERE name = $1', [
+    name,
+  ]);
   if (rows.length > 0) throw new KeyNameTaken(name);
   const key = generateKey();
   const keyHash = hashKey(key);

@@ -17,6 +17,8 @@ export interface KeyWriter {
 export function makeKeyWriter(db: Db): KeyWriter {
   const insert = db.prepare('INSERT INTO api_keys (name, hash, created_at, created_by) VALUES (?, ?, ?, ?)');
   const exists = db.prepare('SELECT revoked_at, hash FROM api_keys WHERE name = ?');
+  // A name the key log holds stays taken, even if its api_keys row is gone.
+  const logged = db.prepare('SELECT 1 FROM api_key_events WHERE name = ?');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL');
   const count = db.prepare('SELECT count(*) FROM api_keys').pluck();
   // The next seq comes from the counter, not from the newest row: after a cut tail the
@@ -59,7 +61,9 @@ export function makeKeyWriter(db: Db): KeyWriter {
       createChained.immediate(name, hashKey(key), at, createdBy);
     } catch (err) {
       // Taken, also by another process between our look and our insert.
-      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && exists.get(name)) throw new KeyNameTaken(name);
+      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && (exists.get(name) || logged.get(name))) {
+        throw new KeyNameTaken(name);
+      }
       throw err;
     }
     return key;
