@@ -45,7 +45,7 @@ function makeWalk(what: string, wanted: Map<number, string>) {
       if (prevHash !== head.hash) {
         return {
           seq: at,
-          reason: `prev_hash does not link to the ${what} before it (seq ${head.seq}): an ${what} was removed, reordered or changed`,
+          reason: `prev_hash does not link to the ${what} before it (seq ${head.seq}): ${what === 'event' ? 'an' : 'a'} ${what} was removed, reordered or changed`,
         };
       }
       if (hash !== expected) return { seq: at, reason: `the hash does not match the row: a field of this ${what} was changed` };
