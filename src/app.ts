@@ -12,6 +12,7 @@ import { docsRouter } from './http/docs-routes.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
+import { logRouter } from './http/log-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
 import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
@@ -74,6 +75,7 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
+    logRouter({ store, now }),
   ];
 
   const app = new Koa();

@@ -9,6 +9,7 @@ import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './boot
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './idempotency-expiry.ts';
+import { logHeadWhileGrowing } from './log-head.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -37,6 +38,7 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
+let stopHeadLog = () => {};
 const app = buildApp({
   store,
   logger,
@@ -68,6 +70,7 @@ server.listen(config.port, config.host, () => {
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);
       logger.info({ url: `${baseUrl}/v1/inventory`, db: describeTarget(config.dbPath) }, 'listening');
+      stopHeadLog = logHeadWhileGrowing({ store, logger });
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();
     },
@@ -83,6 +86,7 @@ function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
   stopExpiry();
+  stopHeadLog();
   logger.info({ signal }, 'shutting down');
   logger.flush();
   const force = setTimeout(() => {

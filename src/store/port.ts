@@ -133,6 +133,39 @@ export type ChainRow = [
   hash: string | null,
 ];
 
+/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
+export type KeyChainRow = [
+  seq: bigint,
+  type: string,
+  name: string,
+  keyHash: string,
+  recordedAt: string,
+  actor: string,
+  prevHash: string,
+  hash: string,
+];
+
+/** What verify-log checks beside the events, read from one snapshot. */
+export interface KeyHistory {
+  /** The key log by seq. */
+  events: KeyChainRow[];
+  /** The api_keys rows, which the key log must account for exactly. */
+  keys: KeyRecord[];
+  /** The highest seq each log ever handed out (sqlite_sequence, the chain heads): above
+   * the newest row, the newest rows were cut off. */
+  counters: { events: number; keys: number };
+}
+
+/** The newest event and the newest key event: the digests an auditor keeps. */
+export interface LogHead {
+  /** 0 and 64 zeros for an empty log. */
+  seq: number;
+  hash: string;
+  /** The newest event's time; null for an empty log. */
+  recordedAt: string | null;
+  keys: { seq: number; hash: string };
+}
+
 /** A row of the stock_adjustments view, integers as BigInt. */
 export type AdjustmentRow = Record<
   'seq' | 'recorded_at' | 'pet_id' | 'previous_quantity' | 'quantity' | 'delta' | 'actor' | 'request_id',
@@ -193,6 +226,8 @@ export interface HistoryImport {
   /** The stored answers of Idempotency-Keys still unexpired, so that retries of PATCHes
    * answered before the move are replayed after it. */
   idempotency?: AsyncIterable<IdempotencyRecord[]>;
+  /** The key log, verbatim. */
+  keyEvents: KeyChainRow[];
 }
 
 /** The target of a copy was not empty: nothing was written. */
@@ -236,6 +271,10 @@ export interface InventoryStore {
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   /** Every event with its hash-chain columns, by seq. */
   chainRows(): AsyncIterable<ChainRow[]>;
+  /** The key log, the keys and the sequence counters, from one snapshot. */
+  keyHistory(): Promise<KeyHistory>;
+  /** The heads of the event log and of the key log, from one snapshot. */
+  logHead(): Promise<LogHead>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
 

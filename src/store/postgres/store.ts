@@ -111,6 +111,8 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     lastSeq: () => reads.lastSeq(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
+    keyHistory: () => reads.keyHistory(),
+    logHead: () => reads.logHead(),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
