@@ -9,6 +9,8 @@ import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
 import { corsFor } from './http/cors.ts';
 import { docsRouter } from './http/docs-routes.ts';
+import { eventsRouter } from './http/events-routes.ts';
+import { makeFeed, type Feed } from './feed/hub.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
@@ -33,6 +35,8 @@ export interface AppDeps {
   /** What GET /metrics shows; by default a registry of this app's own, without
    * prom-client's process metrics (the server turns those on). */
   metrics?: Metrics;
+  /** The change feed's streams (the server ends them at shutdown); by default its own. */
+  feed?: Feed;
 }
 
 export function buildApp({
@@ -42,13 +46,17 @@ export function buildApp({
   accepting = () => true,
   corsOrigins = [],
   metrics = makeMetrics({ store }),
+  feed = makeFeed({ store, logger, registry: metrics.registry }),
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
   const commands = makeCommandHandler({
     store,
     now,
-    onCommit: () => storage.succeeded(),
+    onCommit: () => {
+      storage.succeeded();
+      feed.committed();
+    },
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
   });
   const routers = [
@@ -60,6 +68,7 @@ export function buildApp({
       openapi,
       cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
     }),
+    eventsRouter({ store, feed }),
   ];
 
   const app = new Koa();

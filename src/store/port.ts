@@ -174,6 +174,12 @@ export interface InventoryStore {
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   /** Every event with its hash-chain columns, by seq. */
   chainRows(): AsyncIterable<ChainRow[]>;
+  /**
+   * At most limit events with seq > after, by seq, with their chain columns: one page of
+   * the change feed, read by one statement (no read transaction outlives it). A seq that
+   * is visible implies that every smaller one is (seqs commit in order).
+   */
+  eventsAfter(after: bigint, limit: number): Promise<ChainRow[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
 

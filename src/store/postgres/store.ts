@@ -98,6 +98,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     lastSeq: () => reads.lastSeq(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
+    eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,

@@ -58,6 +58,7 @@ export interface Reader {
   lastSeq(): Promise<number>;
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   chainRows(): AsyncIterable<ChainRow[]>;
+  eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
@@ -76,6 +77,14 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     .raw();
   const chain = scanDb
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+
+  // A feed page is short and goes by the primary key: a point read, never blocked by a scan.
+  const eventsAfter = pointDb
+    .prepare(
+      'SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+    )
     .safeIntegers(true)
     .raw();
 
@@ -150,6 +159,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     lastSeq: () => exclusive(async () => lastSeq.get() as number),
     replayRows,
     chainRows: () => scan(() => chain.iterate() as IterableIterator<ChainRow>),
+    eventsAfter: (after, limit) => eventsAfter.all(after, limit) as ChainRow[],
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.
     async *stockAdjustments(filter) {

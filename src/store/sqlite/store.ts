@@ -48,6 +48,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     lastSeq: () => reader.lastSeq(),
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
+    eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
