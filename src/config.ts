@@ -7,6 +7,8 @@ export interface Config {
   readonly logLevel: string;
   /** Origins allowed by CORS, exactly as browsers send them in Origin; none by default. */
   readonly corsOrigins: readonly string[];
+  /** Change feed streams this instance holds open at once (FEED_MAX_STREAMS). */
+  readonly feedMaxStreams: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -27,7 +29,11 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(logLevel)}`);
   }
   const corsOrigins = Object.freeze(corsOriginsOf(env.CORS_ORIGINS ?? ''));
-  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel, corsOrigins });
+  const feedMaxStreams = env.FEED_MAX_STREAMS ?? '256';
+  if (!/^[1-9][0-9]{0,5}$/.test(feedMaxStreams)) {
+    throw new ConfigError(`FEED_MAX_STREAMS must be a whole number from 1 to 999999, not ${JSON.stringify(feedMaxStreams)}`);
+  }
+  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel, corsOrigins, feedMaxStreams: Number(feedMaxStreams) });
 }
 
 /**
