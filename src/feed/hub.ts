@@ -159,19 +159,23 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
     if (s.res.writableLength > limits.maxBehindBytes) finish(s, 'behind');
   };
 
-  /** Sends rows after the stream's cursor. */
+  /** Sends rows after the stream's cursor; texts are the rows' messages, all their concatenation. */
+  const sendRendered = (s: Stream, rows: readonly ChainRow[], texts: readonly string[], all: string) => {
+    let first = 0;
+    while (first < rows.length && rows[first]![0] <= s.cursor) first++;
+    if (first === rows.length) return;
+    // Live streams are nearly always at the tail: the text rendered once serves them all.
+    write(s, first === 0 ? all : texts.slice(first).join(''));
+    s.cursor = rows[rows.length - 1]![0];
+    sent.inc(rows.length - first);
+  };
+  const render = (rows: readonly ChainRow[]) => {
+    const texts = rows.map(sseMessage);
+    return { texts, all: texts.join('') };
+  };
   const send = (s: Stream, rows: readonly ChainRow[]) => {
-    let text = '';
-    let count = 0;
-    for (const row of rows) {
-      if (row[0] <= s.cursor) continue;
-      text += sseMessage(row);
-      s.cursor = row[0];
-      count++;
-    }
-    if (count === 0) return;
-    write(s, text);
-    sent.inc(count);
+    const { texts, all } = render(rows);
+    sendRendered(s, rows, texts, all);
   };
 
   const drained = (s: Stream) =>
@@ -228,7 +232,10 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
         lastRead = now();
         while (tailSeq !== undefined && streams.size > 0) {
           const rows = await store.eventsAfter(tailSeq, TAIL_PAGE);
-          for (const s of streams) if (s.live) send(s, rows);
+          if (rows.length > 0) {
+            const { texts, all } = render(rows);
+            for (const s of streams) if (s.live) sendRendered(s, rows, texts, all);
+          }
           const last = rows[rows.length - 1]?.[0];
           if (last !== undefined && (tailSeq === undefined || last > tailSeq)) tailSeq = last;
           if (rows.length < TAIL_PAGE) break;
