@@ -1,12 +1,13 @@
 // The clients' guide's change feed consumer (docs/clients.md, "Following the log"), run
 // as written against the service: it prints every event once, in seq order, checking
 // the hash chain, also when it is stopped and started again while writes go on.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startApp, type TestApp } from './kit/app.ts';
+import { readLines, type LineReader } from './kit/lines.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 
 const BIG = 9223372036854775807n;
@@ -17,13 +18,6 @@ function consumerCode(): string {
   const found = [...guide.matchAll(/\n```ts\n(\/\/ follow-log\.ts:[\s\S]*?)\n```/g)];
   assert.is(found.length, 1, 'one follow-log.ts block in docs/clients.md');
   return `${found[0]![1]!}\n`;
-}
-
-interface Run {
-  proc: ChildProcess;
-  lines: string[];
-  err: () => string;
-  exited: Promise<number | null>;
 }
 
 const s = suite<{ t: TestApp; scratch: TempDir }>("the clients' guide's feed consumer");
@@ -39,30 +33,13 @@ s.after.each(async (ctx) => {
   ctx.scratch.cleanup();
 });
 
-function start({ t, scratch }: { t: TestApp; scratch: TempDir }): Run {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'follow-log.ts'], {
-    cwd: scratch.dir,
-    env: { ...process.env, INVENTORY_URL: `http://127.0.0.1:${t.port}`, INVENTORY_KEY: t.key },
-  });
-  const lines: string[] = [];
-  let err = '';
-  let rest = '';
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (rest + chunk).split('\n');
-    rest = parts.pop()!;
-    lines.push(...parts);
-  });
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  return { proc, lines, err: () => err, exited: new Promise((resolve) => proc.once('exit', (code) => resolve(code))) };
-}
-
-async function waitForLines(run: Run, count: number, ms = 20_000): Promise<void> {
-  const started = Date.now();
-  while (run.lines.length < count) {
-    if (Date.now() - started > ms) throw new Error(`${run.lines.length} of ${count} lines; stderr: ${run.err()}`);
-    if (run.proc.exitCode !== null) throw new Error(`the consumer exited ${run.proc.exitCode}: ${run.err()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function start({ t, scratch }: { t: TestApp; scratch: TempDir }): LineReader {
+  return readLines(
+    spawn(process.execPath, ['--import', 'tsx', 'follow-log.ts'], {
+      cwd: scratch.dir,
+      env: { ...process.env, INVENTORY_URL: `http://127.0.0.1:${t.port}`, INVENTORY_KEY: t.key },
+    }),
+  );
 }
 
 const lineOf = (e: { seq: bigint; type: string; petId: bigint; data: string; actor: string }) =>
@@ -74,17 +51,17 @@ s('it prints every event once, in order, across a restart, and resumes where it 
   await t.track(BIG, 1);
   for (let i = 0; i < 5; i++) assert.is((await t.patch(7, { quantity: i })).status, 200);
   const first = start(ctx);
-  await waitForLines(first, 7);
+  await first.waitFor(7);
   for (let i = 0; i < 5; i++) assert.is((await t.patch(BIG, { quantity: 10 + i })).status, 200);
-  await waitForLines(first, 12);
+  await first.waitFor(12);
   first.proc.kill('SIGTERM');
   await first.exited;
   // Written while it is down: the next run starts after the last one it handled.
   for (let i = 0; i < 5; i++) assert.is((await t.patch(7, { quantity: 20 + i })).status, 200);
   const second = start(ctx);
-  await waitForLines(second, 5);
+  await second.waitFor(5);
   for (let i = 0; i < 3; i++) assert.is((await t.patch(7, { quantity: 30 + i })).status, 200);
-  await waitForLines(second, 8);
+  await second.waitFor(8);
   await new Promise((resolve) => setTimeout(resolve, 300));
   second.proc.kill('SIGTERM');
   await second.exited;

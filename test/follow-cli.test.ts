@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { eventHash } from '../src/store/hash-chain.ts';
 import { commandsOn, createKey, eventsOf, trackPets } from './kit/fixtures.ts';
+import { readLines, type LineReader } from './kit/lines.ts';
 import { root, scriptPath } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
 import { targetSuites } from './kit/suites.ts';
@@ -29,28 +30,10 @@ const follow = targetSuites<{ db: string; cleanup: () => Promise<void> }>('scrip
   },
 });
 
-function start(args: string[]) {
+function start(args: string[]): LineReader {
   const env = { ...process.env };
   delete env.INVENTORY_DB;
-  const child = spawn(scriptPath('follow'), args, { cwd: root, env });
-  const lines: string[] = [];
-  let rest = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (rest + chunk).split('\n');
-    rest = parts.pop()!;
-    lines.push(...parts);
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitFor = async (count: number) => {
-    const started = Date.now();
-    while (lines.length < count) {
-      if (Date.now() - started > 15_000 || child.exitCode !== null) throw new Error(`${lines.length} of ${count} lines; stderr: ${err}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  return { child, lines, waitFor, exited, err: () => err };
+  return readLines(spawn(scriptPath('follow'), args, { cwd: root, env }));
 }
 
 follow('jsonl: every event after --after, then what another process commits, within a second, once each', async ({ target, db }) => {
@@ -89,7 +72,7 @@ follow('jsonl: every event after --after, then what another process commits, wit
   } finally {
     await store.close();
   }
-  f.child.kill('SIGTERM');
+  f.proc.kill('SIGTERM');
   assert.is(await f.exited, 0, f.err());
 });
 
@@ -100,7 +83,7 @@ follow('text: one line per event; usage errors exit 2', async ({ db }) => {
     f.lines[0]!,
     /^1 {2}\S+Z {2}PetTracked {2}pet 1 {2}\{"quantity":0,"status":"available","schemaVersion":1\} {2}cli:test {2}seed$/,
   );
-  f.child.kill('SIGINT');
+  f.proc.kill('SIGINT');
   assert.is(await f.exited, 0);
   for (const args of [['--after', '-1'], ['--after', 'x'], ['--format', 'csv'], ['extra']]) {
     const r = await runScript('follow', args, { db });
