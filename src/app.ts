@@ -37,6 +37,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The change feed's streams (the server ends them at shutdown); by default its own. */
   feed?: Feed;
+  /** How long the answer of a PATCH with an Idempotency-Key is kept (IDEMPOTENCY_TTL_HOURS). */
+  idempotencyTtlMs?: number;
 }
 
 export function buildApp({
@@ -47,6 +49,7 @@ export function buildApp({
   corsOrigins = [],
   metrics = makeMetrics({ store }),
   feed = makeFeed({ store, logger, registry: metrics.registry }),
+  idempotencyTtlMs,
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
@@ -58,6 +61,7 @@ export function buildApp({
       feed.committed();
     },
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
+    ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
   const routers = [
     operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
@@ -67,6 +71,12 @@ export function buildApp({
       commands,
       openapi,
       cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
+      idempotency: {
+        records: store.idempotency,
+        now,
+        onReplay: () => metrics.idempotency('replayed'),
+        onRefused: (why) => metrics.idempotency(why),
+      },
     }),
     eventsRouter({ store, feed }),
   ];

@@ -9,6 +9,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Change feed streams this instance holds open at once (FEED_MAX_STREAMS). */
   readonly feedMaxStreams: number;
+  /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
+  readonly idempotencyTtlMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -33,7 +35,20 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^[1-9][0-9]{0,5}$/.test(feedMaxStreams)) {
     throw new ConfigError(`FEED_MAX_STREAMS must be a whole number from 1 to 999999, not ${JSON.stringify(feedMaxStreams)}`);
   }
-  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel, corsOrigins, feedMaxStreams: Number(feedMaxStreams) });
+  const ttl = env.IDEMPOTENCY_TTL_HOURS ?? '24';
+  // Whole hours, at least one: a client's retries must outlive the ordinary outages.
+  if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
+    throw new ConfigError(`IDEMPOTENCY_TTL_HOURS must be a whole number of hours from 1 to 8760, not ${JSON.stringify(ttl)}`);
+  }
+  return Object.freeze({
+    port: Number(port),
+    host,
+    dbPath: dbPathOf(env),
+    logLevel,
+    corsOrigins,
+    idempotencyTtlMs: Number(ttl) * 3600_000,
+    feedMaxStreams: Number(feedMaxStreams),
+  });
 }
 
 /**

@@ -56,6 +56,8 @@ export interface AppOptions {
   open?: (db: string, now: () => number) => Promise<InventoryStore>;
   /** The change feed's limits, where a test needs others. */
   feed?: Partial<FeedLimits>;
+  /** IDEMPOTENCY_TTL_HOURS, in ms; the service's default unless given. */
+  idempotencyTtlMs?: number;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -74,7 +76,15 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const state = { accepting: true };
   const store = await (options.open ? options.open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
   const feed = makeFeed({ store, logger, limits: options.feed });
-  const app = buildApp({ store, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [], feed });
+  const app = buildApp({
+    store,
+    logger,
+    now,
+    accepting: () => state.accepting,
+    corsOrigins: options.corsOrigins ?? [],
+    idempotencyTtlMs: options.idempotencyTtlMs,
+    feed,
+  });
   const key = await createKey(store);
   const server: Server = createHttpServer(app, options.limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
