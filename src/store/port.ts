@@ -275,6 +275,12 @@ export interface InventoryStore {
   keyHistory(): Promise<KeyHistory>;
   /** The heads of the event log and of the key log, from one snapshot. */
   logHead(): Promise<LogHead>;
+  /**
+   * At most limit events with seq > after, by seq, with their chain columns: one page of
+   * the change feed, read by one statement (no read transaction outlives it). A seq that
+   * is visible implies that every smaller one is (seqs commit in order).
+   */
+  eventsAfter(after: bigint, limit: number): Promise<ChainRow[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
 

@@ -177,6 +177,16 @@ export function makeReads(pool: pg.Pool) {
         keys: { seq: Number(row.keySeq ?? 0), hash: row.keyHash ?? GENESIS_HASH },
       };
     },
+    // One statement, no transaction: the feed never holds a snapshot between pages.
+    async eventsAfter(after: bigint, limit: number): Promise<ChainRow[]> {
+      const rows = await page<[bigint, bigint, number, string, string, string, string, string, string, string]>(
+        pool,
+        `SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash
+         FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+        [String(after), limit],
+      );
+      return rows.map(([seq, petId, version, ...rest]) => [seq, petId, BigInt(version), ...rest]);
+    },
     async *stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]> {
       const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
       const where = given.map((name, i) => ` AND ${AUDIT_CONDITIONS[name]}${i + 2}`).join('');

@@ -113,6 +113,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),
     logHead: () => reads.logHead(),
+    eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,

@@ -78,6 +78,7 @@ export interface Reader {
   chainRows(): AsyncIterable<ChainRow[]>;
   keyHistory(): Promise<KeyHistory>;
   logHead(): LogHead;
+  eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
@@ -116,6 +117,14 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   );
   const chain = scanDb
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+
+  // A feed page is short and goes by the primary key: a point read, never blocked by a scan.
+  const eventsAfter = pointDb
+    .prepare(
+      'SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+    )
     .safeIntegers(true)
     .raw();
 
@@ -220,6 +229,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
         keys: { seq: row.keySeq ?? 0, hash: row.keyHash ?? GENESIS_HASH },
       };
     },
+    eventsAfter: (after, limit) => eventsAfter.all(after, limit) as ChainRow[],
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.
     async *stockAdjustments(filter) {

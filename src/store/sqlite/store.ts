@@ -60,6 +60,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),
     logHead: async () => reader.logHead(),
+    eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
