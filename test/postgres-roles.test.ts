@@ -87,6 +87,21 @@ test('the documented roles: the service works as its role and can only add event
     assert.is(await outcome(owner, 'TRUNCATE events'), 'P0001', 'TRUNCATE too');
     assert.is(await outcome(auditor, 'SELECT * FROM stock_adjustments'), 'ok');
     assert.is(await outcome(auditor, "INSERT INTO api_keys VALUES ('a', 'b', 'c', 'd')"), '42501', 'auditors only read');
+    assert.is(await outcome(auditor, 'SELECT hash FROM api_keys'), '42501', 'nor see key hashes');
+
+    // Every read-only command works under the auditor's grants, and needs no more.
+    for (const [command, args, expected] of [
+      ['verify-log', [], /^2:[0-9a-f]{64}$/m],
+      ['audit', ['--pet', '7'], /\s3\s+5\s+2\s+bootstrap\s/],
+      ['stock-at', ['--at', new Date(Date.now() + 60_000).toISOString()], /^\s*7\s+5\s+available\s/m],
+      ['keys', ['list'], /bootstrap/],
+      ['rebuild-projection', ['--check'], /^checked in .* 0 differ$/m],
+    ] as const) {
+      const result = await runScript(command, [...args], { db: auditor });
+      assert.is(result.status, 0, `${command} as the auditor: ${result.stderr}`);
+      assert.match(result.stdout, expected, `${command} as the auditor: ${result.stdout}`);
+      assert.not.match(result.stdout + result.stderr, /change-me-auditor/, 'the password is never printed');
+    }
   } finally {
     await killAll();
     await database.cleanup();
