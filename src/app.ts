@@ -7,7 +7,7 @@ import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
-import { corsFor } from './http/cors.ts';
+import { corsFor, servedBy } from './http/cors.ts';
 import { docsRouter } from './http/docs-routes.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
@@ -76,7 +76,7 @@ export function buildApp({
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());
-  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
+  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins, servedBy(routers)));
   app.use(under('/v1', bearerAuth(store.keys)));
   for (const router of routers) {
     app.use(router.routes());
