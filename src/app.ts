@@ -6,6 +6,7 @@
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
+import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth, under } from './http/auth.ts';
 import { corsFor, servedBy } from './http/cors.ts';
 import { docsRouter } from './http/docs-routes.ts';
@@ -63,6 +64,8 @@ export function buildApp({
   ];
 
   const app = new Koa();
+  // Without a listener Koa prints these raw on standard error, outside the JSON log.
+  app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
   app.use(metrics.middleware(routers));
   app.use(
     errorHandler(logger, {

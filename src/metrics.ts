@@ -17,6 +17,8 @@ export interface Metrics {
   unavailable(error: unknown): void;
   listRendered(): void;
   listServedFromCache(): void;
+  /** A client went away before its answer was sent. */
+  clientAborted(): void;
 }
 
 export interface MetricsOptions {
@@ -88,6 +90,11 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   const hits = new Counter({
     name: 'inventory_list_cache_hits_total',
     help: 'GET /v1/inventory requests answered without a render of their own: from the body held in memory, or sharing a render under way.',
+    registers: [registry],
+  });
+  const aborts = new Counter({
+    name: 'inventory_client_aborts_total',
+    help: 'Answers cut short because the client went away (its connection reset or closed) before they were sent.',
     registers: [registry],
   });
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.
@@ -175,5 +182,6 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     unavailable: (error) => faults.labels(faultKind(error, store.fault)).inc(),
     listRendered: () => renders.inc(),
     listServedFromCache: () => hits.inc(),
+    clientAborted: () => aborts.inc(),
   };
 }
