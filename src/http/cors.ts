@@ -39,6 +39,6 @@ export function corsFor(origins: readonly string[], exists: (path: string) => bo
     if (preflight && !exists(ctx.path)) {
       throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
     }
-    return grant(ctx, next);
+    await grant(ctx, next);
   };
 }
