@@ -217,6 +217,9 @@ export interface InventoryStore {
   storageStatus(): StorageStatus | undefined;
   /** The connection pool's state, for a store that keeps one. */
   poolStatus?(): PoolStatus;
+  /** What readiness shows of a store shared by instances over connections (PostgreSQL):
+   * its pool, its notification connection and the last change it saw. */
+  connectionStatus?(): ConnectionStatus;
   /**
    * What an error this store raised means for a client: contention (another writer held
    * the lock too long) or a storage fault (a full disk, a read-only or broken file), both
@@ -234,6 +237,26 @@ export interface PoolStatus {
   idle: number;
   /** Queries waiting for a connection. */
   waiting: number;
+}
+
+/** The connection that hears other instances' commits, and the last commit heard of. */
+export interface NotificationStatus {
+  /** up: heartbeats come back; overdue: one is late, so the cache is checked against the
+   * database on every read; down: no connection (reconnecting). */
+  state: 'up' | 'overdue' | 'down';
+  /** Since when it is in that state (ISO 8601). */
+  since: string;
+  lastHeartbeatAt: string | null;
+  /** When this instance last saw a commit (its own or another's); null: none since start. */
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
+}
+
+export interface ConnectionStatus {
+  pool: { inUse: number; idle: number; waiting: number };
+  notifications: Omit<NotificationStatus, 'lastCommitSeenAt' | 'lastCommitSeenAgeSeconds'>;
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
 }
 
 export interface StorageFault {

@@ -125,6 +125,15 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     unavailable: () => undefined,
     storageStatus: () => undefined,
     poolStatus: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    connectionStatus() {
+      const { lastCommitSeenAt, lastCommitSeenAgeSeconds, ...notifications } = watch.status();
+      return {
+        pool: { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount },
+        notifications,
+        lastCommitSeenAt,
+        lastCommitSeenAgeSeconds,
+      };
+    },
     fault: postgresFault,
     async close() {
       await watch.close();
