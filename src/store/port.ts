@@ -146,6 +146,14 @@ export interface HistoryImport {
 /** The target of a copy was not empty: nothing was written. */
 export class StoreNotEmpty extends Error {
   override name = 'StoreNotEmpty';
+
+  /** Throws unless none of these is present (truthy). */
+  static unless(present: Record<'events' | 'keys' | 'entries', unknown>): void {
+    const found = (['events', 'keys', 'entries'] as const)
+      .filter((what) => Boolean(present[what]))
+      .map((what) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows' })[what]);
+    if (found.length > 0) throw new StoreNotEmpty(`the target is not empty (it has ${found.join(', ')}): nothing was copied`);
+  }
 }
 
 export interface InventoryStore {

@@ -15,6 +15,7 @@ import { recordFileIdentity } from './file-identity.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
+import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
 import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
@@ -27,6 +28,8 @@ export interface StoreDeps {
 interface Extras {
   unavailable?: () => string | undefined;
   storageStatus?: () => StorageStatus | undefined;
+  /** Only writing in place: the copy's transaction waits on its source between pages. */
+  importHistory?: InventoryStore['importHistory'];
 }
 
 function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => number): InventoryStore {
@@ -51,6 +54,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
+    importHistory: writer.importHistory,
     keys,
     keyRecords: async () => reader.keys.records(),
     ping: async () => reader.ping(),
@@ -81,6 +85,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
     replaceProjection: async (...args) => w().replaceProjection(...args),
     close: async () => close(),
     storageStatus: fileStatus(db),
+    importHistory: (history) => importHistory(db, history),
   };
 }
 
