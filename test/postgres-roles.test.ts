@@ -63,6 +63,9 @@ test('the documented roles: the service works as its role and can only add event
     await run(owner, blocks[1]!);
     const tracked = await runScript('track', ['7', '--quantity', '3'], { db: owner });
     assert.is(tracked.status, 0, tracked.stderr);
+    // A rebuild swaps in a new inventory table: the service and the auditor keep their grants on it.
+    const rebuilt = await runScript('rebuild-projection', [], { db: owner });
+    assert.is(rebuilt.status, 0, rebuilt.stderr);
 
     const instance = await startService({ db: service, expectKey: true });
     const key = instance.bootstrapKey!;
