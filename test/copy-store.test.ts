@@ -72,6 +72,39 @@ async function rows(url: string, sql: string): Promise<unknown[]> {
   }
 }
 
+/** Every event, every key and the projection of store b are those of store a. */
+async function assertSameHistory(a: string, b: string): Promise<void> {
+  const source = await openStore(a, { readonly: true, mustExist: true });
+  const target = await openStore(b, { readonly: true, mustExist: true });
+  try {
+    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
+    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
+    assert.equal(await target.entries(), await source.entries(), 'the projection');
+  } finally {
+    await source.close();
+    await target.close();
+  }
+}
+
+/** The service on the copy serves the list to the old key and takes a PATCH, which chains on at seq 9. */
+async function assertServesAndChainsOn(db: string, key: string): Promise<void> {
+  const service = await startService({ db, expectKey: false });
+  const list = await service.get('/v1/inventory', key);
+  assert.is(list.status, 200, 'the old key works on the copy');
+  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
+  const patched = await service.request({
+    method: 'PATCH',
+    path: '/v1/inventory/10',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{"quantity": 4}',
+  });
+  assert.is(patched.status, 200, patched.text);
+  await service.stop();
+  const verified = await runScript('verify-log', [], { db });
+  assert.is(verified.status, 0, verified.stderr);
+  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+}
+
 copy('events, keys and the projection arrive verbatim; equal digests; the copy serves and chains on', async (ctx) => {
   const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
   assert.is(r.status, 0, r.stderr);
@@ -82,34 +115,11 @@ copy('events, keys and the projection arrive verbatim; equal digests; the copy s
   assert.is(digests[0], digests[1]);
   assert.match(r.stdout, /digests equal\n$/);
 
-  const source = await openStore(ctx.sqlite, { readonly: true, mustExist: true });
-  const target = await openStore(ctx.postgres.url, { readonly: true, mustExist: true });
-  try {
-    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
-    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
-    assert.equal(await target.entries(), await source.entries(), 'the projection');
-  } finally {
-    await source.close();
-    await target.close();
-  }
+  await assertSameHistory(ctx.sqlite, ctx.postgres.url);
 
-  const service = await startService({ db: ctx.postgres.url, expectKey: false });
-  const list = await service.get('/v1/inventory', ctx.key);
-  assert.is(list.status, 200, 'the old key works on the copy');
-  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
   const revoked = await rows(ctx.postgres.url, "SELECT revoked_by FROM api_keys WHERE name = 'old-till'");
   assert.equal(revoked, [{ revoked_by: 'cli:root' }]);
-  const patched = await service.request({
-    method: 'PATCH',
-    path: '/v1/inventory/10',
-    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    body: '{"quantity": 4}',
-  });
-  assert.is(patched.status, 200, patched.text);
-  await service.stop();
-  const verified = await runScript('verify-log', [], { db: ctx.postgres.url });
-  assert.is(verified.status, 0, verified.stderr);
-  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+  await assertServesAndChainsOn(ctx.postgres.url, ctx.key);
 });
 
 copy('a target that is not empty is refused, and nothing changes', async (ctx) => {
@@ -181,19 +191,6 @@ async function copied(from: string, to: string): Promise<string> {
   return digests[0]!;
 }
 
-async function assertSameHistory(a: string, b: string): Promise<void> {
-  const source = await openStore(a, { readonly: true, mustExist: true });
-  const target = await openStore(b, { readonly: true, mustExist: true });
-  try {
-    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
-    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
-    assert.equal(await target.entries(), await source.entries(), 'the projection');
-  } finally {
-    await source.close();
-    await target.close();
-  }
-}
-
 back('PostgreSQL into SQLite, and SQLite into SQLite: verbatim, equal digests; the copy serves and chains on', async (ctx) => {
   const original = await copied(ctx.sqlite, ctx.postgres.url);
   const offline = await emptySqlite(ctx.copies.path('offline.db'));
@@ -203,22 +200,7 @@ back('PostgreSQL into SQLite, and SQLite into SQLite: verbatim, equal digests; t
   assert.is(await copied(offline, again), original);
   await assertSameHistory(offline, again);
 
-  const service = await startService({ db: again, expectKey: false });
-  const list = await service.get('/v1/inventory', ctx.key);
-  assert.is(list.status, 200, 'the old key works on the copy');
-  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
-  assert.is((await service.get('/v1/inventory', 'pinv_revokedkeysneverwork00000000')).status, 401);
-  const patched = await service.request({
-    method: 'PATCH',
-    path: '/v1/inventory/10',
-    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    body: '{"quantity": 4}',
-  });
-  assert.is(patched.status, 200, patched.text);
-  await service.stop();
-  const verified = await runScript('verify-log', [], { db: again });
-  assert.is(verified.status, 0, verified.stderr);
-  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+  await assertServesAndChainsOn(again, ctx.key);
 });
 
 back('a SQLite target that is not empty is refused, and nothing changes', async (ctx) => {

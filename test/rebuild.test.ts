@@ -19,29 +19,36 @@ async function openStore(target: StoreTarget, path: string) {
   return { store, commands: makeCommandHandler({ store, now: Date.now }) };
 }
 
-const rebuild = targetSuites<{ path: string; cleanup: () => Promise<void> }>('rebuild-projection under writes', {
-  async beforeEach(ctx) {
-    const fresh = await ctx.target.fresh();
-    ctx.path = fresh.db;
-    ctx.cleanup = fresh.cleanup;
-  },
-  async afterEach(ctx) {
-    await killAll();
-    await ctx.cleanup();
-  },
-});
-
-rebuild('an event another process appends during the replay is caught up before the swap', async ({ target, path }) => {
-  const service = await openStore(target, path);
-  await service.commands.handleAll(
-    Array.from({ length: PETS }, (_, i) => ({
+/** Tracks pets 1..count, each with this quantity, in one batch. */
+function trackAll(commands: ReturnType<typeof makeCommandHandler>, count: number, quantity = 1) {
+  return commands.handleAll(
+    Array.from({ length: count }, (_, i) => ({
       type: 'TrackPet' as const,
       petId: BigInt(i + 1),
-      quantity: 1,
+      quantity,
       status: 'available' as const,
     })),
     { actor: 'cli:t', requestId: 't' },
   );
+}
+
+const onFreshDatabase = {
+  async beforeEach(ctx: { target: StoreTarget; path: string; cleanup: () => Promise<void> }) {
+    const fresh = await ctx.target.fresh();
+    ctx.path = fresh.db;
+    ctx.cleanup = fresh.cleanup;
+  },
+  async afterEach(ctx: { cleanup: () => Promise<void> }) {
+    await killAll();
+    await ctx.cleanup();
+  },
+};
+
+const rebuild = targetSuites<{ path: string; cleanup: () => Promise<void> }>('rebuild-projection under writes', onFreshDatabase);
+
+rebuild('an event another process appends during the replay is caught up before the swap', async ({ target, path }) => {
+  const service = await openStore(target, path);
+  await trackAll(service.commands, PETS);
   const operator = await target.open(path);
   let wrote = false;
   const report = await rebuildProjection(operator, {
@@ -69,15 +76,7 @@ rebuild('an event another process appends during the replay is caught up before 
 rebuild('with the service running and writing: acknowledged writes survive three rebuilds, GET never shrinks', async ({ target, path }) => {
   const seed = await openStore(target, path);
   const key = await seed.store.keys.create('load', 'test');
-  await seed.commands.handleAll(
-    Array.from({ length: PETS }, (_, i) => ({
-      type: 'TrackPet' as const,
-      petId: BigInt(i + 1),
-      quantity: 0,
-      status: 'available' as const,
-    })),
-    { actor: 'cli:t', requestId: 't' },
-  );
+  await trackAll(seed.commands, PETS, 0);
   // Enough history that each rebuild's replay takes a while, so writes land during it.
   for (let round = 0; round < 10; round++) {
     await seed.commands.handleAll(
@@ -155,31 +154,14 @@ rebuild.run();
 // rename, however large the projection.
 const swap = targetSuites<{ path: string; cleanup: () => Promise<void> }>(
   'rebuild-projection holds the chain head only for the swap',
-  {
-    async beforeEach(ctx) {
-      const fresh = await ctx.target.fresh();
-      ctx.path = fresh.db;
-      ctx.cleanup = fresh.cleanup;
-    },
-    async afterEach(ctx) {
-      await ctx.cleanup();
-    },
-  },
+  onFreshDatabase,
   storeTargets().filter((t) => t.name === 'postgres'),
 );
 
 swap('while 40 000 entries are rebuilt, the head is never held for more than a fraction of it', async ({ target, path }) => {
   const seed = await openStore(target, path);
   const ENTRIES = 40_000;
-  await seed.commands.handleAll(
-    Array.from({ length: ENTRIES }, (_, i) => ({
-      type: 'TrackPet' as const,
-      petId: BigInt(i + 1),
-      quantity: 1,
-      status: 'available' as const,
-    })),
-    { actor: 'cli:t', requestId: 'seed' },
-  );
+  await trackAll(seed.commands, ENTRIES);
   // The projection drifted: the rebuild has something to write.
   await query({ target, db: path }, 'UPDATE inventory SET quantity = 9 WHERE pet_id <= 100');
 
