@@ -10,7 +10,7 @@
 // silent for longer is replaced.
 import pg from 'pg';
 import type { NotificationStatus } from '../port.ts';
-import { CONNECT_TIMEOUT_MS } from './connection.ts';
+import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS } from './connection.ts';
 import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
 
 export const CHANGES_CHANNEL = 'inventory_changes';
@@ -54,6 +54,9 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
     const c = new pg.Client({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A server that falls silent while we start listening fails the start (and we try
+      // again) instead of leaving us waiting forever.
+      query_timeout: QUERY_TIMEOUT_MS,
       application_name: 'petstore-inventory listener',
     });
     client = c;
