@@ -19,11 +19,13 @@ export interface Metrics {
   listServedFromCache(): void;
   /** A client went away before its answer was sent. */
   clientAborted(): void;
+  /** A PATCH with an Idempotency-Key was answered from its stored answer, or refused. */
+  idempotency(outcome: 'replayed' | 'reused' | 'in_flight'): void;
 }
 
 export interface MetricsOptions {
   /** The store whose log and pool the gauges read when scraped. */
-  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'>;
+  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
   /** prom-client's process metrics (CPU, memory, event loop lag, handles). Each call
    * starts its own event-loop monitor, so tests that build many apps leave them off. */
   processMetrics?: boolean;
@@ -97,6 +99,12 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     help: 'Answers cut short because the client went away (its connection reset or closed) before they were sent.',
     registers: [registry],
   });
+  const idempotentAnswers = new Counter({
+    name: 'inventory_idempotency_requests_total',
+    help: 'PATCHes with an Idempotency-Key whose key was used already: replayed (the stored answer given again, nothing appended), reused (422: another request) or in_flight (409).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.
   if (store.storageStatus() !== undefined) {
     new Gauge({
@@ -134,6 +142,24 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     });
   }
 
+  // Last: its count is a query, which must not be what the pool gauge sees waiting.
+  const records = store.idempotency;
+  if (records) {
+    new Gauge({
+      name: 'inventory_idempotency_records',
+      help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
+      registers: [registry],
+      async collect() {
+        // While the database is unavailable the page is needed most: the gauge keeps its
+        // last value rather than failing the whole scrape.
+        try {
+          this.set(await records.count());
+        } catch (error) {
+          if (!store.fault(error)) throw error;
+        }
+      },
+    });
+  }
   return {
     registry,
     middleware(routers) {
@@ -183,5 +209,6 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     listRendered: () => renders.inc(),
     listServedFromCache: () => hits.inc(),
     clientAborted: () => aborts.inc(),
+    idempotency: (outcome) => idempotentAnswers.labels(outcome).inc(),
   };
 }

@@ -79,6 +79,18 @@ test('the documented roles: the service works as its role and can only add event
     const listed = await instance.get('/v1/inventory', key);
     assert.is(listed.status, 200);
     assert.match(listed.text, /"quantity":5/);
+    // A PATCH with an Idempotency-Key stores its answer, and its retry reads it back.
+    const keyed = () =>
+      instance.request({
+        method: 'PATCH',
+        path: '/v1/inventory/7',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'roles-1' },
+        body: '{"quantity": 6}',
+      });
+    assert.is((await keyed()).status, 200);
+    assert.is((await keyed()).headers['idempotent-replayed'], 'true');
+    assert.is(await outcome(service, "DELETE FROM idempotency_keys WHERE expires_at < '2000'"), 'ok', 'expiry may remove records');
+    assert.match((await instance.get('/metrics')).text, /^inventory_idempotency_records 1$/m);
     assert.is((await instance.get('/readyz')).status, 200, 'ready: its probe may write where it must');
     assert.not.match(instance.out() + instance.err(), /change-me-service/, 'the password is never logged');
     await instance.stop();
@@ -94,9 +106,9 @@ test('the documented roles: the service works as its role and can only add event
 
     // Every read-only command works under the auditor's grants, and needs no more.
     for (const [command, args, expected] of [
-      ['verify-log', [], /^2:[0-9a-f]{64}$/m],
+      ['verify-log', [], /^\d+:[0-9a-f]{64}$/m],
       ['audit', ['--pet', '7'], /\s3\s+5\s+2\s+bootstrap\s/],
-      ['stock-at', ['--at', new Date(Date.now() + 60_000).toISOString()], /^\s*7\s+5\s+available\s/m],
+      ['stock-at', ['--at', new Date(Date.now() + 60_000).toISOString()], /^\s*7\s+6\s+available\s/m],
       ['keys', ['list'], /bootstrap/],
       ['rebuild-projection', ['--check'], /^checked in .* 0 differ$/m],
     ] as const) {

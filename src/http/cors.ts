@@ -11,9 +11,9 @@ import type { Middleware } from 'koa';
 import { HttpError } from './errors.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
-export const CORS_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-Request-Id'];
+export const CORS_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Idempotency-Key'];
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id'];
+export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed'];
 
 /** Whether any of the routers serves the path (by any method). */
 export function servedBy(routers: readonly Router[]): (path: string) => boolean {
