@@ -74,7 +74,12 @@ async function rows(url: string, sql: string): Promise<unknown[]> {
 }
 
 copy('unexpired idempotency records arrive too, expired ones stay behind: a retry after the move is replayed', async (ctx) => {
-  const store = await openStore(ctx.sqlite);
+  await assertUnexpiredRecordsArrive(ctx.sqlite, ctx.postgres.url);
+});
+
+/** Two stored answers in the source, one expired: the copy into to has the other one only. */
+async function assertUnexpiredRecordsArrive(from: string, to: string): Promise<void> {
+  const store = await openStore(from);
   const record = (key: string, createdAt: number) => ({
     scope: { apiKey: 'store-front', path: '/v1/inventory/10', key },
     fingerprint: `f-${key}`,
@@ -89,10 +94,10 @@ copy('unexpired idempotency records arrive too, expired ones stay behind: a retr
   } finally {
     await store.close();
   }
-  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  const r = await runScript('copy-store', ['--from', from, '--to', to]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stderr, /\ncopied 1 unexpired idempotency record: /);
-  const target = await openStore(ctx.postgres.url, { mustExist: true });
+  const target = await openStore(to, { mustExist: true });
   try {
     const at = new Date().toISOString();
     const fresh = await target.idempotency.find({ apiKey: 'store-front', path: '/v1/inventory/10', key: 'fresh' }, at);
@@ -101,7 +106,7 @@ copy('unexpired idempotency records arrive too, expired ones stay behind: a retr
   } finally {
     await target.close();
   }
-});
+}
 
 /** Every event, every key and the projection of store b are those of store a. */
 async function assertSameHistory(a: string, b: string): Promise<void> {
@@ -232,6 +237,10 @@ back('PostgreSQL into SQLite, and SQLite into SQLite: verbatim, equal digests; t
   await assertSameHistory(offline, again);
 
   await assertServesAndChainsOn(again, ctx.key);
+});
+
+back('into SQLite too, the unexpired idempotency records arrive and the expired ones stay behind', async (ctx) => {
+  await assertUnexpiredRecordsArrive(ctx.sqlite, await emptySqlite(ctx.copies.path('records.db')));
 });
 
 back('a SQLite target that is not empty is refused, and nothing changes', async (ctx) => {
