@@ -6,8 +6,9 @@
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { accessLog } from './http/access-log.ts';
+import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth, under } from './http/auth.ts';
-import { corsFor } from './http/cors.ts';
+import { corsFor, servedBy } from './http/cors.ts';
 import { docsRouter } from './http/docs-routes.ts';
 import { eventsRouter } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './feed/hub.ts';
@@ -88,6 +89,8 @@ export function buildApp({
   ];
 
   const app = new Koa();
+  // Without a listener Koa prints these raw on standard error, outside the JSON log.
+  app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
   app.use(metrics.middleware(routers));
   app.use(
     errorHandler(logger, {
@@ -101,7 +104,7 @@ export function buildApp({
   app.use(requestId());
   app.use(accessLog(logger));
   app.use(requireHost());
-  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins));
+  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins, servedBy(routers)));
   app.use(under('/v1', bearerAuth(store.keys)));
   for (const router of routers) {
     app.use(router.routes());

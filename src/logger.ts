@@ -31,9 +31,10 @@ export type RepeatedWarning = (key: string, count: number, fields: Record<string
  */
 export function repeatedWarnings(
   logger: Logger,
-  deps: { everyMs?: number; setTimer?: (run: () => void, ms: number) => void } = {},
+  deps: { everyMs?: number; setTimer?: (run: () => void, ms: number) => void; level?: 'warn' | 'debug' } = {},
 ): RepeatedWarning {
   const everyMs = deps.everyMs ?? 1000;
+  const log = logger[deps.level ?? 'warn'].bind(logger);
   // Unref'd: a pending summary never keeps the process alive.
   const setTimer = deps.setTimer ?? ((run, ms) => setTimeout(run, ms).unref());
   const open = new Map<string, { count: number; fields: Record<string, unknown>; message: string }>();
@@ -43,7 +44,7 @@ export function repeatedWarnings(
       open.delete(key);
       return;
     }
-    logger.warn({ ...window.fields, count: window.count, perMs: everyMs }, window.message);
+    log({ ...window.fields, count: window.count, perMs: everyMs }, window.message);
     window.count = 0;
     setTimer(() => close(key), everyMs);
   };
@@ -54,7 +55,7 @@ export function repeatedWarnings(
       window.fields = fields;
       return;
     }
-    logger.warn({ ...fields, count }, message);
+    log({ ...fields, count }, message);
     open.set(key, { count: 0, fields, message });
     setTimer(() => close(key), everyMs);
   };

@@ -18,6 +18,8 @@ export interface Metrics {
   unavailable(error: unknown): void;
   listRendered(): void;
   listServedFromCache(): void;
+  /** A client went away before its answer was sent. */
+  clientAborted(): void;
   /** A PATCH with an Idempotency-Key was answered from its stored answer, or refused. */
   idempotency(outcome: 'replayed' | 'reused' | 'in_flight'): void;
 }
@@ -91,6 +93,11 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   const hits = new Counter({
     name: 'inventory_list_cache_hits_total',
     help: 'GET /v1/inventory requests answered without a render of their own: from the body held in memory, or sharing a render under way.',
+    registers: [registry],
+  });
+  const aborts = new Counter({
+    name: 'inventory_client_aborts_total',
+    help: 'Answers cut short because the client went away (its connection reset or closed) before they were sent.',
     registers: [registry],
   });
   const idempotentAnswers = new Counter({
@@ -204,6 +211,7 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     unavailable: (error) => faults.labels(faultKind(error, store.fault)).inc(),
     listRendered: () => renders.inc(),
     listServedFromCache: () => hits.inc(),
+    clientAborted: () => aborts.inc(),
     idempotency: (outcome) => idempotentAnswers.labels(outcome).inc(),
   };
 }

@@ -2,6 +2,7 @@
 // copy verifies to the same digest, keeps every event and key as it was, serves the same
 // list, accepts the old keys and refuses the revoked one, and chains on; a target that is
 // not empty, or a copy that fails midway, leaves the target as it was.
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -22,7 +23,8 @@ interface Ctx {
 
 const copy = suite<Ctx>('scripts/copy-store (SQLite to PostgreSQL)');
 
-copy.before.each(async (ctx) => {
+/** The history every test copies, in a SQLite file; and a fresh, migrated PostgreSQL database. */
+async function given(ctx: Ctx): Promise<void> {
   const dir = tempDir('inv-copy-');
   ctx.sqlite = dir.path('inventory.db');
   ctx.cleanupSqlite = () => dir.cleanup();
@@ -51,7 +53,9 @@ copy.before.each(async (ctx) => {
   } finally {
     await store.close();
   }
-});
+}
+
+copy.before.each(given);
 
 copy.after.each(async (ctx) => {
   await killAll();
@@ -70,7 +74,12 @@ async function rows(url: string, sql: string): Promise<unknown[]> {
 }
 
 copy('unexpired idempotency records arrive too, expired ones stay behind: a retry after the move is replayed', async (ctx) => {
-  const store = await openStore(ctx.sqlite);
+  await assertUnexpiredRecordsArrive(ctx.sqlite, ctx.postgres.url);
+});
+
+/** Two stored answers in the source, one expired: the copy into to has the other one only. */
+async function assertUnexpiredRecordsArrive(from: string, to: string): Promise<void> {
+  const store = await openStore(from);
   const record = (key: string, createdAt: number) => ({
     scope: { apiKey: 'store-front', path: '/v1/inventory/10', key },
     fingerprint: `f-${key}`,
@@ -85,10 +94,10 @@ copy('unexpired idempotency records arrive too, expired ones stay behind: a retr
   } finally {
     await store.close();
   }
-  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  const r = await runScript('copy-store', ['--from', from, '--to', to]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stderr, /\ncopied 1 unexpired idempotency record: /);
-  const target = await openStore(ctx.postgres.url, { mustExist: true });
+  const target = await openStore(to, { mustExist: true });
   try {
     const at = new Date().toISOString();
     const fresh = await target.idempotency.find({ apiKey: 'store-front', path: '/v1/inventory/10', key: 'fresh' }, at);
@@ -97,7 +106,40 @@ copy('unexpired idempotency records arrive too, expired ones stay behind: a retr
   } finally {
     await target.close();
   }
-});
+}
+
+/** Every event, every key and the projection of store b are those of store a. */
+async function assertSameHistory(a: string, b: string): Promise<void> {
+  const source = await openStore(a, { readonly: true, mustExist: true });
+  const target = await openStore(b, { readonly: true, mustExist: true });
+  try {
+    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
+    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
+    assert.equal(await target.entries(), await source.entries(), 'the projection');
+  } finally {
+    await source.close();
+    await target.close();
+  }
+}
+
+/** The service on the copy serves the list to the old key and takes a PATCH, which chains on at seq 9. */
+async function assertServesAndChainsOn(db: string, key: string): Promise<void> {
+  const service = await startService({ db, expectKey: false });
+  const list = await service.get('/v1/inventory', key);
+  assert.is(list.status, 200, 'the old key works on the copy');
+  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
+  const patched = await service.request({
+    method: 'PATCH',
+    path: '/v1/inventory/10',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{"quantity": 4}',
+  });
+  assert.is(patched.status, 200, patched.text);
+  await service.stop();
+  const verified = await runScript('verify-log', [], { db });
+  assert.is(verified.status, 0, verified.stderr);
+  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+}
 
 copy('events, keys and the projection arrive verbatim; equal digests; the copy serves and chains on', async (ctx) => {
   const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
@@ -109,34 +151,11 @@ copy('events, keys and the projection arrive verbatim; equal digests; the copy s
   assert.is(digests[0], digests[1]);
   assert.match(r.stdout, /digests equal\n$/);
 
-  const source = await openStore(ctx.sqlite, { readonly: true, mustExist: true });
-  const target = await openStore(ctx.postgres.url, { readonly: true, mustExist: true });
-  try {
-    assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
-    assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
-    assert.equal(await target.entries(), await source.entries(), 'the projection');
-  } finally {
-    await source.close();
-    await target.close();
-  }
+  await assertSameHistory(ctx.sqlite, ctx.postgres.url);
 
-  const service = await startService({ db: ctx.postgres.url, expectKey: false });
-  const list = await service.get('/v1/inventory', ctx.key);
-  assert.is(list.status, 200, 'the old key works on the copy');
-  assert.match(list.text, /"petId":9007199254740993,"quantity":12/);
   const revoked = await rows(ctx.postgres.url, "SELECT revoked_by FROM api_keys WHERE name = 'old-till'");
   assert.equal(revoked, [{ revoked_by: 'cli:root' }]);
-  const patched = await service.request({
-    method: 'PATCH',
-    path: '/v1/inventory/10',
-    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    body: '{"quantity": 4}',
-  });
-  assert.is(patched.status, 200, patched.text);
-  await service.stop();
-  const verified = await runScript('verify-log', [], { db: ctx.postgres.url });
-  assert.is(verified.status, 0, verified.stderr);
-  assert.match(verified.stdout, /^9:[0-9a-f]{64}\n$/, 'the next event chains on at seq 9');
+  await assertServesAndChainsOn(ctx.postgres.url, ctx.key);
 });
 
 copy('a target that is not empty is refused, and nothing changes', async (ctx) => {
@@ -179,3 +198,94 @@ copy('usage errors exit 2 with one line and see --help', async (ctx) => {
 });
 
 copy.run();
+
+// The other ways: PostgreSQL into a SQLite file (an auditor's offline copy, a move back to
+// one host) and SQLite into SQLite, by the same rules.
+const back = suite<Ctx & { copies: ReturnType<typeof tempDir> }>('scripts/copy-store (into SQLite)');
+
+back.before.each(async (ctx) => {
+  await given(ctx);
+  ctx.copies = tempDir('inv-copy-back-');
+});
+
+/** A new SQLite file with the current schema and nothing in it, as scripts/migrate makes it. */
+async function emptySqlite(path: string): Promise<string> {
+  const migrated = await runScript('migrate', [], { db: path });
+  assert.is(migrated.status, 0, migrated.stderr);
+  return path;
+}
+
+/** Copies from into to; both digests printed and equal. */
+async function copied(from: string, to: string): Promise<string> {
+  const r = await runScript('copy-store', ['--from', from, '--to', to]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /^copied 8 events, 2 keys and 3 inventory rows from /);
+  const digests = [...r.stdout.matchAll(/digest (\d+:[0-9a-f]{64})/g)].map((m) => m[1]);
+  assert.is(digests.length, 2, r.stdout);
+  assert.is(digests[0], digests[1]);
+  assert.match(r.stdout, /digests equal\n$/);
+  return digests[0]!;
+}
+
+back('PostgreSQL into SQLite, and SQLite into SQLite: verbatim, equal digests; the copy serves and chains on', async (ctx) => {
+  const original = await copied(ctx.sqlite, ctx.postgres.url);
+  const offline = await emptySqlite(ctx.copies.path('offline.db'));
+  assert.is(await copied(ctx.postgres.url, offline), original, 'the same digest as the original history');
+  await assertSameHistory(ctx.postgres.url, offline);
+  const again = await emptySqlite(ctx.copies.path('again.db'));
+  assert.is(await copied(offline, again), original);
+  await assertSameHistory(offline, again);
+
+  await assertServesAndChainsOn(again, ctx.key);
+});
+
+back('into SQLite too, the unexpired idempotency records arrive and the expired ones stay behind', async (ctx) => {
+  await assertUnexpiredRecordsArrive(ctx.sqlite, await emptySqlite(ctx.copies.path('records.db')));
+});
+
+back('a SQLite target that is not empty is refused, and nothing changes', async (ctx) => {
+  const target = await emptySqlite(ctx.copies.path('busy.db'));
+  const store = await openStore(target, { mustExist: true });
+  try {
+    await trackPets(store, [{ petId: 77 }]);
+  } finally {
+    await store.close();
+  }
+  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', target]);
+  assert.is(r.status, 1);
+  assert.is(r.stderr, 'error: the target is not empty (it has events, inventory rows): nothing was copied\n');
+  const after = await openStore(target, { readonly: true, mustExist: true });
+  try {
+    assert.is((await eventsOf(after)).length, 1);
+  } finally {
+    await after.close();
+  }
+});
+
+back('a copy into SQLite that fails midway leaves the target empty', async (ctx) => {
+  const target = await emptySqlite(ctx.copies.path('refusing.db'));
+  const db = new Database(target);
+  db.exec(`CREATE TRIGGER refuse_seq_8 BEFORE INSERT ON events WHEN NEW.seq = 8 BEGIN SELECT RAISE(ABORT, 'refused seq 8'); END`);
+  db.close();
+  await copied(ctx.sqlite, ctx.postgres.url);
+  const r = await runScript('copy-store', ['--from', ctx.postgres.url, '--to', target]);
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^error: the database refused the operation \(SQLITE_CONSTRAINT_TRIGGER\)\n$/);
+  const check = new Database(target, { readonly: true });
+  try {
+    for (const table of ['events', 'api_keys', 'inventory']) {
+      assert.is(check.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), 0, table);
+    }
+  } finally {
+    check.close();
+  }
+});
+
+back.after.each(async (ctx) => {
+  await killAll();
+  await ctx.postgres.cleanup();
+  ctx.cleanupSqlite();
+  ctx.copies.cleanup();
+});
+
+back.run();

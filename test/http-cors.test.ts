@@ -72,6 +72,26 @@ allowed('a preflight is answered 204 without a key, strictly', async ({ t }) => 
   assert.is(forList.status, 204);
 });
 
+allowed('a preflight on a path that does not exist is answered as the path is: 404, no CORS grants', async ({ t }) => {
+  for (const [path, method] of [
+    ['/v1/nope', 'GET'],
+    ['/v1/inventory/7/extra', 'PATCH'],
+    ['/v2/inventory', 'GET'],
+    ['/nope', 'GET'],
+    ['/V1/Inventory', 'GET'],
+  ] as const) {
+    const res = await preflight(t, SHOP, path, method);
+    assertErrorShape(res, 404, ERROR_CODES, `preflight on ${path}`);
+    assert.is(res.json<{ code: string }>().code, 'not_found', path);
+    assertNoCors(res, `preflight on ${path}`);
+  }
+  for (const path of ['/v1/inventory/7', '/v1/inventory', '/healthz', '/docs']) {
+    const res = await preflight(t, SHOP, path, 'GET');
+    assert.is(res.status, 204, `${path} exists: ${res.text}`);
+    assert.is(res.headers['access-control-allow-origin'], SHOP, path);
+  }
+});
+
 allowed('the actual requests carry the CORS headers: 200, 304, and the errors a browser must read', async ({ t }) => {
   const auth = { Authorization: `Bearer ${t.key}`, Origin: SHOP };
   const ok = await t.request({ path: '/v1/inventory', headers: auth });

@@ -79,13 +79,16 @@ open('GET /openapi.json serves the document in the repository', async ({ t }) =>
 
 open('GET /healthz is up; /readyz is ready, and 503 once the service shuts down', async ({ t }) => {
   assert.equal((await t.request({ path: '/healthz' })).json(), { status: 'ok' });
-  // A store with a write-ahead log adds what readiness shows of it; nothing else.
+  // A store with a write-ahead log or connections adds what readiness shows of them; nothing else.
   const ready = await t.request({ path: '/readyz' });
   assert.is(ready.status, 200);
   const { storage, ...rest } = ready.json<{ status: string; storage?: Record<string, unknown> }>();
   assert.equal(rest, { status: 'ok' });
-  if (t.store.storageStatus() === undefined) assert.is(storage, undefined, 'no storage detail for a store without a log');
-  else assert.equal(Object.keys(storage ?? {}).sort(), ['walBytes', 'walCheckpointBlockedForMs', 'walLimitBytes']);
+  if (t.store.storageStatus() !== undefined) {
+    assert.equal(Object.keys(storage ?? {}).sort(), ['walBytes', 'walCheckpointBlockedForMs', 'walLimitBytes']);
+  } else if (t.store.connectionStatus !== undefined) {
+    assert.equal(Object.keys(storage ?? {}).sort(), ['lastCommitSeenAgeSeconds', 'lastCommitSeenAt', 'notifications', 'pool']);
+  } else assert.is(storage, undefined, 'no storage detail for a store without a log or connections');
   t.accepting = false;
   const res = await t.request({ path: '/readyz' });
   assert.is(res.status, 503);

@@ -4,19 +4,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertErrorShape } from './kit/http.ts';
 import { tempDir } from './kit/paths.ts';
+import { sample } from './kit/prometheus.ts';
 import { startService } from './kit/service.ts';
 import { appSuite } from './kit/suites.ts';
 
 /** A big id: its digits cannot be mistaken for a count or a bucket bound. */
 const PET = 9007199254740993n;
 const OTHER = 4815162342n;
-
-/** The value of one sample, by its name and exact label set ('' for none); undefined when absent. */
-function sample(text: string, name: string, labels = ''): number | undefined {
-  const wanted = labels ? `${name}{${labels}} ` : `${name} `;
-  const line = text.split('\n').find((l) => l.startsWith(wanted));
-  return line === undefined ? undefined : Number(line.slice(wanted.length));
-}
 
 const metrics = appSuite('GET /metrics', {
   given: async (t) => {

@@ -235,7 +235,27 @@ live('a wrong method is 405 with Allow, which the document describes, and lists 
       assert.not.ok((op as Obj).responses['405'], `${method} ${path} lists 405, which its own method never gets`);
     }
   }
-  assert.ok(/405/.test(doc.info.description) && /`Allow`/.test(doc.info.description), 'the description explains 405 and Allow');
+  for (const docPath of Object.keys(doc.paths)) {
+    const described = operationsText(docPath);
+    assert.ok(/405/.test(described) && /`Allow`/.test(described), `${docPath}: its operations explain 405 and Allow`);
+  }
+});
+
+/** The descriptions of a documented path's operations, where the rules of the path are told. */
+function operationsText(docPath: string): string {
+  return Object.entries(doc.paths[docPath] as Obj)
+    .filter(([method]) => METHODS.includes(method))
+    .map(([, op]) => String((op as Obj).description))
+    .join('\n');
+}
+
+live('the top of the document says what the service is and how to authenticate, and leaves the rules to the operations', () => {
+  const top = doc.info.description as string;
+  assert.ok(top.split('\n\n').length <= 3, 'at most three paragraphs');
+  assert.match(top, /Authorization: Bearer <key>/);
+  for (const rule of [/405/, /OPTIONS/, /CORS/, /Access-Control/, /first of these/]) {
+    assert.not.match(top, rule, `the top of the document tells a rule of some operation: ${rule}`);
+  }
 });
 
 /** A concrete request path for a documented path. */
@@ -249,7 +269,7 @@ function allowOf(docPath: string): string[] {
   return [...methods.flatMap((m) => (m === 'get' ? ['GET', 'HEAD'] : [m.toUpperCase()])), 'OPTIONS'];
 }
 
-// What info.description says every OPTIONS answer carries.
+// What the operations say every OPTIONS answer carries.
 const OPTIONS_ANSWER: Obj = {
   headers: { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' }, Allow: { required: true, schema: { type: 'string' } } },
 };
@@ -258,10 +278,13 @@ live(
   'OPTIONS: 204, no body, Allow naming every method of the path; 401 without a key under /v1; described, not an operation',
   async ({ t }) => {
     for (const docPath of Object.keys(doc.paths)) {
-      assert.not.ok(doc.paths[docPath].options, `${docPath}: OPTIONS is described in info, not listed as an operation`);
+      assert.not.ok(doc.paths[docPath].options, `${docPath}: OPTIONS is described by its operations, not listed as one`);
       const expected = allowOf(docPath);
-      assert.ok(doc.info.description.includes(`\`${expected.join(', ')}\``), `info.description gives Allow: ${expected.join(', ')}`);
-      assert.ok(doc.info.description.includes(`\`${docPath}\``), `info.description names ${docPath} with its Allow`);
+      assert.ok(
+        operationsText(docPath).includes(`\`Allow\`: \`${expected.join(', ')}\``),
+        `${docPath} gives Allow: ${expected.join(', ')}`,
+      );
+      assert.match(operationsText(docPath), /`OPTIONS`[^.]*204/, `${docPath}: OPTIONS answers 204`);
       const path = concrete(docPath);
       const withKey = await t.request({ method: 'OPTIONS', path, headers: { Authorization: `Bearer ${t.key}` } });
       const anonymous = await t.request({ method: 'OPTIONS', path });
@@ -276,10 +299,9 @@ live(
         conformsTo(`OPTIONS ${path} 401`, deref({ $ref: '#/components/responses/Unauthorized' }), anonymous);
       }
     }
-    assert.ok(
-      /`OPTIONS`[^.]*204/.test(doc.info.description) && /\(401 without one\)/.test(doc.info.description),
-      'info.description: 204, and 401 without a key',
-    );
+    for (const docPath of Object.keys(doc.paths).filter((p) => p.startsWith('/inventory'))) {
+      assert.match(operationsText(docPath), /\(401 without one\)/, `${docPath}: OPTIONS needs a key`);
+    }
   },
 );
 
@@ -322,17 +344,17 @@ const cors = appSuite('with CORS_ORIGINS, the answers stay as documented and the
   given: (t) => t.track(7, 3),
 });
 
-/** Every CORS header sent is named in info.description, with its value where that is fixed. */
+/** Every CORS header sent is named where the key is described, with its value where that is fixed. */
 function corsDescribed(what: string, res: Response): string[] {
-  const description = doc.info.description.toLowerCase();
+  const description = String(doc.components.securitySchemes.bearerAuth.description).toLowerCase();
   const sent = Object.keys(res.headers).filter((n) => n.startsWith('access-control-') || n === 'vary');
   for (const name of sent) {
     const value = String(res.headers[name]).toLowerCase();
     if (name === 'access-control-allow-origin') {
       assert.is(value, ORIGIN, `${what}: the origin itself`);
-      assert.ok(description.includes(`\`${name}\``), `${what}: info.description names ${name}`);
+      assert.ok(description.includes(`\`${name}\``), `${what}: the key's description names ${name}`);
     } else {
-      assert.ok(description.includes(`\`${name}: ${value}\``), `${what}: info.description gives ${name}: ${value}`);
+      assert.ok(description.includes(`\`${name}: ${value}\``), `${what}: the key's description gives ${name}: ${value}`);
     }
   }
   return sent.sort();

@@ -91,6 +91,88 @@ instances("a write through one instance is in the other's list within millisecon
   );
 });
 
+interface ReadyStorage {
+  pool: { inUse: number; idle: number; waiting: number };
+  notifications: { state: string; since: string; lastHeartbeatAt: string | null };
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
+}
+
+async function readiness(service: Service): Promise<ReadyStorage> {
+  const ready = await service.get('/readyz');
+  assert.is(ready.status, 200, ready.text);
+  return ready.json<{ storage: ReadyStorage }>().storage;
+}
+
+/** Polls /readyz until the notification connection is in one of states; returns what it showed. */
+async function readinessUntil(service: Service, states: string[], limitMs: number): Promise<ReadyStorage> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const storage = await readiness(service);
+    if (states.includes(storage.notifications.state)) return storage;
+    if (Date.now() > deadline)
+      throw new Error(`/readyz did not show ${states.join(' or ')} within ${limitMs} ms: ${JSON.stringify(storage)}`);
+    await sleep(100);
+  }
+}
+
+const LISTENERS =
+  "SELECT pid FROM pg_stat_activity WHERE application_name = 'petstore-inventory listener' AND datname = current_database()";
+
+instances('/readyz shows the pool, the notification connection and the last commit seen', async ({ database }) => {
+  const a = await startService({ db: database.url, expectKey: true });
+  const key = a.bootstrapKey!;
+  const b = await startService({ db: database.url, expectKey: false });
+  const started = await readinessUntil(b, ['up'], 3_000);
+  assert.equal(Object.keys(started).sort(), ['lastCommitSeenAgeSeconds', 'lastCommitSeenAt', 'notifications', 'pool']);
+  assert.equal(Object.keys(started.pool).sort(), ['idle', 'inUse', 'waiting']);
+  assert.ok(started.pool.idle >= 1 && started.pool.waiting === 0, JSON.stringify(started.pool));
+  assert.ok(Date.parse(started.notifications.since) <= Date.now());
+  assert.ok(started.notifications.lastHeartbeatAt !== null, 'heartbeats come back');
+  assert.is(started.lastCommitSeenAt, null, 'no commit seen since the start');
+  assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
+  await seenWithin(b, key, 0, 1_000);
+  const seen = await readiness(b);
+  assert.ok(seen.lastCommitSeenAgeSeconds !== null && seen.lastCommitSeenAgeSeconds < 5, JSON.stringify(seen));
+
+  // Ended by the server: down, then up again by itself, with a newer since.
+  await sql(database.url, LISTENERS.replace('SELECT pid', 'SELECT pg_terminate_backend(pid)'));
+  const down = await readinessUntil(b, ['down'], 2_000);
+  assert.ok(Date.parse(down.notifications.since) > Date.parse(started.notifications.since));
+  const back = await readinessUntil(b, ['up'], 5_000);
+  assert.ok(Date.parse(back.notifications.since) > Date.parse(down.notifications.since));
+});
+
+instances(
+  'a listener that falls silent (its server process stopped) is noticed: writes still show within seconds',
+  async ({ database }) => {
+    const a = await startService({ db: database.url, expectKey: true });
+    const key = a.bootstrapKey!;
+    const b = await startService({ db: database.url, expectKey: false });
+    assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
+    await seenWithin(b, key, 0, 1_000);
+    await readinessUntil(b, ['up'], 3_000);
+    // SIGSTOP: the connection stays open and says nothing, as behind a firewall that drops
+    // its packets without a reset. Both instances' listeners, so b's is among them.
+    const stopped = (await sql(database.url, LISTENERS)).map((r) => Number(r.pid));
+    assert.is(stopped.length, 2, 'one listener per instance');
+    try {
+      for (const pid of stopped) process.kill(pid, 'SIGSTOP');
+      assert.is((await patch(a, key, 1, 7)).status, 200);
+      const delay = await seenWithin(b, key, 7, 4_000);
+      const silent = await readinessUntil(b, ['overdue', 'down'], 3_000);
+      assert.ok(silent.notifications.lastHeartbeatAt !== null);
+      // Given up and replaced: b listens again on a new connection and follows at once.
+      await readinessUntil(b, ['up'], 10_000);
+      assert.is((await patch(a, key, 1, 8)).status, 200);
+      const after = await seenWithin(b, key, 8, 1_000);
+      console.log(`  with the listener silent: seen after ${delay.toFixed(0)} ms; listening again: ${after.toFixed(1)} ms`);
+    } finally {
+      for (const pid of stopped) process.kill(pid, 'SIGCONT');
+    }
+  },
+);
+
 instances('a key revoked with scripts/keys fails at once on every instance', async ({ database }) => {
   const a = await startService({ db: database.url, expectKey: true });
   const b = await startService({ db: database.url, expectKey: false });

@@ -1,10 +1,11 @@
 // End-to-end tests of the service process: started the way `npm start` does
 // (node --import tsx src/server.ts) on a fresh database of every store, driven over HTTP
 // and with the real operator scripts while it runs, and stopped with SIGTERM.
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as assert from 'uvu/assert';
 import { assertErrorShape, type RequestOptions } from './kit/http.ts';
+import { sample } from './kit/prometheus.ts';
 import { noDatabase, query } from './kit/sql.ts';
 import type { StoreTarget } from './kit/stores.ts';
 import { targetSuites } from './kit/suites.ts';
@@ -270,6 +271,55 @@ server('no key, Authorization header or bearer credential ever reaches the logs'
   } finally {
     await killAll();
   }
+});
+
+/** Connects, sends ten pipelined requests for a large asset, and resets the connection
+ * once the answer has begun: a client that goes away mid-answer. */
+function abortMidAnswer(port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write('GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(10)),
+    );
+    socket.on('error', reject);
+    socket.once('data', () => {
+      // Not reading: the answers back up on the server, which is still writing at the reset.
+      socket.pause();
+      setTimeout(() => {
+        socket.resetAndDestroy();
+        resolve();
+      }, 100);
+    });
+  });
+}
+
+server('clients going away mid-answer: one JSON line per event at debug, counted, at most a line a second', async (ctx) => {
+  const s = await startService({ db: ctx.db, expectKey: true, env: { LOG_LEVEL: 'debug' } });
+  const ABORTS = 12;
+  for (let i = 0; i < ABORTS; i++) await abortMidAnswer(s.port);
+  // The summary of a second's aborts comes when its window closes.
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  const metrics = (await s.get('/metrics')).text;
+  const counted = sample(metrics, 'inventory_client_aborts_total');
+  assert.is((await s.stop()).code, 0);
+
+  assert.is(stderrBesidesBootstrap(s.err()).trim(), '', 'nothing raw on standard error');
+  const lines = s.out().trimEnd().split('\n');
+  const entries = lines.map((line) => {
+    try {
+      return JSON.parse(line) as { level: number; msg: string; count?: number };
+    } catch {
+      throw new Error(`not a JSON log line: ${line}`);
+    }
+  });
+  const aborts = entries.filter((e) => e.msg === 'a client went away before its answer was sent');
+  assert.ok(counted !== undefined && counted >= ABORTS, `every abort counted: ${counted}`);
+  assert.ok(aborts.length > 0 && aborts.every((e) => e.level === 20), 'logged at debug');
+  assert.ok(aborts.length < ABORTS, `rate-limited: ${aborts.length} lines for ${counted} aborts`);
+  assert.is(
+    aborts.reduce((sum, e) => sum + e.count!, 0),
+    counted,
+    'the lines count every abort',
+  );
 });
 
 server('a first start that cannot listen (the port is taken) creates no key; the next start prints one', async (ctx) => {

@@ -1,24 +1,26 @@
 // scripts/copy-store: move a store's whole history into a new, empty one (from SQLite to
-// PostgreSQL when the service outgrows one machine), verbatim, then prove it by the hash
-// chain: both logs must verify to the same digest.
+// PostgreSQL when the service outgrows one machine; back to a SQLite file for an offline
+// copy or a move back to one host), verbatim, then prove it by the hash chain: both logs
+// must verify to the same digest.
 import { formatDigest } from '../store/hash-chain.ts';
 import { describeTarget, openStore } from '../store/open.ts';
 import { brokenAt, verifyLog, type Verdict } from '../verify-log.ts';
 import { parse, run, UsageError } from './common.ts';
 
 const USAGE = `
-Usage: scripts/copy-store --from PATH|URL --to URL
+Usage: scripts/copy-store --from PATH|URL --to PATH|URL
 
 Copies every event (seq, times, actors, request ids and hashes as they are), every API
 key (its hash only: keys keep working, none is shown), the unexpired answers stored for
 Idempotency-Keys (retries after the move are replayed; not covered by the hash chain)
-and the projection replayed from the events, from one store into an EMPTY one, in one transaction on the target: all of
-it or nothing. Both must have the current schema: run scripts/migrate --db URL on the
-new database first. Stop writes to the source while copying (stop the service), or
-writes made meanwhile are not copied. Then checks the hash chain of both and prints
-both digests: they must be equal.
+and the projection replayed from the events, from one store into an EMPTY one, in one
+transaction on the target: all of it or nothing. Either may be a SQLite file or a
+PostgreSQL database, both must have the current schema: run scripts/migrate --db PATH|URL
+on the new one first. Stop writes to the source while copying (stop the service), or
+writes made meanwhile are not copied. Then checks the hash chain of both and prints both
+digests: they must be equal.
   --from PATH|URL   the store to copy (read-only): a SQLite file or a postgres:// URL
-  --to URL          the empty store to fill: a postgres:// URL
+  --to PATH|URL     the empty store to fill: a SQLite file or a postgres:// URL
   -h, --help        this text
 
 Exit status: 0 copied and the digests are equal, 1 failure (nothing copied) or the
@@ -50,7 +52,7 @@ await run(USAGE, async (argv) => {
     if (!before.ok) throw new Error(`the source's log is broken at seq ${before.seq} (${before.reason}): nothing was copied`);
     const target = await openStore(to, { mustExist: true });
     try {
-      if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target: give a postgres:// URL`);
+      if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target`);
       const { events: keyEvents, keys } = await source.keyHistory();
       const copied = await target.importHistory({
         events: source.chainRows(),

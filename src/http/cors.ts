@@ -3,9 +3,12 @@
 // travel in Authorization, not cookies). A preflight from an allowed origin is answered
 // here, before authentication: a browser never sends a key with one. Every other request
 // goes on to authentication; its answer, an error included, keeps the headers set here,
-// so that a browser can read a 401 or a 412.
+// so that a browser can read a 401 or a 412. A preflight on a path that does not exist is
+// answered as the path is, 404, and grants nothing.
 import cors from '@koa/cors';
+import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { HttpError } from './errors.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
 export const CORS_REQUEST_HEADERS = [
@@ -20,9 +23,14 @@ export const CORS_REQUEST_HEADERS = [
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link'];
 
-export function corsFor(origins: readonly string[]): Middleware {
+/** Whether any of the routers serves the path (by any method). */
+export function servedBy(routers: readonly Router[]): (path: string) => boolean {
+  return (path) => routers.some((router) => router.match(path, 'GET').path.some((layer) => layer.methods.length > 0));
+}
+
+export function corsFor(origins: readonly string[], exists: (path: string) => boolean): Middleware {
   const allowed = new Set(origins);
-  return cors({
+  const grant = cors({
     origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     allowMethods: ['GET', 'HEAD', 'PATCH'],
     allowHeaders: CORS_REQUEST_HEADERS,
@@ -34,4 +42,11 @@ export function corsFor(origins: readonly string[]): Middleware {
     // A browser may reuse a preflight answer for 10 minutes.
     maxAge: 600,
   });
+  return async function corsUnlessUnknown(ctx, next) {
+    const preflight = ctx.method === 'OPTIONS' && ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
+    if (preflight && !exists(ctx.path)) {
+      throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    }
+    await grant(ctx, next);
+  };
 }

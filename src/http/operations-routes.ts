@@ -29,8 +29,9 @@ export function operationsRouter({ storage, openapiText, accepting, metrics }: O
     if (!accepting()) throw new HttpError(503, 'unavailable', 'the service is shutting down');
     const problem = await storage.problem();
     if (problem) throw new HttpError(503, 'unavailable', problem);
-    // The log's size and how long a reader has held checkpoints back: a long-open read
-    // transaction (an auditor's shell) is visible here before the log fills the disk.
+    // SQLite: the log's size and how long a reader has held checkpoints back: a long-open
+    // read transaction (an auditor's shell) is visible here before the log fills the disk.
+    // PostgreSQL: the pool, the notification connection, and the last commit seen.
     const status = storage.status();
     ctx.body = status ? { status: 'ok', storage: status } : { status: 'ok' };
   });

@@ -233,6 +233,14 @@ export interface HistoryImport {
 /** The target of a copy was not empty: nothing was written. */
 export class StoreNotEmpty extends Error {
   override name = 'StoreNotEmpty';
+
+  /** Throws unless none of these is present (truthy). */
+  static unless(present: Record<'events' | 'keys' | 'entries' | 'records', unknown>): void {
+    const found = (['events', 'keys', 'entries', 'records'] as const)
+      .filter((what) => Boolean(present[what]))
+      .map((what) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows', records: 'idempotency records' })[what]);
+    if (found.length > 0) throw new StoreNotEmpty(`the target is not empty (it has ${found.join(', ')}): nothing was copied`);
+  }
 }
 
 export interface InventoryStore {
@@ -327,6 +335,9 @@ export interface InventoryStore {
   storageStatus(): StorageStatus | undefined;
   /** The connection pool's state, for a store that keeps one. */
   poolStatus?(): PoolStatus;
+  /** What readiness shows of a store shared by instances over connections (PostgreSQL):
+   * its pool, its notification connection and the last change it saw. */
+  connectionStatus?(): ConnectionStatus;
   /**
    * What an error this store raised means for a client: contention (another writer held
    * the lock too long) or a storage fault (a full disk, a read-only or broken file), both
@@ -344,6 +355,26 @@ export interface PoolStatus {
   idle: number;
   /** Queries waiting for a connection. */
   waiting: number;
+}
+
+/** The connection that hears other instances' commits, and the last commit heard of. */
+export interface NotificationStatus {
+  /** up: heartbeats come back; overdue: one is late, so the cache is checked against the
+   * database on every read; down: no connection (reconnecting). */
+  state: 'up' | 'overdue' | 'down';
+  /** Since when it is in that state (ISO 8601). */
+  since: string;
+  lastHeartbeatAt: string | null;
+  /** When this instance last saw a commit (its own or another's); null: none since start. */
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
+}
+
+export interface ConnectionStatus {
+  pool: { inUse: number; idle: number; waiting: number };
+  notifications: Omit<NotificationStatus, 'lastCommitSeenAt' | 'lastCommitSeenAgeSeconds'>;
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
 }
 
 export interface StorageFault {

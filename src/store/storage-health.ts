@@ -3,7 +3,7 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
-import { StoreUnavailable, type InventoryStore, type StorageStatus } from './port.ts';
+import { StoreUnavailable, type ConnectionStatus, type InventoryStore, type StorageStatus } from './port.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -11,8 +11,9 @@ export interface StorageHealth {
   succeeded(): void;
   /** undefined when ready, else why not. */
   problem(): Promise<string | undefined>;
-  /** The write-ahead log's state, for readiness to show; undefined: nothing to show. */
-  status(): StorageStatus | undefined;
+  /** The write-ahead log's state, or the connections' (PostgreSQL), for readiness to
+   * show; undefined: nothing to show. */
+  status(): StorageStatus | ConnectionStatus | undefined;
 }
 
 /** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
@@ -25,7 +26,8 @@ function storageFault(store: Pick<InventoryStore, 'fault'>, error: unknown): str
 }
 
 export function makeStorageHealth(
-  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> & Partial<Pick<InventoryStore, 'storageStatus'>>,
+  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> &
+    Partial<Pick<InventoryStore, 'storageStatus' | 'connectionStatus'>>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
@@ -38,7 +40,7 @@ export function makeStorageHealth(
     succeeded() {
       fault = undefined;
     },
-    status: () => store.storageStatus?.(),
+    status: () => store.storageStatus?.() ?? store.connectionStatus?.(),
     async problem() {
       // A database that stops answering makes readiness answer "not ready" within the
       // request's budget, not when a driver gives up.

@@ -9,6 +9,13 @@ import { withTimeout } from './service.ts';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
 
+/** The value of one sample of a /metrics page, by its name and exact label set ('' for none); undefined when absent. */
+export function sample(text: string, name: string, labels = ''): number | undefined {
+  const wanted = labels ? `${name}{${labels}} ` : `${name} `;
+  const line = text.split('\n').find((l) => l.startsWith(wanted));
+  return line === undefined ? undefined : Number(line.slice(wanted.length));
+}
+
 export interface Prometheus {
   url: string;
   /** An instant query: the result vector, or rejects with Prometheus's own error. */

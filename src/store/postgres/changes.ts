@@ -4,9 +4,14 @@
 // it heard, so a GET learns that another instance committed without a query. While that
 // connection is down (a restart, a network cut) the token is read from chain_head on
 // every call instead, and the listener reconnects by itself; nothing is missed, since it
-// reads the current value again each time it (re)starts listening.
+// reads the current value again each time it (re)starts listening. A connection that
+// falls silent without closing is caught by a heartbeat (listener-heartbeat.ts): while
+// one is overdue the token is read as when the connection is down, and a connection
+// silent for longer is replaced.
 import pg from 'pg';
-import { CONNECT_TIMEOUT_MS } from './connection.ts';
+import type { NotificationStatus } from '../port.ts';
+import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
+import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
 
 export const CHANGES_CHANNEL = 'inventory_changes';
 const RECONNECT_MS = 1_000;
@@ -17,6 +22,8 @@ export interface ChangeWatch {
   saw(changes: bigint): void;
   /** Whether notifications are being received now (for tests and readiness detail). */
   listening(): boolean;
+  /** The listening connection's state and the last change seen, for readiness. */
+  status(): NotificationStatus;
   close(): Promise<void>;
 }
 
@@ -25,10 +32,21 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
   let listening = false;
   let closed = false;
   let client: pg.Client | undefined;
+  let heartbeat: Heartbeat | undefined;
   let retry: NodeJS.Timeout | undefined;
+  // When listening last started or stopped, and when the token last moved (a commit seen).
+  let since = Date.now();
+  let changedAt: number | undefined;
+  const setListening = (value: boolean) => {
+    if (value !== listening) since = Date.now();
+    listening = value;
+  };
   const note = (value: bigint) => {
+    // The first value is read at start: it says nothing of when that commit was.
+    if (value > known && known >= 0n) changedAt = Date.now();
     if (value > known) known = value;
   };
+  const trusted = () => listening && heartbeat?.overdue() === false;
   const current = async () => (await pool.query<{ changes: bigint }>('SELECT changes FROM chain_head')).rows[0]!.changes;
 
   const connect = async () => {
@@ -36,16 +54,25 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
     const c = new pg.Client({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A server that falls silent while we start listening fails the start (and we try
+      // again) instead of leaving us waiting forever.
+      query_timeout: QUERY_TIMEOUT_MS,
       application_name: 'petstore-inventory listener',
+      // TCP keepalive on both ends, as on every connection of ours.
+      ...sessionSettings(),
     });
     client = c;
     const lost = () => {
       if (client !== c) return;
-      listening = false;
+      setListening(false);
       client = undefined;
-      // The connection is gone already; ending it only frees its socket, and an error
-      // doing so says nothing new. A new one is made below.
+      heartbeat?.stop();
+      heartbeat = undefined;
+      // The connection is gone already, or silent; ending it only frees its socket, and
+      // an error doing so says nothing new. A silent server never answers the goodbye:
+      // the socket is destroyed rather than left waiting. A new one is made below.
       c.end().catch(() => {});
+      (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       if (!closed) retry = setTimeout(() => void connect(), RECONNECT_MS).unref();
     };
     c.on('error', lost);
@@ -58,7 +85,12 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       await c.query(`LISTEN ${CHANGES_CHANNEL}`);
       // Read after LISTEN: a commit between the two is heard or read, never lost.
       note(BigInt((await c.query<{ changes: string }>('SELECT changes::text FROM chain_head')).rows[0]!.changes));
-      if (client === c) listening = true;
+      const beat = await startHeartbeat(c, lost);
+      if (client !== c) beat.stop();
+      else {
+        heartbeat = beat;
+        setListening(true);
+      }
     } catch {
       // Cannot listen now (the server is down or refuses): token() reads chain_head
       // meanwhile, and lost() tries again in a second.
@@ -69,17 +101,29 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
 
   return {
     async token() {
-      if (!listening) note(await current());
+      if (!trusted()) note(await current());
       return String(known);
     },
     saw: note,
     listening: () => listening,
+    status() {
+      const heard = heartbeat?.lastHeardAt();
+      const overdue = listening && heartbeat?.overdue() === true;
+      return {
+        state: !listening ? 'down' : overdue ? 'overdue' : 'up',
+        since: new Date(overdue ? heard! + OVERDUE_MS : since).toISOString(),
+        lastHeartbeatAt: heard === undefined ? null : new Date(heard).toISOString(),
+        lastCommitSeenAt: changedAt === undefined ? null : new Date(changedAt).toISOString(),
+        lastCommitSeenAgeSeconds: changedAt === undefined ? null : (Date.now() - changedAt) / 1000,
+      };
+    },
     async close() {
       closed = true;
       clearTimeout(retry);
+      heartbeat?.stop();
       const c = client;
       client = undefined;
-      listening = false;
+      setListening(false);
       // Closing: a connection that fails to end cleanly is closed all the same.
       await c?.end().catch(() => {});
     },

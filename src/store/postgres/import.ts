@@ -37,10 +37,7 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
     `SELECT EXISTS (SELECT 1 FROM events) AS events, EXISTS (SELECT 1 FROM api_keys) AS keys,
             EXISTS (SELECT 1 FROM inventory) AS entries, EXISTS (SELECT 1 FROM idempotency_keys) AS records`,
   );
-  const found = Object.entries(rows[0]!)
-    .filter(([, present]) => present)
-    .map(([what]) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows', records: 'idempotency records' })[what]);
-  if (found.length > 0) throw new StoreNotEmpty(`the target is not empty (it has ${found.join(', ')}): nothing was copied`);
+  StoreNotEmpty.unless(rows[0]!);
 
   const entries = new Map<bigint, Entry>();
   let events = 0;

@@ -6,9 +6,7 @@
 // server, bounded by lock and query timeouts.
 import type pg from 'pg';
 import type { OpenOptions } from '../database.ts';
-import { applyEvent } from '../projection.ts';
 import type { Entry, InventoryStore } from '../port.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
@@ -17,12 +15,12 @@ import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { keyRecords, makeKeys } from './keys.ts';
+import { swapProjection } from './projection-swap.ts';
 import { makeReads } from './reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
 const REBUILD_LOCK_WAIT_MS = 30_000;
-const INSERT_CHUNK = 10_000;
 
 export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
   now?: () => number;
@@ -51,43 +49,21 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
 
   async function replaceProjection(entries: Map<bigint, Entry>, after: number) {
     let changes = 0n;
-    const result = await inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), async (client) => {
-      // Holding the head: no batch can append until COMMIT, so the events after the
-      // replayed snapshot are all here.
-      let caughtUp = 0;
-      for await (const rows of reads.replayPages(client, { after })) {
-        for (const row of rows) {
-          const event = toAppliedEvent(row);
-          entries.set(event.petId, applyEvent(entries.get(event.petId), event));
-          caughtUp++;
-        }
-      }
-      const before = await reads.listEntries(client);
-      // The new projection is written in this transaction: readers keep seeing the old
-      // rows (MVCC) until COMMIT makes the new ones visible at once, which is what a
-      // shadow table swapped in gives on SQLite, without taking a lock that blocks readers.
-      await client.query('DELETE FROM inventory');
-      const all = [...entries.values()];
-      for (let i = 0; i < all.length; i += INSERT_CHUNK) {
-        const chunk = all.slice(i, i + INSERT_CHUNK);
-        await client.query(
-          `INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
-           SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[], $5::text[])`,
-          [
-            chunk.map((e) => String(e.petId)),
-            chunk.map((e) => e.quantity),
-            chunk.map((e) => e.status),
-            chunk.map((e) => e.version),
-            chunk.map((e) => e.updatedAt),
-          ],
-        );
-      }
-      const { rows } = await client.query<{ changes: bigint }>(
-        `UPDATE chain_head SET changes = changes + 1 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`,
-      );
-      changes = rows[0]!.changes;
-      return { caughtUp, before, entries };
-    });
+    const result = await swapProjection(
+      {
+        pool,
+        reads,
+        beginLocked: beginLocked(REBUILD_LOCK_WAIT_MS),
+        async announce(client) {
+          const { rows } = await client.query<{ changes: bigint }>(
+            `UPDATE chain_head SET changes = changes + 1 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`,
+          );
+          changes = rows[0]!.changes;
+        },
+      },
+      entries,
+      after,
+    );
     watch.saw(changes);
     return result;
   }
@@ -142,6 +118,15 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     unavailable: () => undefined,
     storageStatus: () => undefined,
     poolStatus: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    connectionStatus() {
+      const { lastCommitSeenAt, lastCommitSeenAgeSeconds, ...notifications } = watch.status();
+      return {
+        pool: { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount },
+        notifications,
+        lastCommitSeenAt,
+        lastCommitSeenAgeSeconds,
+      };
+    },
     fault: postgresFault,
     async close() {
       await watch.close();

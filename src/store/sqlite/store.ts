@@ -17,6 +17,7 @@ import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
+import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
 import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
@@ -29,6 +30,8 @@ export interface StoreDeps {
 interface Extras {
   unavailable?: () => string | undefined;
   storageStatus?: () => StorageStatus | undefined;
+  /** Only writing in place: the copy's transaction waits on its source between pages. */
+  importHistory?: InventoryStore['importHistory'];
 }
 
 function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => number): InventoryStore {
@@ -64,6 +67,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
+    importHistory: writer.importHistory,
     keys,
     idempotency: {
       find: async (scope, at) => reader.idempotency.find(scope, at),
@@ -101,6 +105,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
     expireIdempotency: async (...args) => w().expireIdempotency(...args),
     close: async () => close(),
     storageStatus: fileStatus(db),
+    importHistory: (history) => importHistory(db, history),
   };
 }
 

@@ -1,0 +1,64 @@
+// Liveness of the LISTEN connection. A connection can fall silent without closing: its
+// server process stopped, or a firewall that drops its packets without a reset. No
+// 'error' or 'end' comes then, notifications just stop, and an instance trusting its
+// cached list would serve it as current forever. So the listener notifies itself, on a
+// channel of its own, every HEARTBEAT_MS: hearing its heartbeat come back proves that
+// notifications still reach it. One overdue (OVERDUE_MS) and the watcher stops trusting
+// the connection (it reads chain_head instead); past DEAD_MS it gives the connection up.
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+
+export const HEARTBEAT_MS = 500;
+export const OVERDUE_MS = 1_500;
+export const DEAD_MS = 4_000;
+
+export interface Heartbeat {
+  /** When the last heartbeat came back (ms since the epoch), or when it started. */
+  lastHeardAt(): number;
+  overdue(): boolean;
+  stop(): void;
+}
+
+/**
+ * Starts the heartbeat on a connected client; onDead is called once when no heartbeat
+ * came back for DEAD_MS. The clock is real time: the server's delays are real.
+ */
+export async function startHeartbeat(client: pg.Client, onDead: () => void, now: () => number = Date.now): Promise<Heartbeat> {
+  // Lowercase letters and digits: a plain identifier, no quoting.
+  const channel = `inventory_heartbeat_${randomBytes(8).toString('hex')}`;
+  let heard = now();
+  let inFlight = false;
+  let stopped = false;
+  client.on('notification', (message) => {
+    if (message.channel === channel) heard = now();
+  });
+  await client.query(`LISTEN ${channel}`);
+
+  const timer = setInterval(() => {
+    if (stopped) return;
+    if (now() - heard > DEAD_MS) {
+      stopped = true;
+      clearInterval(timer);
+      onDead();
+      return;
+    }
+    // One at a time: on a silent connection queries would pile up in the client.
+    if (inFlight) return;
+    inFlight = true;
+    client.query('SELECT pg_notify($1, $2)', [channel, String(now())]).then(
+      () => (inFlight = false),
+      // The connection failed: its 'error' or 'end' tells the watcher, which stops us.
+      () => (inFlight = false),
+    );
+  }, HEARTBEAT_MS);
+  timer.unref();
+
+  return {
+    lastHeardAt: () => heard,
+    overdue: () => now() - heard > OVERDUE_MS,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// copy-store's target side on SQLite: a whole history into an empty file, in one
+// IMMEDIATE transaction held while the source's pages arrive (the target serves no one
+// while it is filled), so that a failure anywhere leaves it empty. Events keep their seq,
+// times, actors and hashes (the chain must verify to the same digest as at the source);
+// the projection is replayed from them, as rebuild-projection would.
+import type { Db } from '../database.ts';
+import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
+import { StoreNotEmpty, type Entry, type HistoryImport } from '../port.ts';
+import { applyEvent } from '../projection.ts';
+import { toAppliedEvent } from '../replay-rows.ts';
+
+export async function importHistory(
+  db: Db,
+  history: HistoryImport,
+): Promise<{ events: number; keys: number; entries: number; idempotency: number }> {
+  const present = db.prepare(
+    `SELECT EXISTS (SELECT 1 FROM events) AS events, EXISTS (SELECT 1 FROM api_keys) AS keys,
+            EXISTS (SELECT 1 FROM inventory) AS entries, EXISTS (SELECT 1 FROM idempotency_keys) AS records`,
+  );
+  const insertEvent = db.prepare(
+    `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertEntry = db.prepare(
+    'INSERT INTO inventory (pet_id, quantity, status, version, updated_at) VALUES (@petId, @quantity, @status, @version, @updatedAt)',
+  );
+  const insertKey = db.prepare(
+    `INSERT INTO api_keys (name, hash, created_at, created_by, revoked_at, revoked_by)
+     VALUES (@name, @hash, @createdAt, @createdBy, @revokedAt, @revokedBy)`,
+  );
+  const insertRecord = db.prepare(
+    `INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    StoreNotEmpty.unless(present.get() as Record<'events' | 'keys' | 'entries' | 'records', number>);
+    const entries = new Map<bigint, Entry>();
+    let events = 0;
+    for await (const page of history.events) {
+      for (const row of page) {
+        insertEvent.run(...row);
+        const [seq, petId, version, type, data, , , recordedAt] = row;
+        const event = toAppliedEvent([seq, petId, version, type, data, recordedAt]);
+        entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+      }
+      events += page.length;
+    }
+    for (const entry of entries.values()) insertEntry.run(entry);
+    for (const key of history.keys) insertKey.run(key);
+    let records = 0;
+    for await (const page of history.idempotency ?? []) {
+      for (const record of page) insertRecord.run(...rowOfRecord(record));
+      records += page.length;
+    }
+    db.exec('COMMIT');
+    return { events, keys: history.keys.length, entries: entries.size, idempotency: records };
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
