@@ -47,6 +47,7 @@ interface ClientModule {
     apiKey: string,
   ): {
     list(ifNoneMatch?: string): Promise<Answer>;
+    get(petId: bigint, ifNoneMatch?: string): Promise<Answer>;
     setQuantity(petId: bigint, quantity: number, ifMatch?: string): Promise<Answer>;
   };
 }
@@ -148,6 +149,21 @@ s('update: the PATCH of ...993 changes ...993 only, and reads it back exactly', 
     written.map((e) => e.petId),
     [ABOVE],
   );
+});
+
+s('read one entry: ...993 exact; its ETag makes an If-Match update succeed; 304; 404', async ({ client, base, t }) => {
+  const inventory = client.inventoryClient(base, t.key);
+  const above = await inventory.get(ABOVE);
+  assert.is(above.kind, 'ok');
+  assert.is((above.value as Item).petId, ABOVE);
+  const read = await inventory.get(7n);
+  assert.equal([read.kind, read.value, read.etag], ['ok', { petId: 7n, quantity: 3, status: 'available' }, '"1"']);
+  const updated = await inventory.setQuantity(7n, 4, read.etag!);
+  assert.equal([updated.kind, updated.etag], ['ok', '"2"']);
+  const again = await inventory.get(7n, '"2"');
+  assert.equal([again.status, again.kind], [304, 'not-modified']);
+  const missing = await inventory.get(123n);
+  assert.equal([missing.status, missing.error?.code], [404, 'pet_not_found']);
 });
 
 // fetch adds Cache-Control: no-cache to a request with If-None-Match; the service must

@@ -1,6 +1,7 @@
-// The two operations of the interface, under /v1. Authentication has already happened
-// (ctx.state.actor); a PATCH arrives here with its media type, size, path id and body
-// judged, in the order the decisions fix.
+// The two operations of the interface, under /v1, and one extension: reading one entry
+// with its version (the ETag a client needs for If-Match). Authentication has already
+// happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
+// body judged, in the order the decisions fix.
 import Router from '@koa/router';
 import type { CommandHandler } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
@@ -10,11 +11,11 @@ import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { HttpError } from './errors.ts';
 import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
-import { hasConditions, judgeRead, judgeWrite, readConditions } from './preconditions.ts';
-import { validatePatch, type ValidatedPatch } from './validation.ts';
+import { hasConditions, judgeRead, judgeWrite, readConditions, weakTagNote } from './preconditions.ts';
+import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
-  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>;
+  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows' | 'loadEntries'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
   cacheCounts?: InventoryCacheCounts;
@@ -44,6 +45,28 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts }: Inven
     ctx.body = body;
   });
 
+  // GET (and HEAD, which the router adds): path id 400, then 404, then the conditions.
+  router.get('/inventory/:petId', async (ctx) => {
+    const petId = pathPetId(ctx.params);
+    const entry = (await store.loadEntries([petId])).get(petId);
+    if (!entry) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
+    const etag = `"${entry.version}"`;
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', 'private, no-cache');
+    const conditions = readConditions(ctx.req.headers);
+    const verdict = judgeRead(conditions, etag);
+    if (verdict === 'if-match-failed') {
+      const message = `If-Match does not match: pet ${petId} is at version ${etag}${weakTagNote(conditions)}`;
+      throw new HttpError(412, 'precondition_failed', message, { ETag: etag });
+    }
+    if (verdict === 'not-modified') {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = itemJson(entry);
+  });
+
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
     // The authentication and request-id middleware in front of this route set both.
@@ -67,7 +90,9 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts }: Inven
           judgeWrite(conditions, current) === 'if-none-match-failed'
             ? 'If-None-Match matches or cannot be read'
             : 'If-Match does not match';
-        throw new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}`, { ETag: current });
+        const note = failed.startsWith('If-Match') ? weakTagNote(conditions) : '';
+        const message = `${failed}: pet ${petId} is at version ${current}${note}`;
+        throw new HttpError(412, 'precondition_failed', message, { ETag: current });
       }
       throw err;
     }
