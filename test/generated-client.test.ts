@@ -10,24 +10,10 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startApp, type TestApp } from './kit/app.ts';
+import { readmeClientFiles } from './kit/docs.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 const BELOW = 9007199254740992n; // 2^53: the last id a double holds exactly, and its neighbour
 const ABOVE = 9007199254740993n;
-
-/** The code blocks of the clients' guide's "Generated clients", keyed by the file named on their first line. */
-export function readmeClientFiles(readme: string): Map<string, string> {
-  const start = readme.indexOf('\n## Generated clients\n');
-  if (start < 0) throw new Error('docs/clients.md has no "## Generated clients" section');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  const files = new Map<string, string>();
-  for (const [, code] of section.matchAll(/\n```ts\n([\s\S]*?)\n```/g)) {
-    const name = /^\/\/ ([\w-]+\.ts):/.exec(code!)?.[1];
-    if (!name) throw new Error(`a Clients code block does not name its file on its first line:\n${code}`);
-    files.set(name, `${code}\n`);
-  }
-  return files;
-}
 
 interface Answer {
   kind: 'ok' | 'not-modified' | 'error';
