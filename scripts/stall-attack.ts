@@ -14,18 +14,16 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { commandsFor } from '../src/commands.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
+import { scriptArgs } from './script-args.ts';
 
-const { values } = parseArgs({
-  options: {
-    pets: { type: 'string', default: '100000' },
-    sockets: { type: 'string', default: '300' },
-    open: { type: 'string', default: '2000' },
-    // How long to watch after the service has answered everything: past the 30 s stall limit.
-    watch: { type: 'string', default: '40' },
-  },
+const { values } = scriptArgs(import.meta.url, {
+  pets: { type: 'string', default: '100000' },
+  sockets: { type: 'string', default: '300' },
+  open: { type: 'string', default: '2000' },
+  // How long to watch after the service has answered everything: past the 30 s stall limit.
+  watch: { type: 'string', default: '40' },
 });
 const PETS = Math.min(Number(values.pets), 200_000);
 const SOCKETS = Math.min(Number(values.sockets), 1000);
