@@ -23,7 +23,7 @@ live("Allow: the clients' guide gives each path's, in the order the service send
   for (const [docPath, path] of [
     ['/v1/inventory', '/v1/inventory'],
     ['/v1/inventory/{petId}', '/v1/inventory/7'],
-  ]) {
+  ] as const) {
     const said = new RegExp(`\`([A-Z, ]+)\` for \`${docPath.replace(/[{}]/g, '\\$&')}\``).exec(clients);
     assert.ok(said, `the guide gives the Allow of ${docPath}`);
     const options = await t.request({ method: 'OPTIONS', path, headers: auth });
