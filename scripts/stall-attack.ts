@@ -1,4 +1,4 @@
-// node --import tsx scripts/stall-attack.ts [--pets 100000] [--sockets 300] [--open 2000]
+// node --import tsx scripts/stall-attack.ts [--pets 100000] [--sockets 300] [--open 2000] [--rounds 1]
 //
 // Reproduces clients that send requests and never read the answers, against a real
 // service process (node --import tsx src/server.ts) on a fresh database with many pets,
@@ -14,21 +14,35 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { commandsFor } from '../src/commands.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
-import { scriptArgs } from './script-args.ts';
 
-const { values } = scriptArgs(import.meta.url, {
-  pets: { type: 'string', default: '100000' },
-  sockets: { type: 'string', default: '300' },
-  open: { type: 'string', default: '2000' },
-  // How long to watch after the service has answered everything: past the 30 s stall limit.
-  watch: { type: 'string', default: '40' },
+const { values } = parseArgs({
+  options: {
+    pets: { type: 'string', default: '100000' },
+    sockets: { type: 'string', default: '300' },
+    open: { type: 'string', default: '2000' },
+    // How long to watch after the service has answered everything: past the 30 s stall limit.
+    watch: { type: 'string', default: '40' },
+    // The keyed attack again and again on one service: its memory must not creep.
+    rounds: { type: 'string', default: '1' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
 });
+if (values.help) {
+  process.stdout.write(
+    'node --import tsx scripts/stall-attack.ts [--pets 100000] [--sockets 300] [--open 2000] [--watch 40] [--rounds 1]\n' +
+      'Clients that never read their answers, against a service on 127.0.0.1; prints its memory and open sockets.\n' +
+      '--open 0 leaves out the pipelined GET /openapi.json part.\n',
+  );
+  process.exit(0);
+}
 const PETS = Math.min(Number(values.pets), 200_000);
 const SOCKETS = Math.min(Number(values.sockets), 1000);
 const OPEN = Math.min(Number(values.open), 5000);
 const WATCH_S = Math.min(Number(values.watch), 120);
+const ROUNDS = Math.max(1, Math.min(Number(values.rounds), 10));
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(join(tmpdir(), 'inv-stall-'));
@@ -169,17 +183,20 @@ async function main(): Promise<void> {
     await new Promise((r) => warm.on('close', r).resume());
     console.log(`service pid ${proc.pid} on port ${port}, ${PETS} pets`);
 
-    await attack(`PATCH+GET with a key, ${SOCKETS} sockets`, proc.pid!, port, SOCKETS, 30, (i) => {
-      const body = JSON.stringify({ quantity: i % 1000 });
-      return [
-        `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${body.length}\r\n\r\n${body}`,
-        `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`,
-      ];
-    });
-    await attack(`pipelined GET /openapi.json without a key, ${OPEN} sockets`, proc.pid!, port, OPEN, 0, () => [
-      'GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20),
-    ]);
+    for (let round = 1; round <= ROUNDS; round++) {
+      await attack(`round ${round}: PATCH+GET with a key, ${SOCKETS} sockets`, proc.pid!, port, SOCKETS, 30, (i) => {
+        const body = JSON.stringify({ quantity: i % 1000 });
+        return [
+          `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${body.length}\r\n\r\n${body}`,
+          `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+        ];
+      });
+    }
+    if (OPEN > 0)
+      await attack(`pipelined GET /openapi.json without a key, ${OPEN} sockets`, proc.pid!, port, OPEN, 0, () => [
+        'GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20),
+      ]);
   } finally {
     proc.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

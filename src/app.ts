@@ -33,6 +33,8 @@ export interface AppDeps {
   /** What GET /metrics shows; by default a registry of this app's own, without
    * prom-client's process metrics (the server turns those on). */
   metrics?: Metrics;
+  /** How long the answer of a PATCH with an Idempotency-Key is kept (IDEMPOTENCY_TTL_HOURS). */
+  idempotencyTtlMs?: number;
 }
 
 export function buildApp({
@@ -42,6 +44,7 @@ export function buildApp({
   accepting = () => true,
   corsOrigins = [],
   metrics = makeMetrics({ store }),
+  idempotencyTtlMs,
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
@@ -50,6 +53,7 @@ export function buildApp({
     now,
     onCommit: () => storage.succeeded(),
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
+    ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
   const routers = [
     operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
@@ -59,6 +63,12 @@ export function buildApp({
       commands,
       openapi,
       cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
+      idempotency: {
+        records: store.idempotency,
+        now,
+        onReplay: () => metrics.idempotency('replayed'),
+        onRefused: (why) => metrics.idempotency(why),
+      },
     }),
   ];
 

@@ -12,10 +12,39 @@ import { decide, type Command } from './domain/decide.ts';
 import type { EventMeta } from './domain/events.ts';
 import { evolve } from './domain/evolve.ts';
 import { CommitFailed, groupCommit, type GroupCommitHooks } from './store/group-commit.ts';
+import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from './store/idempotency.ts';
 import { VersionConflict, type Entry, type InventoryStore, type Outcome, type StreamAppend, type Submission } from './store/port.ts';
 
+/**
+ * A command sent with an Idempotency-Key: its answer is stored with its event (or alone,
+ * for the refusals `answer` maps), and a key used already is not carried out again.
+ */
+export interface Idempotent {
+  scope: IdempotencyScope;
+  fingerprint: string;
+  /** The answer to store for the command's result; undefined: none (the key stays free). */
+  answer(result: { entry: Entry } | { error: unknown }): StoredAnswer | undefined;
+}
+
+/** The key's answer was stored already, for the same request: give it again. */
+export class IdempotentReplay extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('the answer of this idempotency key is replayed');
+    this.name = 'IdempotentReplay';
+  }
+}
+
+/** The key's answer was stored for another request (another fingerprint). */
+export class IdempotencyKeyReused extends Error {
+  override name = 'IdempotencyKeyReused';
+}
+
+/** How long an idempotency record is kept by default (IDEMPOTENCY_TTL_HOURS). */
+export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
 export interface CommandHandler {
-  handle(command: Command, meta: EventMeta): Promise<Entry>;
+  /** With idempotent: throws IdempotentReplay or IdempotencyKeyReused for a key used already. */
+  handle(command: Command, meta: EventMeta, idempotent?: Idempotent): Promise<Entry>;
   /** All commands or none: the first refusal leaves nothing behind. */
   handleAll(commands: Command[], meta: EventMeta): Promise<Entry[]>;
 }
@@ -25,6 +54,8 @@ export interface CommandDeps extends GroupCommitHooks {
   now: () => number;
   /** How often a command is decided in all when other writers keep coming first. */
   maxAttempts?: number;
+  /** How long the answer of a request with an Idempotency-Key is kept. */
+  idempotencyTtlMs?: number;
   /** After a batch was appended: how many submissions, in how many seconds, and the
    * types of the events appended (the metrics count them). */
   onAppended?: (submissions: number, seconds: number, eventTypes: string[]) => void;
@@ -33,6 +64,8 @@ export interface CommandDeps extends GroupCommitHooks {
 interface Job {
   commands: Command[];
   meta: EventMeta;
+  /** Only for a single command. */
+  idempotent?: Idempotent;
   /** Date.now() by which the command is answered, whatever the lock does. */
   deadline: number;
 }
@@ -44,9 +77,30 @@ const DEFAULT_ATTEMPTS = 20;
 /** The longest a command waits for the database's write lock, in all its batches. */
 export const LOCK_WAIT_MS = 5_000;
 
-export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttempts = DEFAULT_ATTEMPTS }: CommandDeps): CommandHandler {
+export function makeCommandHandler({
+  store,
+  now,
+  onCommit,
+  onAppended,
+  maxAttempts = DEFAULT_ATTEMPTS,
+  idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS,
+}: CommandDeps): CommandHandler {
   const commitBatch = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
-    const recordedAt = new Date(now()).toISOString();
+    const at = now();
+    const recordedAt = new Date(at).toISOString();
+    const expiresAt = new Date(at + idempotencyTtlMs).toISOString();
+    // The record of a job's answer, decided on its first pet's entry as it was.
+    const recordOf = (job: Job, result: { entry: Entry } | { error: unknown }, decidedVersion: number) => {
+      const answer = job.idempotent?.answer(result);
+      if (!job.idempotent || !answer) return undefined;
+      const { scope, fingerprint } = job.idempotent;
+      return {
+        record: { ...scope, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
+        decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
+      };
+    };
+    // Refusals whose answer is stored: the submission records it and appends nothing.
+    const refusals = new Map<number, unknown>();
     const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
     // The entries as this batch's earlier submissions will leave them.
     const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds));
@@ -54,6 +108,7 @@ export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttemp
     const submissions: Submission[] = [];
     const positions: number[] = [];
     jobs.forEach((job, i) => {
+      const decidedVersion = current.get(job.commands[0]!.petId)?.version ?? 0;
       try {
         const changed = new Map<bigint, Entry>();
         const appends: StreamAppend[] = job.commands.map((command) => {
@@ -68,10 +123,17 @@ export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttemp
           return { petId: command.petId, expectedVersion: entry?.version ?? 0, events };
         });
         for (const [petId, entry] of changed) current.set(petId, entry);
-        submissions.push({ meta: job.meta, recordedAt, appends });
+        const result = changed.get(job.commands[0]!.petId);
+        const idempotency = result && recordOf(job, { entry: result }, decidedVersion);
+        submissions.push({ meta: job.meta, recordedAt, appends, ...(idempotency ? { idempotency } : {}) });
         positions.push(i);
       } catch (error) {
-        outcomes[i] = { ok: false, error };
+        const idempotency = recordOf(job, { error }, decidedVersion);
+        if (idempotency) {
+          submissions.push({ meta: job.meta, recordedAt, appends: [], idempotency });
+          positions.push(i);
+          refusals.set(i, error);
+        } else outcomes[i] = { ok: false, error };
       }
     });
     if (submissions.length > 0) {
@@ -85,19 +147,26 @@ export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttemp
         appended.flatMap((outcome) => (outcome.ok ? outcome.value.flatMap((a) => a.events.map((e) => e.type)) : [])),
       );
       appended.forEach((outcome, k) => {
-        outcomes[positions[k]!] = outcome.ok ? { ok: true, value: outcome.value.map((a) => a.entry) } : outcome;
+        const i = positions[k]!;
+        // A refusal whose answer was stored is still a refusal.
+        if (outcome.ok && refusals.has(i)) outcomes[i] = { ok: false, error: refusals.get(i) };
+        else outcomes[i] = outcome.ok ? { ok: true, value: outcome.value.map((a) => a.entry) } : outcome;
       });
     }
     return outcomes;
   };
   const submit = groupCommit(commitBatch, { onCommit });
 
-  const handleAll = async (commands: Command[], meta: EventMeta): Promise<Entry[]> => {
+  const run = async (commands: Command[], meta: EventMeta, idempotent?: Idempotent): Promise<Entry[]> => {
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await submit({ commands, meta, deadline });
+        return await submit({ commands, meta, deadline, ...(idempotent ? { idempotent } : {}) });
       } catch (error) {
+        if (error instanceof IdempotencyKeyTaken) {
+          if (error.record.fingerprint === idempotent?.fingerprint) throw new IdempotentReplay(error.record);
+          throw new IdempotencyKeyReused('the idempotency key was used for another request');
+        }
         if (!(error instanceof VersionConflict)) throw error;
         // Others kept writing this entry: "not now", like a lock held too long.
         if (attempt >= maxAttempts || Date.now() >= deadline) throw new CommitFailed(error);
@@ -105,8 +174,8 @@ export function makeCommandHandler({ store, now, onCommit, onAppended, maxAttemp
     }
   };
   return {
-    handleAll,
-    handle: async (command, meta) => (await handleAll([command], meta))[0]!,
+    handleAll: (commands, meta) => run(commands, meta),
+    handle: async (command, meta, idempotent) => (await run([command], meta, idempotent))[0]!,
   };
 }
 

@@ -7,6 +7,8 @@ export interface Config {
   readonly logLevel: string;
   /** Origins allowed by CORS, exactly as browsers send them in Origin; none by default. */
   readonly corsOrigins: readonly string[];
+  /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
+  readonly idempotencyTtlMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -27,7 +29,19 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(logLevel)}`);
   }
   const corsOrigins = Object.freeze(corsOriginsOf(env.CORS_ORIGINS ?? ''));
-  return Object.freeze({ port: Number(port), host, dbPath: dbPathOf(env), logLevel, corsOrigins });
+  const ttl = env.IDEMPOTENCY_TTL_HOURS ?? '24';
+  // Whole hours, at least one: a client's retries must outlive the ordinary outages.
+  if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
+    throw new ConfigError(`IDEMPOTENCY_TTL_HOURS must be a whole number of hours from 1 to 8760, not ${JSON.stringify(ttl)}`);
+  }
+  return Object.freeze({
+    port: Number(port),
+    host,
+    dbPath: dbPathOf(env),
+    logLevel,
+    corsOrigins,
+    idempotencyTtlMs: Number(ttl) * 3600_000,
+  });
 }
 
 /**

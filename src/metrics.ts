@@ -17,11 +17,13 @@ export interface Metrics {
   unavailable(error: unknown): void;
   listRendered(): void;
   listServedFromCache(): void;
+  /** A PATCH with an Idempotency-Key was answered from its stored answer, or refused. */
+  idempotency(outcome: 'replayed' | 'reused' | 'in_flight'): void;
 }
 
 export interface MetricsOptions {
   /** The store whose log and pool the gauges read when scraped. */
-  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'>;
+  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
   /** prom-client's process metrics (CPU, memory, event loop lag, handles). Each call
    * starts its own event-loop monitor, so tests that build many apps leave them off. */
   processMetrics?: boolean;
@@ -90,6 +92,12 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     help: 'GET /v1/inventory requests answered without a render of their own: from the body held in memory, or sharing a render under way.',
     registers: [registry],
   });
+  const idempotentAnswers = new Counter({
+    name: 'inventory_idempotency_requests_total',
+    help: 'PATCHes with an Idempotency-Key whose key was used already: replayed (the stored answer given again, nothing appended), reused (422: another request) or in_flight (409).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.
   if (store.storageStatus() !== undefined) {
     new Gauge({
@@ -127,6 +135,24 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     });
   }
 
+  // Last: its count is a query, which must not be what the pool gauge sees waiting.
+  const records = store.idempotency;
+  if (records) {
+    new Gauge({
+      name: 'inventory_idempotency_records',
+      help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
+      registers: [registry],
+      async collect() {
+        // While the database is unavailable the page is needed most: the gauge keeps its
+        // last value rather than failing the whole scrape.
+        try {
+          this.set(await records.count());
+        } catch (error) {
+          if (!store.fault(error)) throw error;
+        }
+      },
+    });
+  }
   return {
     registry,
     middleware(routers) {
@@ -175,5 +201,6 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     unavailable: (error) => faults.labels(faultKind(error, store.fault)).inc(),
     listRendered: () => renders.inc(),
     listServedFromCache: () => hits.inc(),
+    idempotency: (outcome) => idempotentAnswers.labels(outcome).inc(),
   };
 }

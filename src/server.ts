@@ -8,6 +8,7 @@ import { makeMetrics } from './metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { createHttpServer } from './http/node-server.ts';
+import { startIdempotencyExpiry } from './idempotency-expiry.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -28,7 +29,7 @@ let store: InventoryStore;
 try {
   // On SQLite, writes go to a worker thread: waiting for the lock or the disk never
   // stalls requests. On PostgreSQL every wait is on the server.
-  store = await openStore(config.dbPath, { writer: 'thread' });
+  store = await openStore(config.dbPath, { writer: 'thread', service: true });
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -42,7 +43,9 @@ const app = buildApp({
   accepting: () => accepting,
   corsOrigins: config.corsOrigins,
   metrics: makeMetrics({ store, processMetrics: true }),
+  idempotencyTtlMs: config.idempotencyTtlMs,
 });
+const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);
 
 server.on('error', (err) => {
@@ -79,6 +82,7 @@ server.listen(config.port, config.host, () => {
 function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
+  stopExpiry();
   logger.info({ signal }, 'shutting down');
   logger.flush();
   const force = setTimeout(() => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { makeCommandHandler } from '../src/commands.ts';
 import { openStore } from '../src/store/open.ts';
 import { commandsOn, createKey, eventsOf, trackPets } from './kit/fixtures.ts';
 import { root, tempDir } from './kit/paths.ts';
@@ -69,6 +70,36 @@ async function rows(url: string, sql: string): Promise<unknown[]> {
     await client.end();
   }
 }
+
+copy('unexpired idempotency records arrive too, expired ones stay behind: a retry after the move is replayed', async (ctx) => {
+  const store = await openStore(ctx.sqlite);
+  const record = (key: string, createdAt: number) => ({
+    scope: { apiKey: 'store-front', path: '/v1/inventory/10', key },
+    fingerprint: `f-${key}`,
+    answer: () => ({ status: 200, etag: '"9"', body: `{"key":"${key}"}` }),
+    now: createdAt,
+  });
+  try {
+    for (const r of [record('fresh', Date.now()), record('stale', Date.now() - 25 * 3600_000)]) {
+      const commands = makeCommandHandler({ store, now: () => r.now });
+      await commands.handle({ type: 'SetQuantity', petId: 10n, quantity: 4 }, { actor: 'store-front', requestId: r.scope.key }, r);
+    }
+  } finally {
+    await store.close();
+  }
+  const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stderr, /\ncopied 1 unexpired idempotency record: /);
+  const target = await openStore(ctx.postgres.url, { mustExist: true });
+  try {
+    const at = new Date().toISOString();
+    const fresh = await target.idempotency.find({ apiKey: 'store-front', path: '/v1/inventory/10', key: 'fresh' }, at);
+    assert.equal([fresh?.fingerprint, fresh?.etag, fresh?.body], ['f-fresh', '"9"', '{"key":"fresh"}']);
+    assert.is(await target.idempotency.count(), 1, 'the expired one was not copied');
+  } finally {
+    await target.close();
+  }
+});
 
 copy('events, keys and the projection arrive verbatim; equal digests; the copy serves and chains on', async (ctx) => {
   const r = await runScript('copy-store', ['--from', ctx.sqlite, '--to', ctx.postgres.url]);

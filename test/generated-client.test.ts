@@ -19,6 +19,7 @@ interface Answer {
   kind: 'ok' | 'not-modified' | 'error';
   status: number;
   etag: string | null;
+  replayed?: boolean;
   value?: unknown;
   error?: { code: string; message: string; status: number };
 }
@@ -34,7 +35,7 @@ interface ClientModule {
   ): {
     list(ifNoneMatch?: string): Promise<Answer>;
     get(petId: bigint, ifNoneMatch?: string): Promise<Answer>;
-    setQuantity(petId: bigint, quantity: number, ifMatch?: string): Promise<Answer>;
+    setQuantity(petId: bigint, quantity: number, ifMatch?: string, idempotencyKey?: string): Promise<Answer>;
   };
 }
 interface TypesModule {
@@ -176,6 +177,19 @@ s('412: If-Match with an old version; the current one in ETag, nothing written',
   assert.equal([stale.status, stale.error?.code], [412, 'precondition_failed']);
   assert.is(stale.etag, '"1"');
   assert.is((await t.events()).length, before);
+});
+
+s('a retry with the same Idempotency-Key gets the stored answer and writes nothing', async ({ client, base, t }) => {
+  const inventory = client.inventoryClient(base, t.key);
+  const before = (await t.events()).length;
+  const first = await inventory.setQuantity(7n, 11, undefined, 'generated-client-1');
+  assert.is(first.kind, 'ok');
+  assert.is(first.replayed, false);
+  const retry = await inventory.setQuantity(7n, 11, undefined, 'generated-client-1');
+  assert.equal([retry.kind, retry.replayed, retry.etag, retry.value], ['ok', true, first.etag, first.value]);
+  const reused = await inventory.setQuantity(7n, 12, undefined, 'generated-client-1');
+  assert.equal([reused.status, reused.error?.code], [422, 'idempotency_key_reused']);
+  assert.is((await t.events()).length, before + 1);
 });
 
 s('401: a key that is not valid', async ({ client, base }) => {

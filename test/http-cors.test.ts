@@ -20,7 +20,7 @@ function preflight(t: TestApp, origin: string, path = '/v1/inventory/7', method 
     headers: {
       Origin: origin,
       'Access-Control-Request-Method': method,
-      'Access-Control-Request-Headers': 'authorization,content-type,if-match,if-none-match,x-request-id',
+      'Access-Control-Request-Headers': 'authorization,content-type,if-match,if-none-match,x-request-id,idempotency-key',
     },
   });
 }
@@ -34,7 +34,11 @@ const list = (value: string | string[] | number | undefined) =>
 function assertCors(res: Response, origin: string, label: string): void {
   assert.is(res.headers['access-control-allow-origin'], origin, `${label}: Allow-Origin is the origin itself`);
   assert.ok(list(res.headers.vary).includes('origin'), `${label}: Vary: Origin (${String(res.headers.vary)})`);
-  assert.equal(list(res.headers['access-control-expose-headers']).sort(), ['etag', 'x-request-id'], `${label}: exposed headers`);
+  assert.equal(
+    list(res.headers['access-control-expose-headers']).sort(),
+    ['etag', 'idempotent-replayed', 'x-request-id'],
+    `${label}: exposed headers`,
+  );
   assert.is(res.headers['access-control-allow-credentials'], undefined, `${label}: no credentials mode`);
 }
 
@@ -55,6 +59,7 @@ allowed('a preflight is answered 204 without a key, strictly', async ({ t }) => 
     assert.equal(list(res.headers['access-control-allow-headers']).sort(), [
       'authorization',
       'content-type',
+      'idempotency-key',
       'if-match',
       'if-none-match',
       'x-request-id',

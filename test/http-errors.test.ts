@@ -28,6 +28,17 @@ body('values that are not an integer from 0 to 2147483647 are 400 invalid_body n
   }
 });
 
+body('a number out of range is quoted as the client wrote it, not as a double rounds it', async ({ t }) => {
+  for (const raw of ['9007199254740993', '-9007199254740993', '2147483648.0', '1e400', '-0.5e1', '12345678901234567890123456789']) {
+    const res = await t.patch(7, `{"quantity": ${raw}}`);
+    assertErrorShape(res, 400, 'invalid_body', raw);
+    assert.match(res.json<ErrorBody>().message, `; got number ${raw}`, raw);
+  }
+  const long = '9'.repeat(60);
+  const res = await t.patch(7, `{"quantity": ${long}}`);
+  assert.match(res.json<ErrorBody>().message, `; got number ${'9'.repeat(40)}…`, 'a long literal is cut');
+});
+
 body('a missing quantity, unknown members and non-objects are 400 invalid_body', async ({ t }) => {
   const cases: [string, RegExp][] = [
     ['{}', /"quantity" is required/],

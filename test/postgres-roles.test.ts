@@ -76,6 +76,18 @@ test('the documented roles: the service works as its role and can only add event
     const listed = await instance.get('/v1/inventory', key);
     assert.is(listed.status, 200);
     assert.match(listed.text, /"quantity":5/);
+    // A PATCH with an Idempotency-Key stores its answer, and its retry reads it back.
+    const keyed = () =>
+      instance.request({
+        method: 'PATCH',
+        path: '/v1/inventory/7',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'roles-1' },
+        body: '{"quantity": 6}',
+      });
+    assert.is((await keyed()).status, 200);
+    assert.is((await keyed()).headers['idempotent-replayed'], 'true');
+    assert.is(await outcome(service, "DELETE FROM idempotency_keys WHERE expires_at < '2000'"), 'ok', 'expiry may remove records');
+    assert.match((await instance.get('/metrics')).text, /^inventory_idempotency_records 1$/m);
     assert.is((await instance.get('/readyz')).status, 200, 'ready: its probe may write where it must');
     assert.not.match(instance.out() + instance.err(), /change-me-service/, 'the password is never logged');
     await instance.stop();

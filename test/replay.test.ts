@@ -2,7 +2,7 @@
 // that the live write path kept. Random histories from a seeded generator, so a
 // failure names the seed that reproduces it.
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../src/commands.ts';
+import { IdempotencyKeyReused, IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { PetAlreadyTracked, PetNotTracked } from '../src/domain/errors.ts';
 import { PET_STATUSES } from '../src/domain/events.ts';
@@ -26,6 +26,20 @@ property('for 40 random histories of up to 300 commands over ids small and above
     const store = await target.open(fresh.db, { now });
     try {
       const commands = makeCommandHandler({ store, now });
+      // Some quantity changes carry an idempotency key from a small pool: a key used again
+      // for the same change is replayed (nothing appended), for another one refused.
+      const stored = new Map<string, { fingerprint: string; body: string }>();
+      let appended = await store.lastSeq();
+      const keyed = (key: string, petId: bigint, quantity: number): Idempotent => ({
+        scope: { apiKey: 'k', path: `/v1/inventory/${petId}`, key },
+        fingerprint: `${petId}:${quantity}`,
+        answer: (result) => {
+          const body = 'entry' in result ? `${result.entry.version}:${result.entry.quantity}` : (result.error as Error).name;
+          return 'entry' in result || result.error instanceof PetNotTracked
+            ? { status: 'entry' in result ? 200 : 404, etag: null, body }
+            : undefined;
+        },
+      });
       const steps = Math.floor(rnd() * 300);
       for (let i = 0; i < steps; i++) {
         const petId = pick(ids);
@@ -36,12 +50,44 @@ property('for 40 random histories of up to 300 commands over ids small and above
             : roll < 0.8
               ? { type: 'SetQuantity', petId, quantity: rnd() < 0.1 ? 2147483647 : Math.floor(rnd() * 100) }
               : { type: 'SetStatus', petId, status: pick(PET_STATUSES) };
-        // Refusals (already tracked, not tracked) are part of a realistic history; any other
-        // failure fails the property.
-        await commands.handle(command, { actor: `k${i % 3}`, requestId: `r${i}` }).catch((error: unknown) => {
+        const key = command.type === 'SetQuantity' && rnd() < 0.4 ? `key-${Math.floor(rnd() * 8)}` : undefined;
+        // Keys are scoped to the path: the same key on another pet is another key.
+        const scoped = `${petId}/${key}`;
+        const idempotent = key && command.type === 'SetQuantity' ? keyed(key, command.petId, command.quantity) : undefined;
+        // Now and then the same keyed request twice at once: one batch, one event.
+        const copies = idempotent && rnd() < 0.2 ? 2 : 1;
+        const results = await Promise.allSettled(
+          Array.from({ length: copies }, () => commands.handle(command, { actor: `k${i % 3}`, requestId: `r${i}` }, idempotent)),
+        );
+        for (const result of results) {
+          if (result.status === 'fulfilled') {
+            if (command.type !== 'SetQuantity' || !idempotent) appended++;
+            else {
+              appended++;
+              stored.set(scoped, { fingerprint: idempotent.fingerprint, body: `${result.value.version}:${result.value.quantity}` });
+            }
+            continue;
+          }
+          const error: unknown = result.reason;
+          if (error instanceof IdempotentReplay) {
+            const first = stored.get(scoped);
+            // A 404 stored for the key is replayed too; a 200 as it was given.
+            if (first) assert.is(error.record.body, first.body, `seed ${seed}: the replay is the first answer`);
+            assert.is(error.record.fingerprint, idempotent!.fingerprint, `seed ${seed}`);
+            continue;
+          }
+          if (error instanceof IdempotencyKeyReused) {
+            assert.is.not(stored.get(scoped)?.fingerprint, idempotent!.fingerprint, `seed ${seed}: refused only for another request`);
+            continue;
+          }
+          // Refusals (already tracked, not tracked) are part of a realistic history; any
+          // other failure fails the property.
           if (!(error instanceof PetAlreadyTracked || error instanceof PetNotTracked)) throw error;
-        });
+          if (idempotent && error instanceof PetNotTracked)
+            stored.set(scoped, { fingerprint: idempotent.fingerprint, body: 'PetNotTracked' });
+        }
       }
+      assert.is(await store.lastSeq(), appended, `seed ${seed}: one event per request carried out, none per replay`);
       const live = await store.entries();
       const entries = new Map<bigint, Entry>();
       await replayPages(store.replayRows(), entries);

@@ -145,6 +145,50 @@ stalled('past the cap, the connection stalled longest is closed first, and only 
   for (const s of clients) s.destroy();
 });
 
+stalled(
+  'each new answer is held to the cap at once, not at the next check: a list rendered anew for each client that never reads',
+  async (ctx) => {
+    // No periodic check within the test: only the one a large answer starts.
+    await given(ctx, { ...LIMITS, checkIntervalMs: 60_000, stallTimeoutMs: 60_000, maxPinnedBytes: 8 * MiB });
+    const { t, pinned, closedByServer } = ctx;
+    const bodyBytes = (await t.get()).text.length;
+    // Six answers a client: more than the kernel's buffers take, so that most stays here.
+    const ANSWERS = 6;
+    const clients: Socket[] = [];
+    let peak = 0;
+    const watch = setInterval(() => (peak = Math.max(peak, pinned())), 5);
+    try {
+      for (let i = 0; i < 24; i++) {
+        // A PATCH changes the list, so the GET behind it renders a list of its own.
+        const s = await opened(t.port);
+        s.on('error', () => undefined);
+        s.pause();
+        const body = JSON.stringify({ quantity: i });
+        s.write(
+          `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${body.length}\r\n\r\n${body}` +
+            pipelinedGets(t, ANSWERS),
+        );
+        clients.push(s);
+        await sleep(40);
+      }
+      await sleep(200);
+    } finally {
+      clearInterval(watch);
+    }
+    const closedCount = clients.filter(closedByServer).length;
+    console.log(
+      `a new list for each client: peak ${(peak / MiB).toFixed(1)} MiB pinned, ${closedCount} of ${clients.length} closed for the cap`,
+    );
+    assert.ok(closedCount > 0, 'the cap closed connections');
+    assert.ok(
+      peak <= 8 * MiB + 2 * ANSWERS * bodyBytes,
+      `pinned ${(peak / MiB).toFixed(1)} MiB at the peak; the cap is 8 MiB and a client's answers ${((ANSWERS * bodyBytes) / MiB).toFixed(1)} MiB`,
+    );
+    for (const s of clients) s.destroy();
+  },
+);
+
 stalled('a slow reader that keeps reading gets every byte, for far longer than the stall time', async (ctx) => {
   // The cap is out of the way: this is about the stall clock.
   await given(ctx, { ...LIMITS, stallTimeoutMs: 1000, maxPinnedBytes: 1024 * MiB });

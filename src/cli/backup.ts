@@ -5,6 +5,7 @@ import { formatDigest } from '../store/hash-chain.ts';
 import { isPostgresUrl, openStore } from '../store/open.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { backupSqlite } from '../store/sqlite/backup.ts';
+import { verifyIdempotency, type RecordsVerdict } from '../verify-idempotency.ts';
 import { verifyLog, type Verdict } from '../verify-log.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
 
@@ -16,7 +17,9 @@ snapshot (every write acknowledged before the copy began is in it), taken withou
 stopping or stalling the service's writes. OUT must not exist; it is created readable
 by its owner only (0600) and synced to disk. Then the copy is verified as
 scripts/verify-log does, and its digest SEQ:HASH printed on standard output: the same
-digest verify-log prints for the copy, and for the database at that moment.
+digest verify-log prints for the copy, and for the database at that moment. The copy
+holds the stored answers of Idempotency-Keys too (retries after a restore are replayed);
+they are outside the chain, and checked as verify-log checks them.
   OUT          the copy, a new file
   --db PATH    the database file (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help   this text
@@ -62,8 +65,10 @@ await run(USAGE, async (argv) => {
     await signalsHandled();
     const copy = await openStore(out, { readonly: true, mustExist: true });
     let verdict: Verdict;
+    let records: RecordsVerdict;
     try {
       verdict = await verifyLog(withTurns(copy));
+      records = await verifyIdempotency(copy);
     } finally {
       await copy.close();
     }
@@ -74,9 +79,15 @@ await run(USAGE, async (argv) => {
       );
       return 1;
     }
+    if (!records.ok) {
+      process.stderr.write(`error: the copy does not verify, so it was removed: BROKEN idempotency record: ${records.reason}\n`);
+      return 1;
+    }
     await signalsHandled();
     ours = false;
     process.stderr.write(`ok: ${out}: ${verdict.events} events, chain intact, in ${Date.now() - started} ms\n`);
+    if (records.records > 0)
+      process.stderr.write(`ok: ${records.records} idempotency records (not in the chain), each stored 200 names its event\n`);
     process.stdout.write(`${formatDigest(verdict.head)}\n`);
     return 0;
   } finally {

@@ -10,8 +10,9 @@ const USAGE = `
 Usage: scripts/copy-store --from PATH|URL --to URL
 
 Copies every event (seq, times, actors, request ids and hashes as they are), every API
-key (its hash only: keys keep working, none is shown) and the projection replayed from
-the events, from one store into an EMPTY one, in one transaction on the target: all of
+key (its hash only: keys keep working, none is shown), the unexpired answers stored for
+Idempotency-Keys (retries after the move are replayed; not covered by the hash chain)
+and the projection replayed from the events, from one store into an EMPTY one, in one transaction on the target: all of
 it or nothing. Both must have the current schema: run scripts/migrate --db URL on the
 new database first. Stop writes to the source while copying (stop the service), or
 writes made meanwhile are not copied. Then checks the hash chain of both and prints
@@ -50,11 +51,21 @@ await run(USAGE, async (argv) => {
     const target = await openStore(to, { mustExist: true });
     try {
       if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target: give a postgres:// URL`);
-      const copied = await target.importHistory({ events: source.chainRows(), keys: await source.keyRecords() });
+      const copied = await target.importHistory({
+        events: source.chainRows(),
+        keys: await source.keyRecords(),
+        idempotency: source.idempotency.unexpired(new Date().toISOString()),
+      });
       process.stderr.write(
         `copied ${count(copied.events, 'event')}, ${count(copied.keys, 'key')} and ${count(copied.entries, 'inventory row')} ` +
           `from ${describeTarget(from)} to ${describeTarget(to)}\n`,
       );
+      // Not part of the chain (the digests below do not cover them): said on a line of its own.
+      if (copied.idempotency > 0) {
+        process.stderr.write(
+          `copied ${count(copied.idempotency, 'unexpired idempotency record')}: PATCHes answered before the move are replayed after it\n`,
+        );
+      }
       const [a, b] = [await verifyLog(source), await verifyLog(target)];
       process.stdout.write(verdictLine('source', a) + verdictLine('target', b));
       const equal = a.ok && b.ok && formatDigest(a.head) === formatDigest(b.head);

@@ -10,7 +10,9 @@ Usage: scripts/rebuild-projection [--check] [--db PATH|URL]
 Replays every event of the log, in order, into a fresh projection (the inventory table
 behind GET /v1/inventory) and replaces the old one atomically: readers see the old one
 until the new one is complete. Reports the events replayed, the entries written, and
-every entry that differed.
+every entry that differed. The stored answers of Idempotency-Keys (idempotency_keys) are
+left as they are: they are answers given, not state derived from the events, so retries
+are still replayed after a rebuild.
   --check      change nothing: list the entries that differ, exit 1 if any do
   --db PATH    the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help   this text

@@ -1,6 +1,7 @@
 // scripts/verify-log: check the event log's hash chain, and optionally that it extends
 // a digest saved earlier.
 import { formatDigest, parseDigest } from '../store/hash-chain.ts';
+import { verifyIdempotency } from '../verify-idempotency.ts';
 import { verifyLog } from '../verify-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
@@ -12,6 +13,9 @@ prints the head of the log as a digest SEQ:HASH, alone on standard output: save 
 somewhere the database's owner cannot change (a ticket, an e-mail, a notary). Later,
 --digest SEQ:HASH proves that the log still extends that digest: rewriting history
 before it, even with the whole chain recomputed, or truncating the log, is caught.
+The stored answers of Idempotency-Keys (idempotency_keys) expire and are removed, so the
+chain does not cover them; each stored 200 must name an event of the log (its version
+and quantity), which is checked too.
   --digest SEQ:HASH   a digest printed by an earlier run
   --db PATH           the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help          this text
@@ -36,6 +40,14 @@ await run(USAGE, async (argv) => {
     }
     const extends_ = digest ? `; it extends ${formatDigest(digest)}` : '';
     process.stderr.write(`ok: ${verdict.events} events, chain intact${extends_}\n`);
+    const records = await verifyIdempotency(store);
+    if (!records.ok) {
+      process.stderr.write(`error: BROKEN idempotency record: ${records.reason}\n`);
+      return 1;
+    }
+    if (records.records > 0) {
+      process.stderr.write(`ok: ${records.records} idempotency records (not in the chain), each stored 200 names its event\n`);
+    }
     process.stdout.write(`${formatDigest(verdict.head)}\n`);
     return 0;
   } finally {

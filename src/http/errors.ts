@@ -25,6 +25,9 @@ export const ERROR_CODES = [
   'headers_too_large',
   'internal_error',
   'unavailable',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_key_in_flight',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -112,8 +115,13 @@ export function errorHandler(
     ctx.set(error.headers);
     ctx.status = error.status;
     ctx.type = 'application/json';
-    ctx.body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
+    ctx.body = errorBody(error);
   };
+}
+
+/** The Error body of an HttpError, as every error answer carries it. */
+export function errorBody(error: HttpError): string {
+  return JSON.stringify({ code: error.code, message: error.message, status: error.status });
 }
 
 /**

@@ -3,13 +3,15 @@
 // happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
 // body judged, in the order the decisions fix.
 import Router from '@koa/router';
-import type { CommandHandler } from '../commands.ts';
+import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idempotent } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
+import type { IdempotencyStore, StoredAnswer } from '../store/idempotency.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
-import { HttpError } from './errors.ts';
+import { errorBody, HttpError } from './errors.ts';
+import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
 import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
 import { hasConditions, judgeRead, judgeWrite, readConditions, weakTagNote } from './preconditions.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
@@ -19,9 +21,16 @@ export interface InventoryDeps {
   commands: CommandHandler;
   openapi: OpenApiDocument;
   cacheCounts?: InventoryCacheCounts;
+  idempotency: {
+    records: IdempotencyStore;
+    now: () => number;
+    /** A stored answer was given again; a key was refused as reused or in flight. */
+    onReplay?: () => void;
+    onRefused?: (why: 'reused' | 'in_flight') => void;
+  };
 }
 
-export function inventoryRouter({ store, commands, openapi, cacheCounts }: InventoryDeps): Router {
+export function inventoryRouter({ store, commands, openapi, cacheCounts, idempotency }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   // strict: paths are exact, /v1/inventory/7/ is not /v1/inventory/7.
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
@@ -67,22 +76,29 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts }: Inven
     ctx.body = itemJson(entry);
   });
 
+  const inFlight = makeInFlight();
+  const replay = (ctx: Parameters<Parameters<typeof router.patch>[2]>[0], answer: StoredAnswer) => {
+    ctx.status = answer.status;
+    if (answer.etag !== null) ctx.set('ETag', answer.etag);
+    ctx.set('Idempotent-Replayed', 'true');
+    ctx.type = 'application/json';
+    ctx.body = answer.body;
+    idempotency.onReplay?.();
+  };
+
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
+    // Judged with the body: a 400 of its own, before the entry is looked at.
+    const key = idempotencyKeyOf(ctx.req.headers);
     // The authentication and request-id middleware in front of this route set both.
     const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
     const conditions = readConditions(ctx.req.headers);
     const tagOf = (version: number) => `"${version}"`;
     const precondition = hasConditions(conditions) ? (version: number) => judgeWrite(conditions, tagOf(version)) === 'proceed' : undefined;
-    try {
-      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta);
-      ctx.set('ETag', tagOf(entry.version));
-      ctx.type = 'application/json';
-      ctx.body = itemJson(entry);
-    } catch (err) {
+    const refusal = (err: unknown): HttpError | undefined => {
       if (err instanceof PetNotTracked) {
-        throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
+        return new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
       }
       if (err instanceof VersionMismatch) {
         const current = tagOf(err.currentVersion);
@@ -91,12 +107,74 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts }: Inven
             ? 'If-None-Match matches or cannot be read'
             : 'If-Match does not match';
         const note = failed.startsWith('If-Match') ? weakTagNote(conditions) : '';
-        const message = `${failed}: pet ${petId} is at version ${current}${note}`;
-        throw new HttpError(412, 'precondition_failed', message, { ETag: current });
+        return new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}${note}`, { ETag: current });
       }
-      throw err;
+      return undefined;
+    };
+
+    let idempotent: Idempotent | undefined;
+    let release: (() => void) | undefined;
+    if (key !== undefined) {
+      const scope = { apiKey: meta.actor, path: ctx.path, key };
+      const header = (name: string) => {
+        const value = ctx.req.headers[name];
+        return Array.isArray(value) ? value.join(', ') : value;
+      };
+      const fingerprint = fingerprintOf({
+        method: ctx.method,
+        path: ctx.path,
+        body: { quantity },
+        ifMatch: header('if-match'),
+        ifNoneMatch: header('if-none-match'),
+      });
+      // A stored answer is replayed before the entry is looked at.
+      const stored = await idempotency.records.find(scope, new Date(idempotency.now()).toISOString());
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) throw reused(idempotency.onRefused);
+        return replay(ctx, stored);
+      }
+      release = inFlight.claim(scope);
+      if (!release) {
+        idempotency.onRefused?.('in_flight');
+        throw new HttpError(
+          409,
+          'idempotency_key_in_flight',
+          'a request with this Idempotency-Key is still being processed; retry after its answer',
+          { 'Retry-After': '1' },
+        );
+      }
+      idempotent = {
+        scope,
+        fingerprint,
+        answer: (result) => {
+          if ('entry' in result) return { status: 200, etag: tagOf(result.entry.version), body: itemJson(result.entry) };
+          const error = refusal(result.error);
+          return error && { status: error.status, etag: error.headers.ETag ?? null, body: errorBody(error) };
+        },
+      };
+    }
+    try {
+      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent);
+      ctx.set('ETag', tagOf(entry.version));
+      ctx.type = 'application/json';
+      ctx.body = itemJson(entry);
+    } catch (err) {
+      if (err instanceof IdempotentReplay) return replay(ctx, err.record);
+      if (err instanceof IdempotencyKeyReused) throw reused(idempotency.onRefused);
+      throw refusal(err) ?? err;
+    } finally {
+      release?.();
     }
   });
 
   return router;
+}
+
+function reused(onRefused?: (why: 'reused') => void): HttpError {
+  onRefused?.('reused');
+  return new HttpError(
+    422,
+    'idempotency_key_reused',
+    'this Idempotency-Key was used for another request (another body, path or precondition): use a new key for a new request',
+  );
 }

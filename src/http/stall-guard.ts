@@ -5,12 +5,17 @@
 // responses queued behind it (ServerResponse output not yet given to the socket).
 // Node stops reading a socket whose output waits, but nothing ever frees what it holds.
 //
-// Every check interval the guard measures each connection's pinned bytes and whether
-// it took any since the last check. A connection with output waiting that took nothing
-// for stallTimeoutMs is destroyed; and when the stalled ones (nothing taken since the
-// last check) together pin more than maxPinnedBytes, those stalled longest are
-// destroyed first until the total fits. Any byte a reader takes resets its clock, so a
-// slow reader is not cut by the stall time, and is the last to go for the cap.
+// Every check interval, and at once whenever a response leaves more than LARGE_OUTPUT
+// bytes waiting on its socket, the guard measures each connection's pinned bytes and
+// whether it took any since the last check. A connection with output waiting that took
+// nothing for stallTimeoutMs is destroyed; and when all connections with output waiting
+// together pin more than maxPinnedBytes, those stalled longest (nothing taken since the
+// last check, oldest clock first) are destroyed until the total fits. Fresh output
+// counts toward the total from the moment it is queued: checked only once a second, a
+// service rendering a 5 MB list every few milliseconds for clients that never read was
+// seen to pin a second's worth of lists (some 150 MB) above the cap. Any byte a reader
+// takes resets its clock, so a slow reader is not cut by the stall time, and is the
+// last to go for the cap; output that just arrived is never cut for the cap.
 //
 // What the guard sees of a slow reader comes in bursts: the kernel wakes a writer only
 // once a good part of its send buffer (up to 4 MB) is free again, so a client reading
@@ -32,9 +37,13 @@ export interface StallReport {
   stalled: number;
   /** Connections closed, oldest stall first, to bring the total under maxPinnedBytes. */
   overCap: number;
-  /** What stalled connections (output waiting, none taken since the last check) still pin. */
+  /** What connections with output waiting still pin. */
   pinnedBytes: number;
 }
+
+/** Output left waiting on a socket past this (the kernel's buffers took the rest) makes
+ * the guard look at once: small answers leave nothing, so they cost no check. */
+const LARGE_OUTPUT = 64 * 1024;
 
 interface Connection {
   socket: Socket;
@@ -81,6 +90,13 @@ export function guardStalls(
     connections.set(socket, c);
     socket.once('close', () => connections.delete(socket));
   });
+  let soon: NodeJS.Immediate | undefined;
+  const checkSoon = () => {
+    soon ??= setImmediate(() => {
+      soon = undefined;
+      check();
+    });
+  };
   server.on('request', (req, res: ServerResponse) => {
     const c = connections.get(req.socket);
     if (!c) return;
@@ -88,6 +104,12 @@ export function guardStalls(
     const done = () => c.responses.delete(res);
     res.once('finish', done);
     res.once('close', done);
+    // 'prefinish': the whole answer is handed over (to the socket, or queued behind a
+    // pipelined one); 'finish' would come only once the kernel took it all, which a
+    // client that does not read never lets happen.
+    res.once('prefinish', () => {
+      if (c.socket.writableLength > LARGE_OUTPUT || res.writableLength > LARGE_OUTPUT) checkSoon();
+    });
   });
 
   function check(): StallReport {
@@ -109,6 +131,7 @@ export function guardStalls(
       c.pinned = pinned;
       if (pinned === 0 || progressed) {
         c.since = at;
+        report.pinnedBytes += pinned;
         continue;
       }
       if (at - c.since >= limits.stallTimeoutMs) {
@@ -137,6 +160,9 @@ export function guardStalls(
     clearInterval(timer);
     timer = setInterval(check, limits.checkIntervalMs).unref();
   });
-  server.on('close', () => clearInterval(timer));
+  server.on('close', () => {
+    clearInterval(timer);
+    if (soon) clearImmediate(soon);
+  });
   return { check };
 }

@@ -7,7 +7,7 @@ import { parsePetId } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { ReadBody } from './body.ts';
 import { readNumberLiteral } from '../json/json-number.ts';
-import { readStrictJson } from '../json/strict-json.ts';
+import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
@@ -47,11 +47,12 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
       throw new HttpError(400, 'invalid_body', `member ${show(strict.member)} appears more than once: send it once`);
     }
     if (!strict.ok) throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${strict.reason}`);
+    const members = strict.value.kind === 'object' ? strict.value.members : undefined;
     if (!check(body.value)) {
-      throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value));
+      throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value, members));
     }
     // JSON.parse rounds 5.0000000000000001 to 5 and 1e-400 to 0: judge the number as written.
-    const written = strict.value.kind === 'object' ? strict.value.members.get('quantity') : undefined;
+    const written = members?.get('quantity');
     if (written?.kind === 'number' && readNumberLiteral(written.literal).kind !== 'integer') {
       throw new HttpError(
         400,
@@ -80,7 +81,12 @@ export function pathPetId(params: unknown): bigint {
   return petId;
 }
 
-function describe(error: ErrorObject | null | undefined, schema: Schema, value: unknown): string {
+function describe(
+  error: ErrorObject | null | undefined,
+  schema: Schema,
+  value: unknown,
+  written: ReadonlyMap<string, JsonNode> | undefined,
+): string {
   if (!error) return 'the body does not match the InventoryUpdate schema';
   const members = Object.keys(schema.properties ?? {})
     .map((m) => `"${m}"`)
@@ -94,8 +100,11 @@ function describe(error: ErrorObject | null | undefined, schema: Schema, value: 
   }
   if (member === '') return `the body must be a JSON object with only ${members}; got ${kindOf(value)}`;
   const rule = describeSchema(schema.properties?.[member]);
-  const got = (value as Record<string, unknown>)[member];
-  return `${member} must be ${rule}; got ${kindOf(got)}`;
+  // A number is quoted as the client wrote it: JSON.parse turns 9007199254740993 into
+  // ...992, and a message must not show the client a value it did not send.
+  const literal = written?.get(member);
+  const got = literal?.kind === 'number' ? `number ${shorten(literal.literal)}` : kindOf((value as Record<string, unknown>)[member]);
+  return `${member} must be ${rule}; got ${got}`;
 }
 
 function describeSchema(s: Record<string, unknown> | undefined): string {
@@ -115,5 +124,9 @@ function kindOf(value: unknown): string {
 }
 
 function show(text: string): string {
-  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+  return JSON.stringify(shorten(text));
+}
+
+function shorten(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }

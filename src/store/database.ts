@@ -8,8 +8,14 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { loadMigrations, migrate, requireCurrentSchema, requireUpgradable, SchemaError } from './migrate.ts';
 import { explainOpenError } from './open-errors.ts';
+import { openedElsewhereProblem } from './sqlite/side-files.ts';
 
 export type Db = Database.Database;
+
+/** Another process has the database open in a way that forbids opening it now. */
+export class DatabaseInUse extends Error {
+  override name = 'DatabaseInUse';
+}
 
 /**
  * The write-ahead log's size after a checkpoint emptied it (journal_size_limit): a log
@@ -33,6 +39,10 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   if (!upgrade && !memory && !existsSync(path)) {
     throw new SchemaError(`no database at ${path}: check --db or INVENTORY_DB, or create one with scripts/migrate --db ${path}`);
   }
+  // A process that has this file open on side files no longer at their paths would
+  // have a second writer beside it: refused before SQLite makes new ones.
+  const elsewhere = memory ? undefined : openedElsewhereProblem(path);
+  if (elsewhere) throw new DatabaseInUse(elsewhere);
   let db: Db | undefined;
   try {
     if (upgrade && !memory) createOwnerOnly(path);

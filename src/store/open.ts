@@ -5,7 +5,11 @@ import { isPostgresUrl, pasteableUrl, redactUrl } from './postgres/connection.ts
 import { openPostgresStore } from './postgres/store.ts';
 import { openSqliteStore, type SqliteOpenOptions } from './sqlite/store.ts';
 
-export type StoreOpenOptions = SqliteOpenOptions & { now?: () => number };
+export type StoreOpenOptions = SqliteOpenOptions & {
+  now?: () => number;
+  /** The service opens it (not an operator command): on PostgreSQL its sessions are bounded to fit a request. */
+  service?: boolean;
+};
 
 export function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
   if (isPostgresUrl(target)) {
@@ -14,6 +18,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
       mustExist: options.mustExist,
       onMigrated: options.onMigrated,
       now: options.now,
+      service: options.service,
     });
   }
   return openSqliteStore(target, options);

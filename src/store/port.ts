@@ -7,6 +7,7 @@
 // its transaction and reports a VersionConflict when another writer came first, and
 // the caller loads again and decides again.
 import type { DomainEvent, EntryState, EventMeta, PetStatus, RecordedEvent } from '../domain/events.ts';
+import type { IdempotencyRecord, IdempotencyStore, RecordRequest } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 
 /** One inventory entry: a row of the projection. */
@@ -27,6 +28,10 @@ export interface Submission {
   meta: EventMeta;
   recordedAt: string;
   appends: StreamAppend[];
+  /** The answer to record with the events (a request with an Idempotency-Key): a key
+   * already used fails the submission with IdempotencyKeyTaken, nothing written. A
+   * submission may record an answer and append nothing (a 404 or 412). */
+  idempotency?: RecordRequest;
 }
 
 export interface Appended {
@@ -141,6 +146,9 @@ export interface HistoryImport {
   /** Events in seq order, with their chain columns as they are (verbatim). */
   events: AsyncIterable<ChainRow[]>;
   keys: KeyRecord[];
+  /** The stored answers of Idempotency-Keys still unexpired, so that retries of PATCHes
+   * answered before the move are replayed after it. */
+  idempotency?: AsyncIterable<IdempotencyRecord[]>;
 }
 
 /** The target of a copy was not empty: nothing was written. */
@@ -191,16 +199,19 @@ export interface InventoryStore {
   ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 
   keys: KeyStore;
+  /** The stored answers of requests sent with an Idempotency-Key (written by appendBatch). */
+  idempotency: IdempotencyStore;
   /** Every key with its hash, for copying a store; never shown to anyone. */
   keyRecords(): Promise<KeyRecord[]>;
   /**
    * Into an EMPTY store, in one transaction: the events verbatim (seq, times, actors,
-   * hashes), the keys, the chain head after the last event, and the projection replayed
-   * from them. Rejects with StoreNotEmpty (naming what is there) and writes nothing when
-   * the store holds any event, key or projection row. Optional: an adapter that cannot
+   * hashes), the keys, the idempotency records, the chain head after the last event, and
+   * the projection replayed from them. Rejects with StoreNotEmpty (naming what is there)
+   * and writes nothing when the store holds any event, key, idempotency record or
+   * projection row. Optional: an adapter that cannot
    * be a copy's target leaves it out.
    */
-  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number }>;
+  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
 
   /** Rejects when the database does not answer. */
   ping(): Promise<void>;

@@ -51,6 +51,8 @@ export interface AppOptions {
   writer?: 'inline' | 'thread';
   /** Opens the store instead of target.open (a test that keeps a handle on the writer thread). */
   open?: (db: string, now: () => number) => Promise<InventoryStore>;
+  /** IDEMPOTENCY_TTL_HOURS, in ms; the service's default unless given. */
+  idempotencyTtlMs?: number;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -68,7 +70,14 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const logger = createLogger('info', sink);
   const state = { accepting: true };
   const store = await (options.open ? options.open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
-  const app = buildApp({ store, logger, now, accepting: () => state.accepting, corsOrigins: options.corsOrigins ?? [] });
+  const app = buildApp({
+    store,
+    logger,
+    now,
+    accepting: () => state.accepting,
+    corsOrigins: options.corsOrigins ?? [],
+    idempotencyTtlMs: options.idempotencyTtlMs,
+  });
   const key = await createKey(store);
   const server: Server = createHttpServer(app, options.limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -78,7 +78,13 @@ export function postgresTarget(): StoreTarget {
     },
     async open(url, options = {}) {
       let pool: pg.Pool | undefined;
-      const store = await openPostgresStore(url, { now: options.now, readonly: options.readonly, inspectPool: (p) => (pool = p) });
+      const store = await openPostgresStore(url, {
+        now: options.now,
+        readonly: options.readonly,
+        // As the service opens it, unless the test opens it read-only as a reading command.
+        service: !options.readonly,
+        inspectPool: (p) => (pool = p),
+      });
       opened.set(store, { url, pool: pool! });
       return store;
     },

@@ -10,6 +10,15 @@ import type pg from 'pg';
 import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import { eventHash } from '../hash-chain.ts';
+import {
+  IdempotencyKeyTaken,
+  RECORD_COLUMNS,
+  recordOfRow,
+  rowOfRecord,
+  scopeId,
+  type IdempotencyRecord,
+  type RecordRow,
+} from '../idempotency.ts';
 import { VersionConflict, type Appended, type BatchOptions, type Entry, type Outcome, type Submission } from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
@@ -28,6 +37,15 @@ WITH new_events AS (
   SELECT * FROM unnest($11::bigint[], $12::integer[], $13::text[], $14::integer[], $15::text[])
   ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
     version = excluded.version, updated_at = excluded.updated_at
+), new_records AS (
+  -- In place of an expired record of the same key, not yet removed.
+  INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
+  SELECT * FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::text[], $25::text[], $26::text[])
+  ON CONFLICT (api_key, path, idempotency_key) DO UPDATE SET
+    ${RECORD_COLUMNS.slice(3)
+      .map((c) => `${c} = excluded.${c}`)
+      .join(', ')}
+  WHERE idempotency_keys.expires_at <= excluded.created_at
 )
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
@@ -47,11 +65,13 @@ export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
   return selected!.rows[0] as Head;
 }
 
-/** The chain head and the entries as a batch has moved them so far. */
+/** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 interface State {
   seq: bigint;
   hash: string;
   entries: Map<bigint, Entry>;
+  /** By scopeId: the records stored for the batch's keys, expired ones included. */
+  records: Map<string, IdempotencyRecord>;
 }
 
 interface Plan {
@@ -69,11 +89,13 @@ interface Plan {
  */
 function plan(submissions: readonly Submission[], state: State, failedPets: Map<bigint, unknown>): Plan {
   const entries = new Map(state.entries);
+  const records = new Map(state.records);
   const cols = Array.from({ length: 10 }, () => [] as unknown[]);
+  const recordCols = Array.from({ length: RECORD_COLUMNS.length }, () => [] as unknown[]);
   const changed = new Map<bigint, Entry>();
   let seq = state.seq;
   let prevHash = state.hash;
-  const outcomes = submissions.map(({ meta, recordedAt, appends }): Outcome<Appended[]> => {
+  const outcomes = submissions.map(({ meta, recordedAt, appends, idempotency }): Outcome<Appended[]> => {
     const stale = appends.find((a) => failedPets.has(a.petId));
     if (stale) {
       const cause = failedPets.get(stale.petId);
@@ -81,6 +103,20 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
         ok: false,
         error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
       };
+    }
+    if (idempotency) {
+      const { record, decidedOn } = idempotency;
+      const taken = records.get(scopeId(record));
+      if (taken && taken.expiresAt > record.createdAt) {
+        // Nothing written: later submissions on these pets were decided against a
+        // result that did not happen, and are decided again.
+        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
+        return { ok: false, error: new IdempotencyKeyTaken(taken) };
+      }
+      const actual = entries.get(decidedOn.petId)?.version ?? 0;
+      if (appends.length === 0 && actual !== decidedOn.version) {
+        return { ok: false, error: new VersionConflict(decidedOn.petId, decidedOn.version, actual) };
+      }
     }
     // Each append is checked against the entry as the submission's earlier appends left
     // it; a conflict anywhere undoes the whole submission.
@@ -132,10 +168,14 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
       changed.set(petId, entry);
       appended.push({ entry, events });
     }
+    if (idempotency) {
+      records.set(scopeId(idempotency.record), idempotency.record);
+      rowOfRecord(idempotency.record).forEach((v, i) => recordCols[i]!.push(v));
+    }
     return { ok: true, value: appended };
   });
-  const next = { seq, hash: prevHash, entries };
-  if (cols[0]!.length === 0) return { outcomes, next };
+  const next = { seq, hash: prevHash, entries, records };
+  if (cols[0]!.length === 0 && recordCols[0]!.length === 0) return { outcomes, next };
   const finals = [...changed.values()];
   const params = [
     ...cols,
@@ -146,6 +186,7 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
     finals.map((e) => e.updatedAt),
     String(seq),
     prevHash,
+    ...recordCols,
   ];
   return { outcomes, params, next };
 }
@@ -163,8 +204,15 @@ export async function appendBatch(
   };
   const outcomes = await inTransaction(pool, `${beginLocked(waitMs)}; SAVEPOINT batch`, async (client, begun) => {
     const head = headOf(begun);
-    const petIds = [...new Set(submissions.flatMap((s) => s.appends.map((a) => a.petId)))];
-    const start: State = { seq: head.seq, hash: head.hash, entries: await loadEntries(client, petIds) };
+    const petIds = [
+      ...new Set(submissions.flatMap((s) => [...s.appends.map((a) => a.petId), ...(s.idempotency ? [s.idempotency.decidedOn.petId] : [])])),
+    ];
+    const start: State = {
+      seq: head.seq,
+      hash: head.hash,
+      entries: await loadEntries(client, petIds),
+      records: await loadRecords(client, submissions),
+    };
     const whole = plan(submissions, start, new Map());
     if (!whole.params) return whole.outcomes;
     try {
@@ -212,4 +260,25 @@ async function oneByOne(
     }
   }
   return outcomes;
+}
+
+const RECORDS = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
+  WHERE (api_key, path, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
+
+/** The stored records of the batch's keys, read under the chain head's lock (every writer
+ * of records holds it), so that no other instance can store one of them meanwhile. */
+async function loadRecords(client: pg.PoolClient, submissions: readonly Submission[]): Promise<Map<string, IdempotencyRecord>> {
+  const scopes = submissions.flatMap((s) => (s.idempotency ? [s.idempotency.record] : []));
+  const found = new Map<string, IdempotencyRecord>();
+  if (scopes.length === 0) return found;
+  const { rows } = await client.query<RecordRow>(RECORDS, [
+    scopes.map((s) => s.apiKey),
+    scopes.map((s) => s.path),
+    scopes.map((s) => s.key),
+  ]);
+  for (const row of rows) {
+    const record = recordOfRow(row);
+    found.set(scopeId(record), record);
+  }
+  return found;
 }

@@ -19,10 +19,55 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  * connection is presumed lost and the caller gets an error, not a hang. */
 export const QUERY_TIMEOUT_MS = 15_000;
 
+/**
+ * The bounds every session of the service sets on the server. A request is answered
+ * within 5 s; a lock wait past SERVICE_LOCK_TIMEOUT_MS cannot fit in that (a table an
+ * operator locked with LOCK TABLE, VACUUM FULL or REINDEX: the request is answered 503
+ * instead of waiting for it), and a statement past SERVICE_STATEMENT_TIMEOUT_MS has been
+ * given up by its client already. A transaction left idle (its instance frozen by
+ * SIGSTOP, a VM pause or a partition, holding the chain head that every instance's writes
+ * need) is ended by the server after IDLE_IN_TRANSACTION_MS, which releases its locks.
+ * A batch sets its own lock timeout from its deadline (SET LOCAL).
+ */
+export const SERVICE_LOCK_TIMEOUT_MS = 4_500;
+export const SERVICE_STATEMENT_TIMEOUT_MS = 6_000;
+export const IDLE_IN_TRANSACTION_MS = 6_000;
+/** TCP keepalive, on both ends: a peer that is gone without a word (a host down, a cut
+ * network) is noticed after about KEEPALIVE_IDLE_S + 3 x KEEPALIVE_INTERVAL_S seconds
+ * instead of the hours a connection otherwise waits. */
+const KEEPALIVE_IDLE_S = 5;
+const KEEPALIVE_INTERVAL_S = 2;
+const KEEPALIVE_COUNT = 3;
+
 export interface PoolOptions {
   /** Every transaction read-only, enforced by the server (the reading commands). */
   readonly?: boolean;
+  /** The service's pool: every session bounded by the service's timeouts above. */
+  service?: boolean;
   max?: number;
+}
+
+/**
+ * The settings every connection of ours sends at its start: TCP keepalive on the
+ * server's side too, and for connections that write, the idle-in-transaction bound, so
+ * that no frozen process of ours (the service or an operator command stopped with
+ * Ctrl-Z) holds the chain head for longer than seconds. Reading commands are left
+ * unbounded: an auditor's export may pause on a slow pipe inside its snapshot.
+ */
+export function sessionSettings(options: PoolOptions = {}): pg.ClientConfig {
+  const server = [
+    `-c tcp_keepalives_idle=${KEEPALIVE_IDLE_S}`,
+    `-c tcp_keepalives_interval=${KEEPALIVE_INTERVAL_S}`,
+    `-c tcp_keepalives_count=${KEEPALIVE_COUNT}`,
+  ];
+  if (options.readonly) server.push('-c default_transaction_read_only=on');
+  return {
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_S * 1000,
+    options: server.join(' '),
+    ...(options.readonly ? {} : { idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS }),
+    ...(options.service ? { lock_timeout: SERVICE_LOCK_TIMEOUT_MS, statement_timeout: SERVICE_STATEMENT_TIMEOUT_MS } : {}),
+  };
 }
 
 export function makePool(url: string, options: PoolOptions = {}): pg.Pool {
@@ -34,7 +79,7 @@ export function makePool(url: string, options: PoolOptions = {}): pg.Pool {
     query_timeout: QUERY_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     application_name: 'petstore-inventory',
-    options: options.readonly ? '-c default_transaction_read_only=on' : undefined,
+    ...sessionSettings(options),
   });
   // An idle connection that the server closes (a restart) emits an error on the pool;
   // the pool drops it and makes a new one when next needed. Unhandled, it would end the
@@ -43,15 +88,26 @@ export function makePool(url: string, options: PoolOptions = {}): pg.Pool {
   return pool;
 }
 
-/** The URL as messages may show it: without a password. */
+/**
+ * The URL as messages may show it: without any credential it can carry. The driver takes
+ * a password in the user part and as a `password` parameter, and passes parameters such
+ * as `sslpassword` on: every parameter whose name holds "password" is masked, and the
+ * fragment dropped (an unescaped "#" in a password starts one). A URL the URL parser
+ * refuses is not shown at all, since where its password ends cannot be told.
+ */
 export function redactUrl(url: string): string {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    parsed = new URL(url);
   } catch {
     return 'the PostgreSQL database';
   }
+  if (parsed.password) parsed.password = '***';
+  for (const name of new Set(parsed.searchParams.keys())) {
+    if (/password/i.test(name)) parsed.searchParams.set(name, '***');
+  }
+  parsed.hash = '';
+  return parsed.toString();
 }
 
 /**

@@ -4,6 +4,7 @@
 // hashes (the chain must verify to the same digest as at the source); the projection is
 // replayed from them, as rebuild-projection would.
 import type pg from 'pg';
+import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type Entry, type HistoryImport, type KeyRecord } from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
@@ -21,17 +22,21 @@ const INSERT_KEYS = `
 INSERT INTO api_keys (name, hash, created_at, created_by, revoked_at, revoked_by)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`;
 
+const INSERT_RECORDS = `
+INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::text[])`;
+
 const CHUNK = 10_000;
 
 /** Runs inside a transaction that holds the chain head (SELECT … FOR UPDATE). */
 export async function importHistory(client: pg.ClientBase, history: HistoryImport) {
-  const { rows } = await client.query<{ events: boolean; keys: boolean; entries: boolean }>(
+  const { rows } = await client.query<{ events: boolean; keys: boolean; entries: boolean; records: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM events) AS events, EXISTS (SELECT 1 FROM api_keys) AS keys,
-            EXISTS (SELECT 1 FROM inventory) AS entries`,
+            EXISTS (SELECT 1 FROM inventory) AS entries, EXISTS (SELECT 1 FROM idempotency_keys) AS records`,
   );
   const found = Object.entries(rows[0]!)
     .filter(([, present]) => present)
-    .map(([what]) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows' })[what]);
+    .map(([what]) => ({ events: 'events', keys: 'API keys', entries: 'inventory rows', records: 'idempotency records' })[what]);
   if (found.length > 0) throw new StoreNotEmpty(`the target is not empty (it has ${found.join(', ')}): nothing was copied`);
 
   const entries = new Map<bigint, Entry>();
@@ -71,11 +76,17 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
       keys.map((k) => k.revokedBy),
     ]);
   }
+  let records = 0;
+  for await (const page of history.idempotency ?? []) {
+    const cols = RECORD_COLUMNS.map((_, i) => page.map((r) => rowOfRecord(r)[i]));
+    await client.query(INSERT_RECORDS, cols);
+    records += page.length;
+  }
   if (head) {
     await client.query(
       `UPDATE chain_head SET seq = $1, hash = $2, changes = changes + 1 RETURNING pg_notify('${CHANGES_CHANNEL}', changes::text)`,
       [String(head.seq), head.hash],
     );
   }
-  return { events, keys: keys.length, entries: all.length };
+  return { events, keys: keys.length, entries: all.length, idempotency: records };
 }

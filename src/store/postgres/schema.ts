@@ -44,7 +44,9 @@ export async function requireCurrentPostgresSchema(
 
 /** Applies what is pending; returns the names applied. Refuses a schema newer than the code. */
 export function migratePostgres(pool: pg.Pool, name: string, migrations = postgresMigrations()): Promise<string[]> {
-  return inTransaction(pool, 'BEGIN', async (client) => {
+  // No lock or statement timeout here, whoever opened the pool: an instance starting
+  // while another migrates waits for it, and a migration takes as long as it takes.
+  return inTransaction(pool, 'BEGIN; SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0', async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK]);
     const applied = await appliedVersions(client, name);
     refuseNewer(applied, migrations, name);

@@ -14,6 +14,7 @@ import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
+import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { keyRecords, makeKeys } from './keys.ts';
 import { makeReads } from './reads.ts';
@@ -25,13 +26,15 @@ const INSERT_CHUNK = 10_000;
 
 export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
   now?: () => number;
+  /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
+  service?: boolean;
   /** Sees the pool (tests check from it that no transaction is left open). */
   inspectPool?: (pool: pg.Pool) => void;
 }
 
 export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<InventoryStore> {
   const name = redactUrl(url);
-  const pool = makePool(url, { readonly: options.readonly });
+  const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
   try {
     if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name, url);
@@ -102,6 +105,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
     keys: makeKeys(pool, options.now ?? Date.now),
+    idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
     async ping() {

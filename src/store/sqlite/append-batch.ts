@@ -6,8 +6,10 @@ import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import type { Db } from '../database.ts';
 import { eventHash, GENESIS_HASH, type Digest } from '../hash-chain.ts';
+import { IdempotencyKeyTaken } from '../idempotency.ts';
 import { VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
 import { makeEntryReader } from './entry-reader.ts';
+import type { IdempotencyWriter } from './idempotency-table.ts';
 import type { ProjectionTable } from './projection-table.ts';
 
 export interface EventWriter {
@@ -15,7 +17,12 @@ export interface EventWriter {
 }
 
 /** beforeCommit runs inside the batch's transaction, last: throwing rolls all of it back. */
-export function makeEventWriter(db: Db, projection: ProjectionTable, beforeCommit: () => void = () => {}): EventWriter {
+export function makeEventWriter(
+  db: Db,
+  projection: ProjectionTable,
+  idempotency: IdempotencyWriter,
+  beforeCommit: () => void = () => {},
+): EventWriter {
   const insert = db.prepare(
     `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
      VALUES (@seq, @petId, @version, @type, @data, @actor, @requestId, @recordedAt, @prevHash, @hash)`,
@@ -31,7 +38,16 @@ export function makeEventWriter(db: Db, projection: ProjectionTable, beforeCommi
     hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
   });
 
-  const appendSubmission = ({ meta, recordedAt, appends }: Submission): Appended[] => {
+  const appendSubmission = ({ meta, recordedAt, appends, idempotency: answer }: Submission): Appended[] => {
+    if (answer) {
+      // Inside the batch's transaction: an earlier submission of this batch counts too.
+      const taken = idempotency.find(answer.record, answer.record.createdAt);
+      if (taken) throw new IdempotencyKeyTaken(taken);
+      const { petId, version } = answer.decidedOn;
+      const actual = currentEntry(petId)?.version ?? 0;
+      if (appends.length === 0 && actual !== version) throw new VersionConflict(petId, version, actual);
+      idempotency.put(answer.record);
+    }
     const tip = readTip();
     return appends.map(({ petId, expectedVersion, events: decided }) => {
       let entry = currentEntry(petId);
@@ -86,7 +102,10 @@ export function makeEventWriter(db: Db, projection: ProjectionTable, beforeCommi
         // transaction; the submissions before this one are gone too, and the ones after
         // must not run outside it.
         if (!db.inTransaction) throw error;
-        for (const a of submission.appends) failedPets.set(a.petId, error);
+        // A key used already wrote nothing: the later submissions on its pets were
+        // decided against a result that did not happen, and are decided again.
+        const cause = error instanceof IdempotencyKeyTaken ? new VersionConflict(0n, 0, undefined) : error;
+        for (const a of submission.appends) failedPets.set(a.petId, cause);
         return { ok: false, error };
       }
     });

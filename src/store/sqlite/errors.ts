@@ -1,5 +1,6 @@
 // Errors cross the thread boundary as plain data: structured cloning keeps an Error's
 // message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
+import { IdempotencyKeyTaken, type IdempotencyRecord } from '../idempotency.ts';
 import { KeyNameTaken } from '../keys.ts';
 import { StoreUnavailable, VersionConflict } from '../port.ts';
 
@@ -11,6 +12,7 @@ export interface WireError {
   expected?: number;
   actual?: number;
   keyName?: string;
+  record?: IdempotencyRecord;
 }
 
 export function toWire(error: unknown): WireError {
@@ -21,12 +23,14 @@ export function toWire(error: unknown): WireError {
     ...(typeof e?.code === 'string' ? { code: e.code } : {}),
     ...(error instanceof VersionConflict ? { petId: error.petId, expected: error.expected, actual: error.actual } : {}),
     ...(error instanceof KeyNameTaken ? { keyName: error.keyName } : {}),
+    ...(error instanceof IdempotencyKeyTaken ? { record: error.record } : {}),
   };
 }
 
 export function fromWire(wire: WireError): Error {
   if (wire.name === 'VersionConflict') return new VersionConflict(wire.petId!, wire.expected!, wire.actual);
   if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
+  if (wire.name === 'IdempotencyKeyTaken') return new IdempotencyKeyTaken(wire.record!);
   if (wire.name === 'StoreUnavailable') return new StoreUnavailable(wire.message);
   const error = new Error(wire.message) as Error & { code?: string };
   error.name = wire.name;

@@ -14,6 +14,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from '../database.ts';
 import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
 import { makeEntryReader } from './entry-reader.ts';
+import { makeIdempotencyReader, type IdempotencyTable } from './idempotency-table.ts';
 import { makeKeyReader, type KeyReader } from './key-table.ts';
 import { makeProjectionTable } from './projection-table.ts';
 
@@ -52,6 +53,7 @@ export interface Reader {
   loadEntries(petIds: readonly bigint[]): Map<bigint, Entry>;
   changeToken(): string;
   keys: KeyReader;
+  idempotency: IdempotencyTable;
   ping(): void;
   inventoryRows(): AsyncIterable<InventoryRow[]>;
   entries(): Promise<Entry[]>;
@@ -144,6 +146,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     },
     changeToken,
     keys: makeKeyReader(pointDb, changeToken),
+    idempotency: makeIdempotencyReader(pointDb),
     ping: () => void ping.get(),
     inventoryRows: () => scan(() => inventory.iterate() as IterableIterator<InventoryRow>, toInventoryRow),
     entries: () => exclusive(async () => scanProjection.list()),

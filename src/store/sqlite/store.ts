@@ -9,9 +9,11 @@
 // a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
 /* eslint-disable @typescript-eslint/require-await */
 import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
+import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
+import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reader.ts';
 import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
@@ -52,6 +54,12 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
     keys,
+    idempotency: {
+      find: async (scope, at) => reader.idempotency.find(scope, at),
+      count: async () => reader.idempotency.count(),
+      unexpired: (at) => pagesAfter(async (after) => reader.idempotency.page(at, after)),
+      expire: (at, limit) => writer.expireIdempotency(at, limit),
+    },
     keyRecords: async () => reader.keys.records(),
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
@@ -79,6 +87,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
     revokeKey: async (...args) => w().revokeKey(...args),
     probeWrite: async () => w().probeWrite(),
     replaceProjection: async (...args) => w().replaceProjection(...args),
+    expireIdempotency: async (...args) => w().expireIdempotency(...args),
     close: async () => close(),
     storageStatus: fileStatus(db),
   };
@@ -123,11 +132,16 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   // 503 at once once the path no longer names the file (the thread checks every batch
   // again just before it commits), and no new thread is started onto another file.
   const identity = recordFileIdentity(path);
-  const unavailable = () => identity.problem() ?? supervised.unavailable();
+  // The thread saves what it acknowledged when the side files are lost; the message says how that went.
+  const fileProblem = () => {
+    const problem = identity.problem();
+    return problem && problem + rescueMessage(supervised.rescue());
+  };
+  const unavailable = () => fileProblem() ?? supervised.unavailable();
   const guarded =
     <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
-      const problem = identity.problem();
+      const problem = fileProblem();
       if (problem) throw new StoreUnavailable(problem);
       return run(...args);
     };
@@ -138,6 +152,7 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     revokeKey: guarded(supervised.revokeKey),
     replaceProjection: guarded(supervised.replaceProjection),
     probeWrite: guarded(supervised.probeWrite),
+    expireIdempotency: guarded(supervised.expireIdempotency),
     close: () => supervised.close(),
     unavailable,
     storageStatus: () => {

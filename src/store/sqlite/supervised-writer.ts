@@ -9,6 +9,7 @@ import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
 export type SupervisedWriter = AsyncWriter & {
   unavailable(): string | undefined;
   walBlockedSince(): number | undefined;
+  rescue(): number;
 };
 
 export function superviseWriter(first: ThreadWriter, restart: () => Promise<ThreadWriter>): SupervisedWriter {
@@ -50,6 +51,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     createFirstKey: async (...args) => (await live()).createFirstKey(...args),
     revokeKey: async (...args) => (await live()).revokeKey(...args),
     replaceProjection: async (...args) => (await live()).replaceProjection(...args),
+    expireIdempotency: async (...args) => (await live()).expireIdempotency(...args),
     async probeWrite() {
       if (current.stopped()) {
         await startAgain();
@@ -60,6 +62,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     },
     unavailable: () => down()?.message,
     walBlockedSince: () => current.walBlockedSince(),
+    rescue: () => current.rescue(),
     async close() {
       closed = true;
       await restarting;

@@ -18,10 +18,17 @@ export interface WalShared {
   queued: Int32Array;
   /** [0]: Date.now() since checkpoints have been held back, 0 when they are not. */
   blockedSince: Float64Array;
+  /** [0]: what the writer thread did with its log once its side files were lost (side-files.ts Rescue). */
+  rescue: Int32Array;
 }
 
-export function walShared(buffer = new SharedArrayBuffer(16)): WalShared & { buffer: SharedArrayBuffer } {
-  return { buffer, queued: new Int32Array(buffer, 0, 1), blockedSince: new Float64Array(buffer, 8, 1) };
+export function walShared(buffer = new SharedArrayBuffer(24)): WalShared & { buffer: SharedArrayBuffer } {
+  return {
+    buffer,
+    queued: new Int32Array(buffer, 0, 1),
+    blockedSince: new Float64Array(buffer, 8, 1),
+    rescue: new Int32Array(buffer, 16, 1),
+  };
 }
 
 export function walBytes(dbPath: string): number {

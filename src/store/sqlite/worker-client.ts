@@ -20,6 +20,8 @@ export type ThreadWriter = AsyncWriter & {
   terminate(): Promise<void>;
   /** Since when (Date.now) the thread's idle checkpoints have been held back by a reader; undefined when not. */
   walBlockedSince(): number | undefined;
+  /** What the thread did with its log once its -wal or -shm was lost (side-files.ts Rescue). */
+  rescue(): number;
 };
 
 export type StartWriter = typeof startWriterThread;
@@ -80,6 +82,7 @@ export function startWriterThread(
     createFirstKey: (...args) => call('createFirstKey', args) as Promise<string | undefined>,
     revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
     probeWrite: () => call('probeWrite', []) as Promise<void>,
+    expireIdempotency: (...args) => call('expireIdempotency', args) as Promise<number>,
     replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
     async close() {
       if (!stopped) await call('close', []);
@@ -90,6 +93,7 @@ export function startWriterThread(
       await worker.terminate();
     },
     walBlockedSince: () => shared.blockedSince[0] || undefined,
+    rescue: () => Atomics.load(shared.rescue, 0),
   };
   return ready.then(
     () => writer,

@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, WAL_LIMIT_BYTES, type OpenOptions } from '../database.ts';
 import { toWire } from './errors.ts';
 import { recordFileIdentity } from './file-identity.ts';
+import { Rescue, rescueMessage, saveAcknowledged } from './side-files.ts';
 import { makeWalKeeper, walShared } from './wal-keeper.ts';
 import type { Request, Reply } from './worker-protocol.ts';
 import { makeWriter, type Writer } from './writer.ts';
@@ -23,15 +24,27 @@ const IDLE_CHECK_MS = 250;
 
 let db: ReturnType<typeof openDatabase>;
 let writer: Writer;
+let rescueLog = () => {};
 try {
   let applied: string[] = [];
   db = openDatabase(path, { ...options, onMigrated: (names) => (applied = names) });
   const identity = recordFileIdentity(path);
-  writer = makeWriter(db, { fileProblem: () => identity.problem() });
+  writer = makeWriter(db, { fileProblem: () => identity.problem()?.concat(rescueMessage(Atomics.load(wal.rescue, 0))) });
   const keeper = makeWalKeeper(db, path, WAL_LIMIT_BYTES, wal);
+  // Once the -wal or -shm is no longer at its path, the writes acknowledged since the
+  // last checkpoint are only in the log this connection holds: copied into the database
+  // file at once (before each operation, and every IDLE_CHECK_MS), if that is safe.
+  rescueLog = () => {
+    if (Atomics.load(wal.rescue, 0) !== Rescue.NotNeeded || options.readonly || !identity.sideFilesLost()) return;
+    const outcome = saveAcknowledged(db, path);
+    if (outcome !== undefined) Atomics.store(wal.rescue, 0, outcome);
+  };
   // Never while an operation waits: a batch queued behind a checkpoint would wait for it.
+  // No idle checkpoint into a file whose side files are not ours: only the rescue above.
   setInterval(() => {
-    if (Atomics.load(wal.queued, 0) === 0 && db.open && !options.readonly) keeper.idle();
+    if (Atomics.load(wal.queued, 0) !== 0 || !db.open || options.readonly) return;
+    rescueLog();
+    if (identity.problem() === undefined) keeper.idle();
   }, IDLE_CHECK_MS).unref();
   port.postMessage({ id: 0, ok: true, value: applied } satisfies Reply);
 } catch (error) {
@@ -49,6 +62,7 @@ port.on('message', (request: Request) => {
       port.close();
       return;
     }
+    rescueLog();
     const value = (writer[request.op] as (...args: unknown[]) => unknown)(...request.args);
     reply = {
       id: request.id,

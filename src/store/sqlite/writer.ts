@@ -8,6 +8,7 @@ import { StoreUnavailable, type Appended, type BatchOptions, type Entry, type Ou
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
+import { makeIdempotencyWriter } from './idempotency-table.ts';
 import { makeKeyWriter } from './key-table.ts';
 import { makeProjectionTable } from './projection-table.ts';
 
@@ -17,6 +18,7 @@ export interface Writer {
   createFirstKey(name: string, createdBy: string, at: string): string | undefined;
   revokeKey(name: string, revokedBy: string, at: string): Revocation;
   probeWrite(): void;
+  expireIdempotency(at: string, limit: number): number;
   replaceProjection(entries: Map<bigint, Entry>, after: number): { caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> };
 }
 
@@ -33,7 +35,8 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     if (problem) throw new StoreUnavailable(problem);
   };
   const projection = makeProjectionTable(db);
-  const events = makeEventWriter(db, projection, requireFile);
+  const idempotency = makeIdempotencyWriter(db);
+  const events = makeEventWriter(db, projection, idempotency, requireFile);
   const keys = makeKeyWriter(db);
   // The readiness probe writes a row that needs new pages, and deletes it again.
   const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
@@ -69,6 +72,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     createFirstKey: checked((name: string, createdBy: string, at: string) => keys.createFirst(name, createdBy, at)),
     revokeKey: checked((name: string, revokedBy: string, at: string) => keys.revoke(name, revokedBy, at)),
     probeWrite: checked(() => probe.immediate()),
+    expireIdempotency: checked((at: string, limit: number) => idempotency.expire(at, limit)),
     replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
   };
 }

@@ -1,0 +1,122 @@
+// The idempotency records part of the storage port (port.ts): the stored answers of
+// requests sent with an Idempotency-Key. A record is written by appendBatch, in the same
+// transaction as its request's events (Submission.idempotency), so that a crash can never
+// leave an event without its record or a record without its event; this role finds,
+// counts and expires them. What every adapter shares lives here; the tables live with
+// the adapter.
+
+/** Where a key is unique: the API key (its name) that sent it and the path. */
+export interface IdempotencyScope {
+  apiKey: string;
+  path: string;
+  key: string;
+}
+
+/** An answer as it is replayed: the status, its ETag (if any) and the body's exact text. */
+export interface StoredAnswer {
+  status: number;
+  etag: string | null;
+  body: string;
+}
+
+export interface IdempotencyRecord extends IdempotencyScope, StoredAnswer {
+  /** What the request asked for (method, path, body's value, preconditions), hashed. */
+  fingerprint: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** What a submission asks appendBatch to record with its events. */
+export interface RecordRequest {
+  record: IdempotencyRecord;
+  /**
+   * The pet whose entry the answer was decided on, and its version then (0: not
+   * tracked). A submission that appends no events (a 404 or 412) is checked against it,
+   * as an append is: an answer decided on a state that another writer changed meanwhile
+   * is decided again, not stored.
+   */
+  decidedOn: { petId: bigint; version: number };
+}
+
+/**
+ * The key was used already (a stored, unexpired record, or an earlier submission of the
+ * same batch): nothing of the submission was written. The caller replays the record or
+ * refuses the request.
+ */
+export class IdempotencyKeyTaken extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('the idempotency key was used already');
+    this.name = 'IdempotencyKeyTaken';
+  }
+}
+
+export interface IdempotencyStore {
+  /** The unexpired record of a key at time `at`, or undefined. */
+  find(scope: IdempotencyScope, at: string): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Removes at most `limit` records that expired at `at`, in one short transaction that
+   * takes no lock appends wait for (callers repeat it, yielding between steps); returns
+   * how many it removed.
+   */
+  expire(at: string, limit: number): Promise<number>;
+  /** How many records the table holds, expired ones not yet removed included. */
+  count(): Promise<number>;
+  /** The records unexpired at `at`, by key, a page at a time (copy-store moves them). */
+  unexpired(at: string): AsyncIterable<IdempotencyRecord[]>;
+}
+
+/** Pages of records by (api_key, path, idempotency_key), each read after the last one's key. */
+export async function* pagesAfter(
+  page: (after: IdempotencyScope | undefined) => Promise<IdempotencyRecord[]>,
+): AsyncIterable<IdempotencyRecord[]> {
+  let after: IdempotencyScope | undefined;
+  for (;;) {
+    const rows = await page(after);
+    if (rows.length === 0) return;
+    yield rows;
+    after = rows.at(-1);
+  }
+}
+
+export const PAGE_ROWS = 1000;
+
+/** A record's columns in table order, as both adapters write them. */
+export const RECORD_COLUMNS = [
+  'api_key',
+  'path',
+  'idempotency_key',
+  'fingerprint',
+  'status',
+  'etag',
+  'body',
+  'created_at',
+  'expires_at',
+] as const;
+
+/** A row of idempotency_keys as both drivers return it. */
+export type RecordRow = Record<(typeof RECORD_COLUMNS)[number], string | number | null>;
+
+/** A row of idempotency_keys (RECORD_COLUMNS) as a record. */
+export function recordOfRow(row: RecordRow): IdempotencyRecord {
+  return {
+    apiKey: String(row.api_key),
+    path: String(row.path),
+    key: String(row.idempotency_key),
+    fingerprint: String(row.fingerprint),
+    status: Number(row.status),
+    etag: row.etag === null ? null : String(row.etag),
+    body: String(row.body),
+    createdAt: String(row.created_at),
+    expiresAt: String(row.expires_at),
+  };
+}
+
+/** The record's values in RECORD_COLUMNS order. */
+export function rowOfRecord(r: IdempotencyRecord): [string, string, string, string, number, string | null, string, string, string] {
+  return [r.apiKey, r.path, r.key, r.fingerprint, r.status, r.etag, r.body, r.createdAt, r.expiresAt];
+}
+
+/** One string per scope, for maps. */
+export function scopeId(s: IdempotencyScope): string {
+  return JSON.stringify([s.apiKey, s.path, s.key]);
+}
