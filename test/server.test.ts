@@ -134,7 +134,8 @@ server('the bootstrap message names its database: its "More keys" command, paste
     assert.is(pasted.status, 0, `${command}\n${pasted.stderr}`);
     assert.match(pasted.stdout, /^pinv_[A-Za-z0-9]{32}\n$/);
     const where = password ? `${new URL(ctx.db).host}${new URL(ctx.db).pathname}` : describeTarget(ctx.db);
-    assert.ok(pasted.stderr.includes(` in ${where}`), `keys says which database it used: ${pasted.stderr}`);
+    assert.match(pasted.stderr, /^created key "second" in \S+; /, 'keys says which database it used');
+    assert.ok(pasted.stderr.includes(where), `keys names ${where}: ${pasted.stderr}`);
     assert.not.ok(existsSync(join(elsewhere.dir, 'data')), 'no SQLite file was made here');
     assert.equal(
       (await apiKeys(ctx)).map((k) => k.name),
