@@ -6,13 +6,15 @@
 // second beside the PATCH load and /metrics scraped once a second beside a mix. Then the
 // same on PostgreSQL (an embedded server started for the run, fsync on): the service, a
 // bare server doing one transaction per PATCH that locks the chain head, and two service
-// instances on one database. Last, a fresh service with 100,000 pets under 10 clients,
+// instances on one database. The SQLite GET and PATCH loads run again beside 300 change
+// feed streams. Last, a fresh service with 100,000 pets under 10 clients,
 // reading its peak RSS. Prints requests/s, p50 and p99 latency, errors, the targets and
 // their ratios; writes them all to bench-results/bench.json. About four minutes.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --baseline REF   the service against itself at git REF instead
 //                                     (alternating rounds; see bench/baseline.ts)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compareWithBaseline } from './bench/baseline.ts';
@@ -24,6 +26,8 @@ import { children, measure, peakRssMb, ready, start, stop, WARMUP_SECONDS, load,
 const { values } = scriptArgs(import.meta.url, { seconds: { type: 'string', default: '10' }, baseline: { type: 'string' } });
 const SECONDS = Number(values.seconds);
 const ROOT = new URL('..', import.meta.url).pathname;
+/** Change feed streams held open beside the GET and PATCH loads. */
+const FEED_STREAMS = 300;
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 try {
@@ -74,6 +78,8 @@ async function againstBareServers(): Promise<void> {
     HOST: '127.0.0.1',
     INVENTORY_DB: join(dir, 'service.db'),
     LOG_LEVEL: 'info',
+    // Room for the idle change feed streams opened below.
+    FEED_MAX_STREAMS: String(FEED_STREAMS),
   });
   await ready(servicePort, '/healthz');
   const body = Buffer.from(
@@ -94,6 +100,13 @@ async function againstBareServers(): Promise<void> {
   const sMix = await run('SQLite: service 90/10 GET/PATCH mix, 50 conn.', servicePort, 'mix', 50, key);
   await runBeside('SQLite: service 90/10 mix, scraped', servicePort, 'mix', key, 'metrics');
   const scraped = results['SQLite: service 90/10 mix, scraped']!;
+  // The same GET and PATCH loads with 300 change feed streams open, their readers taking
+  // every event (each PATCH's event goes to all 300).
+  const feed = await openFeedStreams(servicePort, key, FEED_STREAMS);
+  const sGetFeed = await run(`SQLite: service GET, ${FEED_STREAMS} feed streams open`, servicePort, 'get', 50, key);
+  const sPatchFeed = await run(`SQLite: service PATCH, ${FEED_STREAMS} feed streams open`, servicePort, 'patch', 50, key);
+  console.log(`  the streams took ${feed.events()} events; ${feed.open()} of ${FEED_STREAMS} still open`);
+  feed.close();
   await Promise.all([stop(service), stop(bareGet), stop(barePatch)]);
 
   // PostgreSQL, on an embedded server of this run's own (fsync on): the service, a bare
@@ -191,6 +204,18 @@ async function againstBareServers(): Promise<void> {
       ratio: ratio(scraped, sMix),
       met: ratio(scraped, sMix) >= 0.9,
     },
+    {
+      name: `${FEED_STREAMS} feed streams cost GET under 10%`,
+      measured: `${ratio(sGetFeed, sGet).toFixed(2)}x`,
+      ratio: ratio(sGetFeed, sGet),
+      met: ratio(sGetFeed, sGet) >= 0.9,
+    },
+    {
+      name: `${FEED_STREAMS} feed streams cost PATCH under 10%`,
+      measured: `${ratio(sPatchFeed, sPatchRun).toFixed(2)}x`,
+      ratio: ratio(sPatchFeed, sPatchRun),
+      met: ratio(sPatchFeed, sPatchRun) >= 0.9,
+    },
     { name: 'no error and no non-2xx in any run', measured: allClean ? 'none' : 'SOME', met: allClean },
   ];
   console.log('');
@@ -203,6 +228,42 @@ async function againstBareServers(): Promise<void> {
     join(ROOT, 'bench-results', 'bench.json'),
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, results, peakRssMb100k: rss, targets }, null, 2)}\n`,
   );
+}
+
+/** Opens count change feed streams (GET /v1/events as text/event-stream) whose readers take every byte. */
+async function openFeedStreams(port: number, key: string, count: number) {
+  let events = 0;
+  let open = 0;
+  const requests: ClientRequest[] = [];
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/v1/events?after=0',
+              headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+              agent: false,
+            },
+            (res) => {
+              if (res.statusCode !== 200) reject(new Error(`a feed stream was answered ${res.statusCode}`));
+              open++;
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => (events += chunk.split('\nid: ').length - 1));
+              res.on('close', () => open--);
+              resolve();
+            },
+          );
+          req.on('error', reject);
+          req.end();
+          requests.push(req);
+        }),
+    ),
+  );
+  return { events: () => events, open: () => open, close: () => requests.forEach((req) => req.destroy()) };
 }
 
 /** Two loads run side by side, as one: requests summed, the worse latency, counts summed. */

@@ -9,9 +9,12 @@ import { accessLog } from './http/access-log.ts';
 import { bearerAuth, under } from './http/auth.ts';
 import { corsFor } from './http/cors.ts';
 import { docsRouter } from './http/docs-routes.ts';
+import { eventsRouter } from './http/events-routes.ts';
+import { makeFeed, type Feed } from './feed/hub.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
+import { logRouter } from './http/log-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
 import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
@@ -33,6 +36,8 @@ export interface AppDeps {
   /** What GET /metrics shows; by default a registry of this app's own, without
    * prom-client's process metrics (the server turns those on). */
   metrics?: Metrics;
+  /** The change feed's streams (the server ends them at shutdown); by default its own. */
+  feed?: Feed;
   /** How long the answer of a PATCH with an Idempotency-Key is kept (IDEMPOTENCY_TTL_HOURS). */
   idempotencyTtlMs?: number;
 }
@@ -44,6 +49,7 @@ export function buildApp({
   accepting = () => true,
   corsOrigins = [],
   metrics = makeMetrics({ store }),
+  feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
@@ -51,8 +57,15 @@ export function buildApp({
   const commands = makeCommandHandler({
     store,
     now,
-    onCommit: () => storage.succeeded(),
+    onCommit: () => {
+      storage.succeeded();
+      feed.committed();
+    },
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
+    // Requests answered commit_unconfirmed: what their batch did, once the database can tell.
+    onCommitOutcome: ({ requestIds, outcome }) => {
+      for (const requestId of requestIds) logger.warn({ requestId, outcome }, 'outcome of a commit that was answered as unconfirmed');
+    },
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
   const routers = [
@@ -70,6 +83,8 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
+    logRouter({ store, now }),
+    eventsRouter({ store, feed }),
   ];
 
   const app = new Koa();

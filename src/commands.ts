@@ -8,12 +8,22 @@
 // expected version inside its transaction; when another writer (another process) came
 // first, the command is loaded and decided again, a bounded number of times. However
 // many batches a command goes through, it waits for the write lock at most 5 s in all.
+import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { decide, type Command } from './domain/decide.ts';
 import type { EventMeta } from './domain/events.ts';
 import { evolve } from './domain/evolve.ts';
 import { CommitFailed, groupCommit, type GroupCommitHooks } from './store/group-commit.ts';
 import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from './store/idempotency.ts';
-import { VersionConflict, type Entry, type InventoryStore, type Outcome, type StreamAppend, type Submission } from './store/port.ts';
+import {
+  CommitUnconfirmed,
+  DeadlinePassed,
+  VersionConflict,
+  type Entry,
+  type InventoryStore,
+  type Outcome,
+  type StreamAppend,
+  type Submission,
+} from './store/port.ts';
 
 /**
  * A command sent with an Idempotency-Key: its answer is stored with its event (or alone,
@@ -43,11 +53,31 @@ export class IdempotencyKeyReused extends Error {
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 export interface CommandHandler {
-  /** With idempotent: throws IdempotentReplay or IdempotencyKeyReused for a key used already. */
-  handle(command: Command, meta: EventMeta, idempotent?: Idempotent): Promise<Entry>;
+  /**
+   * With idempotent: throws IdempotentReplay or IdempotencyKeyReused for a key used
+   * already. Answers by `deadline` (Date.now(); 5 s from now unless given) whatever the
+   * database does: DeadlinePassed when nothing was written, CommitUnconfirmed when the
+   * commit was under way and its result is not known.
+   */
+  handle(command: Command, meta: EventMeta, idempotent?: Idempotent, deadline?: number): Promise<Entry>;
   /** All commands or none: the first refusal leaves nothing behind. */
   handleAll(commands: Command[], meta: EventMeta): Promise<Entry[]>;
 }
+
+/** What became of a batch whose requests were answered CommitUnconfirmed, once known. */
+export interface CommitOutcomeReport {
+  requestIds: string[];
+  outcome: 'committed' | 'not committed' | 'unknown';
+}
+
+/** How long after its deadline a request whose batch has not settled is answered anyway:
+ * the store ends its own waits at the deadline, so this is only for a batch stuck past
+ * it (a server that stopped answering, a disk that stalls). */
+export const ANSWER_GRACE_MS = 500;
+/** How often the outcome of an unconfirmed commit is looked up while the database does not answer. */
+const OUTCOME_RETRY_MS = 1_000;
+/** For how long it is looked up before it is logged as unknown. */
+const OUTCOME_GIVE_UP_MS = 10 * 60_000;
 
 export interface CommandDeps extends GroupCommitHooks {
   store: InventoryStore;
@@ -59,6 +89,18 @@ export interface CommandDeps extends GroupCommitHooks {
   /** After a batch was appended: how many submissions, in how many seconds, and the
    * types of the events appended (the metrics count them). */
   onAppended?: (submissions: number, seconds: number, eventTypes: string[]) => void;
+  /** Told what happened to a batch whose requests were answered CommitUnconfirmed. */
+  onCommitOutcome?: (report: CommitOutcomeReport) => void;
+}
+
+/** Where a job is: a request answered before its batch settled is told what that allows. */
+interface Progress {
+  /** In a batch under way. */
+  sent: boolean;
+  /** The store can no longer promise that its batch will not commit. */
+  committing: boolean;
+  /** Answered already without being sent: it must never be. */
+  abandoned: boolean;
 }
 
 interface Job {
@@ -68,6 +110,7 @@ interface Job {
   idempotent?: Idempotent;
   /** Date.now() by which the command is answered, whatever the lock does. */
   deadline: number;
+  progress: Progress;
 }
 
 // Each conflict means another writer committed on the pet (progress, not a stall); with
@@ -75,17 +118,30 @@ interface Job {
 // on a loaded machine. The 5 s deadline still bounds the whole.
 const DEFAULT_ATTEMPTS = 20;
 /** The longest a command waits for the database's write lock, in all its batches. */
-export const LOCK_WAIT_MS = 5_000;
+export const LOCK_WAIT_MS = REQUEST_BUDGET_MS;
 
 export function makeCommandHandler({
   store,
   now,
   onCommit,
   onAppended,
+  onCommitOutcome,
   maxAttempts = DEFAULT_ATTEMPTS,
   idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS,
 }: CommandDeps): CommandHandler {
-  const commitBatch = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
+  const commitBatch = async (batch: Job[]): Promise<Outcome<Entry[]>[]> => {
+    // Jobs answered while they waited for this batch are left out: their clients were
+    // told that nothing was written.
+    const all: Outcome<Entry[]>[] = batch.map(() => ({ ok: false, error: new DeadlinePassed() }));
+    const live = batch.flatMap((job, i) => (job.progress.abandoned ? [] : [i]));
+    if (live.length === 0) return all;
+    for (const i of live) batch[i]!.progress.sent = true;
+    const outcomes = await commitJobs(live.map((i) => batch[i]!));
+    live.forEach((i, k) => (all[i] = outcomes[k]!));
+    return all;
+  };
+
+  const commitJobs = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
     const at = now();
     const recordedAt = new Date(at).toISOString();
     const expiresAt = new Date(at + idempotencyTtlMs).toISOString();
@@ -103,7 +159,8 @@ export function makeCommandHandler({
     const refusals = new Map<number, unknown>();
     const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
     // The entries as this batch's earlier submissions will leave them.
-    const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds));
+    const readBy = Math.min(...jobs.map((job) => job.deadline));
+    const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds, { waitUntil: readBy }));
     const outcomes: Outcome<Entry[]>[] = new Array<Outcome<Entry[]>>(jobs.length);
     const submissions: Submission[] = [];
     const positions: number[] = [];
@@ -140,7 +197,10 @@ export function makeCommandHandler({
       // Real time, not the injected clock: this bounds how long a client waits.
       const waitUntil = Math.min(...positions.map((i) => jobs[i]!.deadline));
       const started = performance.now();
-      const appended = await store.appendBatch(submissions, { waitUntil });
+      const appended = await store.appendBatch(submissions, {
+        waitUntil,
+        onCommitting: () => jobs.forEach((job) => (job.progress.committing = true)),
+      });
       onAppended?.(
         submissions.length,
         (performance.now() - started) / 1000,
@@ -157,11 +217,73 @@ export function makeCommandHandler({
   };
   const submit = groupCommit(commitBatch, { onCommit });
 
-  const run = async (commands: Command[], meta: EventMeta, idempotent?: Idempotent): Promise<Entry[]> => {
-    const deadline = Date.now() + LOCK_WAIT_MS;
+  /** Logs, once the database can tell, what became of a batch whose clients could not be told. */
+  const findOutcome = (settled: Promise<unknown>, requestIds: string[]) => {
+    const report = (outcome: CommitOutcomeReport['outcome']) => onCommitOutcome?.({ requestIds, outcome });
+    const lookUp = (unconfirmed: CommitUnconfirmed, since: number) => {
+      store.commitOutcome(unconfirmed.batch).then(report, () => {
+        if (Date.now() - since > OUTCOME_GIVE_UP_MS) return report('unknown');
+        setTimeout(() => lookUp(unconfirmed, since), OUTCOME_RETRY_MS).unref();
+      });
+    };
+    settled.then(
+      () => report('committed'),
+      (error: unknown) => (error instanceof CommitUnconfirmed ? lookUp(error, Date.now()) : report('not committed')),
+    );
+  };
+
+  /** The job's result, or by its deadline (and a grace for a stuck batch) what may be said instead. */
+  const answered = (settled: Promise<Entry[]>, job: Job): Promise<Entry[]> => {
+    let told = false;
+    const unconfirmed = () => {
+      if (told) return;
+      told = true;
+      findOutcome(settled, [job.meta.requestId]);
+    };
+    const result = settled.catch((error: unknown) => {
+      if (error instanceof CommitUnconfirmed) unconfirmed();
+      throw error;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => {
+          const { progress } = job;
+          if (!progress.committing) {
+            // Not sent: dropped from the queue. Sent: the store sends no COMMIT after
+            // the batch's deadline, which is this job's or earlier.
+            if (!progress.sent) progress.abandoned = true;
+            return reject(new DeadlinePassed());
+          }
+          unconfirmed();
+          reject(new CommitUnconfirmed({}));
+        },
+        Math.max(0, job.deadline - Date.now() + ANSWER_GRACE_MS),
+      );
+    });
+    return Promise.race([result, late]).finally(() => clearTimeout(timer));
+  };
+
+  const run = async (commands: Command[], meta: EventMeta, idempotent?: Idempotent, given?: number): Promise<Entry[]> => {
+    const deadline = given ?? Date.now() + LOCK_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
+      // A request that spent its time before it got here (a slow authentication) is not
+      // carried out after it was answered.
+      if (Date.now() >= deadline) throw attempt === 1 ? new DeadlinePassed() : new CommitFailed(new DeadlinePassed());
       try {
-        return await submit({ commands, meta, deadline, ...(idempotent ? { idempotent } : {}) });
+        const job: Job = {
+          commands,
+          meta,
+          deadline,
+          progress: { sent: false, committing: false, abandoned: false },
+          ...(idempotent ? { idempotent } : {}),
+        };
+        const settled = submit(job);
+        // An answer given before the batch settled leaves its result to nobody.
+        settled.catch(() => undefined);
+        const answer = answered(settled, job);
+        answer.catch(() => undefined);
+        return await answer;
       } catch (error) {
         if (error instanceof IdempotencyKeyTaken) {
           if (error.record.fingerprint === idempotent?.fingerprint) throw new IdempotentReplay(error.record);
@@ -175,7 +297,7 @@ export function makeCommandHandler({
   };
   return {
     handleAll: (commands, meta) => run(commands, meta),
-    handle: async (command, meta, idempotent) => (await run([command], meta, idempotent))[0]!,
+    handle: async (command, meta, idempotent, deadline) => (await run([command], meta, idempotent, deadline))[0]!,
   };
 }
 

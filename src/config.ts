@@ -7,6 +7,8 @@ export interface Config {
   readonly logLevel: string;
   /** Origins allowed by CORS, exactly as browsers send them in Origin; none by default. */
   readonly corsOrigins: readonly string[];
+  /** Change feed streams this instance holds open at once (FEED_MAX_STREAMS). */
+  readonly feedMaxStreams: number;
   /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
   readonly idempotencyTtlMs: number;
 }
@@ -29,6 +31,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(logLevel)}`);
   }
   const corsOrigins = Object.freeze(corsOriginsOf(env.CORS_ORIGINS ?? ''));
+  const feedMaxStreams = env.FEED_MAX_STREAMS ?? '256';
+  if (!/^[1-9][0-9]{0,5}$/.test(feedMaxStreams)) {
+    throw new ConfigError(`FEED_MAX_STREAMS must be a whole number from 1 to 999999, not ${JSON.stringify(feedMaxStreams)}`);
+  }
   const ttl = env.IDEMPOTENCY_TTL_HOURS ?? '24';
   // Whole hours, at least one: a client's retries must outlive the ordinary outages.
   if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
@@ -41,6 +47,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     logLevel,
     corsOrigins,
     idempotencyTtlMs: Number(ttl) * 3600_000,
+    feedMaxStreams: Number(feedMaxStreams),
   });
 }
 

@@ -5,7 +5,8 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { StoreUnavailable, VersionConflict, type InventoryStore, type StorageFault } from './store/port.ts';
+import { within } from './deadline.ts';
+import { DeadlinePassed, StoreUnavailable, VersionConflict, type InventoryStore, type StorageFault } from './store/port.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -135,6 +136,8 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     });
   }
 
+  /** A scrape waits this long at most for the count. */
+  const COUNT_WITHIN_MS = 1_000;
   // Last: its count is a query, which must not be what the pool gauge sees waiting.
   const records = store.idempotency;
   if (records) {
@@ -143,12 +146,12 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
       help: 'Stored answers of requests with an Idempotency-Key, expired ones not yet removed included.',
       registers: [registry],
       async collect() {
-        // While the database is unavailable the page is needed most: the gauge keeps its
-        // last value rather than failing the whole scrape.
+        // While the database is unavailable (or stops answering) the page is needed most:
+        // the gauge keeps its last value rather than failing or holding up the scrape.
         try {
-          this.set(await records.count());
+          this.set(await within(records.count(), Date.now() + COUNT_WITHIN_MS));
         } catch (error) {
-          if (!store.fault(error)) throw error;
+          if (!(error instanceof DeadlinePassed) && !store.fault(error)) throw error;
         }
       },
     });

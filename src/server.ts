@@ -2,13 +2,16 @@
 // upgrading it; its writer thread does that), listens, and only then makes the first key
 // if there is none, so that a key is never created by a start that cannot listen and
 // never prints it. On SIGTERM or SIGINT it stops taking requests, lets those in flight
-// finish, stops the writer thread, closes the database and exits 0.
+// finish, ends change feed streams after sending what was committed, stops the writer
+// thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
 import { makeMetrics } from './metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
+import { makeFeed } from './feed/hub.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './idempotency-expiry.ts';
+import { logHeadWhileGrowing } from './log-head.ts';
 import { createLogger } from './logger.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -37,12 +40,16 @@ try {
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
+let stopHeadLog = () => {};
+const metrics = makeMetrics({ store, processMetrics: true });
+const feed = makeFeed({ store, logger, registry: metrics.registry, limits: { maxStreams: config.feedMaxStreams } });
 const app = buildApp({
   store,
   logger,
   accepting: () => accepting,
   corsOrigins: config.corsOrigins,
-  metrics: makeMetrics({ store, processMetrics: true }),
+  metrics,
+  feed,
   idempotencyTtlMs: config.idempotencyTtlMs,
 });
 const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
@@ -68,6 +75,7 @@ server.listen(config.port, config.host, () => {
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);
       logger.info({ url: `${baseUrl}/v1/inventory`, db: describeTarget(config.dbPath) }, 'listening');
+      stopHeadLog = logHeadWhileGrowing({ store, logger });
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();
     },
@@ -83,6 +91,7 @@ function shutdown(signal: string): void {
   if (!accepting) return;
   accepting = false;
   stopExpiry();
+  stopHeadLog();
   logger.info({ signal }, 'shutting down');
   logger.flush();
   const force = setTimeout(() => {
@@ -105,6 +114,9 @@ function shutdown(signal: string): void {
     );
   });
   server.closeIdleConnections();
+  // Change feed streams never end by themselves: each is sent what was committed, then
+  // ended, and its connection closed with the others that went idle.
+  void feed.close().then(() => server.closeIdleConnections());
 }
 
 process.on('SIGTERM', () => shutdown('SIGTERM'));

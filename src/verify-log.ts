@@ -1,49 +1,158 @@
 // Recomputes the hash chain over the whole event log, in seq order. It finds the first
-// event whose content or link does not match (an edit, a removal, a reordering), and,
-// given a digest saved earlier, proves that today's log still extends it: rewriting
-// history before that point, even with the chain recomputed, or cutting the log short
-// of it, changes or loses the event the digest names.
-import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
-import type { ChainRow, InventoryStore } from './store/port.ts';
+// event whose content or link does not match (an edit, a removal, a reordering), a gap
+// in seq or a sequence counter above the newest event (every seq is committed in order,
+// so either is a removal), and, given digests saved earlier, proves that today's log
+// still extends them: rewriting history before that point, even with the chain
+// recomputed, or cutting the log short of it, changes or loses the event a digest names.
+// The key log (api_key_events) is checked the same way, against its own chain and
+// digests, and must account exactly for the api_keys table: a key deleted, recreated
+// or back-dated no longer matches its events.
+import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
+import type { ChainRow, InventoryStore, KeyHistory } from './store/port.ts';
 
-export type Verdict = { ok: true; events: number; head: Digest } | { ok: false; events: number; seq: number; reason: string };
+export type Verdict =
+  | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest }
+  /** seq: the first broken event's (of the key log when chain is 'keys'). */
+  | { ok: false; events: number; seq: number; reason: string; chain?: 'keys' };
+
+type Broken = Extract<Verdict, { ok: false }>;
 
 /** The rows of pages, one at a time. */
 async function* each(pages: AsyncIterable<ChainRow[]>): AsyncIterable<ChainRow> {
   for await (const page of pages) yield* page;
 }
 
-export async function verifyLog(store: Pick<InventoryStore, 'chainRows'>, digest?: Digest): Promise<Verdict> {
-  let head: Digest = { seq: 0, hash: GENESIS_HASH };
-  let events = 0;
-  if (digest && digest.seq === 0 && digest.hash !== GENESIS_HASH) {
-    return { ok: false, events, seq: 0, reason: `seq 0 always has the hash ${GENESIS_HASH}` };
+/** A chain's digests by seq; fails on one that no log can extend. */
+function digestsOf(digests: readonly Digest[], chain: 'keys' | undefined): Map<number, string> | string {
+  const wanted = new Map<number, string>();
+  for (const d of digests.filter((d) => d.chain === chain)) {
+    if (d.seq === 0 && d.hash !== GENESIS_HASH) return `seq 0 always has the hash ${GENESIS_HASH}`;
+    if (wanted.has(d.seq) && wanted.get(d.seq) !== d.hash) return `two digests name seq ${d.seq} with different hashes`;
+    wanted.set(d.seq, d.hash);
   }
-  for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
+  return wanted;
+}
+
+/** Walks one chain's links: the checks every chain shares. */
+function makeWalk(what: string, wanted: Map<number, string>) {
+  let head: Digest = { seq: 0, hash: GENESIS_HASH };
+  return {
+    get head() {
+      return head;
+    },
+    /** Undefined when the row is a good next link; else why not. */
+    step(at: number, prevHash: string | null, hash: string | null, expected: string): { seq: number; reason: string } | undefined {
+      if (prevHash !== head.hash) {
+        return {
+          seq: at,
+          reason: `prev_hash does not link to the ${what} before it (seq ${head.seq}): ${what === 'event' ? 'an' : 'a'} ${what} was removed, reordered or changed`,
+        };
+      }
+      if (hash !== expected) return { seq: at, reason: `the hash does not match the row: a field of this ${what} was changed` };
+      if (at !== head.seq + 1) {
+        const lost = [...wanted.keys()].find((seq) => seq > head.seq && seq < at);
+        if (lost !== undefined) return { seq: lost, reason: `the digest's ${what} is missing (seq ${head.seq} is followed by ${at})` };
+        const missing = at === head.seq + 2 ? `seq ${head.seq + 1} is` : `seqs ${head.seq + 1} to ${at - 1} are`;
+        return { seq: at, reason: `${missing} missing (${what}s are numbered without gaps): ${what}s were removed` };
+      }
+      const kept = wanted.get(at);
+      if (kept !== undefined && kept !== hash) {
+        return { seq: at, reason: `the ${what} has hash ${hash}, not the digest's: history up to it was rewritten` };
+      }
+      head = { seq: at, hash: hash };
+      return undefined;
+    },
+    /** After the last row: the counter and the digests beyond the head. */
+    end(counter: number): { seq: number; reason: string } | undefined {
+      if (counter > head.seq) {
+        return {
+          seq: counter,
+          reason: `the sequence counter is at ${counter} but the log ends at seq ${head.seq}: the newest ${what}s were cut off`,
+        };
+      }
+      const beyond = Math.max(0, ...wanted.keys());
+      if (beyond > head.seq) return { seq: beyond, reason: `the log ends at seq ${head.seq}, before the digest's: it was truncated` };
+      return undefined;
+    },
+  };
+}
+
+/** The key log against its chain, its digests, and the api_keys rows it must account for. */
+function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: number; reason: string } | Digest {
+  const walk = makeWalk('key event', wanted);
+  const created = new Map<string, KeyHistory['events'][number]>();
+  const revoked = new Map<string, KeyHistory['events'][number]>();
+  for (const row of history.events) {
+    const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash] = row;
     const at = Number(seq);
-    events++;
-    if (prevHash !== head.hash) {
+    const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor }));
+    if (broken) return broken;
+    const seen = type === 'KeyCreated' ? created : revoked;
+    if (seen.has(name)) return { seq: at, reason: `a second ${type} for key "${name}": the key was recreated` };
+    if (type === 'KeyRevoked' && created.get(name)?.[3] !== keyHash) {
+      return { seq: at, reason: `KeyRevoked for key "${name}", which was not created before it with this hash` };
+    }
+    seen.set(name, row);
+  }
+  const end = walk.end(history.counters.keys);
+  if (end) return end;
+  const rows = new Map(history.keys.map((k) => [k.name, k]));
+  for (const [name, [seq, , , keyHash, recordedAt, actor]] of created) {
+    const key = rows.get(name);
+    const at = Number(seq);
+    if (!key) return { seq: at, reason: `key "${name}" is in the key log but not in api_keys: it was deleted` };
+    if (key.hash !== keyHash || key.createdAt !== recordedAt || key.createdBy !== actor) {
+      return { seq: at, reason: `api_keys row of key "${name}" differs from its KeyCreated event: it was changed or recreated` };
+    }
+    const revocation = revoked.get(name);
+    if (revocation && (key.revokedAt !== revocation[4] || key.revokedBy !== revocation[5])) {
       return {
-        ok: false,
-        events,
-        seq: at,
-        reason: `prev_hash does not link to the event before it (seq ${head.seq}): an event was removed, reordered or changed`,
+        seq: Number(revocation[0]),
+        reason: `api_keys row of key "${name}" differs from its KeyRevoked event: its revocation was changed`,
       };
     }
-    const expected = eventHash({ prevHash, seq, petId, version, type, data, actor, requestId, recordedAt });
-    if (hash !== expected) {
-      return { ok: false, events, seq: at, reason: 'the hash does not match the row: a field of this event was changed' };
+    if (!revocation && (key.revokedAt !== null || key.revokedBy !== null)) {
+      return { seq: walk.head.seq, reason: `key "${name}" is revoked in api_keys but has no KeyRevoked event` };
     }
-    if (digest && digest.seq > head.seq && digest.seq < at) {
-      return { ok: false, events, seq: digest.seq, reason: `the digest's event is missing (seq ${head.seq} is followed by ${at})` };
-    }
-    if (digest && digest.seq === at && digest.hash !== hash) {
-      return { ok: false, events, seq: at, reason: `the event has hash ${hash}, not the digest's: history up to it was rewritten` };
-    }
-    head = { seq: at, hash };
   }
-  if (digest && digest.seq > head.seq) {
-    return { ok: false, events, seq: digest.seq, reason: `the log ends at seq ${head.seq}, before the digest's: it was truncated` };
+  for (const key of history.keys) {
+    if (!created.has(key.name)) return { seq: walk.head.seq, reason: `key "${key.name}" of api_keys has no KeyCreated event` };
   }
-  return { ok: true, events, head };
+  return walk.head;
+}
+
+export async function verifyLog(
+  store: Pick<InventoryStore, 'chainRows' | 'keyHistory'>,
+  digest?: Digest | readonly Digest[],
+): Promise<Verdict> {
+  const digests = digest === undefined ? [] : Array.isArray(digest) ? (digest as readonly Digest[]) : [digest as Digest];
+  let events = 0;
+  const wanted = digestsOf(digests, undefined);
+  if (typeof wanted === 'string') return { ok: false, events, seq: 0, reason: wanted };
+  const wantedKeys = digestsOf(digests, 'keys');
+  if (typeof wantedKeys === 'string') return { ok: false, events, seq: 0, reason: wantedKeys, chain: 'keys' };
+  // Read before the events: a counter read first is never above events appended since.
+  const history = await store.keyHistory();
+  const walk = makeWalk('event', wanted);
+  const fail = (broken: { seq: number; reason: string }): Broken => ({ ok: false, events, ...broken });
+  for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
+    events++;
+    const broken = walk.step(
+      Number(seq),
+      prevHash,
+      hash,
+      eventHash({ prevHash: prevHash ?? '', seq, petId, version, type, data, actor, requestId, recordedAt }),
+    );
+    if (broken) return fail(broken);
+  }
+  const end = walk.end(history.counters.events);
+  if (end) return fail(end);
+  const keys = verifyKeys(history, wantedKeys);
+  if ('reason' in keys) return { ...fail(keys), chain: 'keys' };
+  return { ok: true, events, head: walk.head, keyEvents: history.events.length, keyHead: { ...keys, chain: 'keys' } };
+}
+
+/** How the command names where a verdict broke: `seq N` or `key seq N`. */
+export function brokenAt(verdict: Broken): string {
+  return `${verdict.chain === 'keys' ? 'key seq' : 'seq'} ${verdict.seq}`;
 }

@@ -36,7 +36,7 @@ function assertCors(res: Response, origin: string, label: string): void {
   assert.ok(list(res.headers.vary).includes('origin'), `${label}: Vary: Origin (${String(res.headers.vary)})`);
   assert.equal(
     list(res.headers['access-control-expose-headers']).sort(),
-    ['etag', 'idempotent-replayed', 'x-request-id'],
+    ['etag', 'idempotent-replayed', 'link', 'x-request-id'],
     `${label}: exposed headers`,
   );
   assert.is(res.headers['access-control-allow-credentials'], undefined, `${label}: no credentials mode`);
@@ -62,6 +62,7 @@ allowed('a preflight is answered 204 without a key, strictly', async ({ t }) => 
       'idempotency-key',
       'if-match',
       'if-none-match',
+      'last-event-id',
       'x-request-id',
     ]);
     assert.is(res.headers['access-control-allow-credentials'], undefined);

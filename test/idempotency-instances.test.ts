@@ -67,6 +67,9 @@ across('50 clients send one key at once through two instances: exactly one event
   const appended = answers.filter((r) => r.status === 200 && r.headers['idempotent-replayed'] === undefined);
   const replayed = answers.filter((r) => r.status === 200 && r.headers['idempotent-replayed'] === 'true');
   const inFlight = answers.filter((r) => r.status === 409);
+  console.log(
+    `one key, 50 clients, two instances: ${appended.length} appended, ${replayed.length} replayed, ${inFlight.length} in flight (409)`,
+  );
   assert.is(appended.length, 1, 'one 200 that appended');
   assert.is(replayed.length + inFlight.length, 49, answers.map((r) => r.status).join(' '));
   for (const r of replayed) assert.is(r.text, appended[0]!.text);
@@ -122,6 +125,28 @@ across('a retry storm through two instances, connections dropped at random: one 
 });
 
 across.run();
+
+const twoProcesses = suite<{ fresh: FreshDatabase }>('Idempotency-Key across two service processes on one SQLite file');
+twoProcesses.after.each(async (ctx) => {
+  await killAll();
+  await ctx.fresh.cleanup();
+});
+
+twoProcesses('one key sent at once through both: exactly one event, the rest replays or 409', async (ctx) => {
+  const target = storeTargets().find((t) => t.name === 'sqlite')!;
+  ctx.fresh = await target.fresh();
+  const a = await startService({ db: ctx.fresh.db, expectKey: true });
+  const key = a.bootstrapKey!;
+  const b = await startService({ db: ctx.fresh.db, expectKey: false });
+  assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => keyedPatch(i % 2 === 0 ? a : b, key, 1, 4, 'one-file')));
+  const appended = answers.filter((r) => r.status === 200 && r.headers['idempotent-replayed'] === undefined);
+  assert.is(appended.length, 1, answers.map((r) => `${r.status}${r.headers['idempotent-replayed'] ? 'r' : ''}`).join(' '));
+  for (const r of answers) assert.ok(r.status === 200 || r.status === 409, r.text);
+  assert.is((await quantitySets(target, ctx.fresh.db)).length, 1);
+});
+
+twoProcesses.run();
 
 const killed = suite<{ fresh: FreshDatabase }>('Idempotency-Key after SIGKILL between commit and answer');
 killed.after.each(async (ctx) => {

@@ -37,9 +37,11 @@ retries('the same request again replays the stored answer and appends nothing, w
   assert.match(String(again.headers['content-type']), /^application\/json/);
   const quantitySets = (await t.events()).filter((e) => e.type === 'QuantitySet');
   assert.is(quantitySets.length, 2, 'the first request and the write without a key');
-  // The quoted form names the same key.
+  // The quoted form names the same key, and a percent-encoded digit the same path.
   const quoted = await t.patch(1, { quantity: 7 }, keyed('"order-1"'));
   assert.is(quoted.headers['idempotent-replayed'], 'true');
+  const encoded = await t.patch('%31', { quantity: 7 }, keyed('order-1'));
+  assert.is(encoded.headers['idempotent-replayed'], 'true');
 });
 
 retries('without the header every PATCH appends', async ({ t }) => {
@@ -120,9 +122,10 @@ retries('precedence: a bad key is a 400 judged with the body, after the media ty
   assert.is((await t.events()).length, 1);
 });
 
-retries('answers that are not stored (400, 401, 415, 503) leave the key free', async ({ t }) => {
+retries('answers that are not stored (400, 401, 413, 415, 503) leave the key free', async ({ t }) => {
   await t.track(1, 5);
   assert.is((await t.patch(1, { quantity: 'x' }, keyed('free'))).status, 400);
+  assert.is((await t.patch(1, `{"quantity": 1${' '.repeat(5000)}}`, keyed('free'))).status, 413);
   assert.is((await t.patch(1, { quantity: 1 }, { ...keyed('free'), 'Content-Type': 'text/plain' })).status, 415);
   assert.is((await t.patch(1, { quantity: 1 }, { ...keyed('free'), Authorization: 'Bearer nope' })).status, 401);
   const undo = await t.faults().readOnly();

@@ -287,7 +287,8 @@ live('a wrong method is 405 with Allow, which the document describes, and lists 
 });
 
 /** A concrete request path for a documented path. */
-const concrete = (docPath: string) => (docPath.startsWith('/inventory') ? `/v1${docPath.replace('{petId}', '7')}` : docPath);
+const UNVERSIONED = ['/openapi.json', '/healthz', '/readyz'];
+const concrete = (docPath: string) => (UNVERSIONED.includes(docPath) ? docPath : `/v1${docPath.replace('{petId}', '7')}`);
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /** The Allow an OPTIONS on the path must answer: the document's methods, HEAD with GET, and OPTIONS. */

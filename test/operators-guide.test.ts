@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { GENESIS_HASH, keyEventHash } from '../src/store/hash-chain.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { fencedBlocks } from './kit/docs.ts';
 
@@ -54,9 +55,18 @@ const GIVEN: [RegExp, (dir: TempDir) => void][] = [
     (dir) => {
       sh(dir.dir, 'scripts/migrate --db data/inventory.db');
       const db = new Database(dir.path('data/inventory.db'));
-      db.prepare("INSERT INTO api_keys (name, hash, created_at, created_by) VALUES ('bootstrap', ?, ?, 'service:first-start')").run(
-        '0'.repeat(64),
-        '2026-11-21T18:45:04.725Z',
+      // At the time the page shows: the key itself is never shown, so any hash will do; the
+      // key log's event comes first, as the table's triggers require.
+      const key = { name: 'bootstrap', keyHash: '0'.repeat(64), recordedAt: '2026-11-21T18:45:04.725Z', actor: 'service:first-start' };
+      const hash = keyEventHash({ prevHash: GENESIS_HASH, seq: 1, type: 'KeyCreated', ...key });
+      db.prepare(
+        "INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash) VALUES (1, 'KeyCreated', ?, ?, ?, ?, ?, ?)",
+      ).run(key.name, key.keyHash, key.recordedAt, key.actor, GENESIS_HASH, hash);
+      db.prepare('INSERT INTO api_keys (name, hash, created_at, created_by) VALUES (?, ?, ?, ?)').run(
+        key.name,
+        key.keyHash,
+        key.recordedAt,
+        key.actor,
       );
       db.close();
       sh(dir.dir, 'scripts/keys create store-front --db data/inventory.db');

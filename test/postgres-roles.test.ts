@@ -98,6 +98,7 @@ test('the documented roles: the service works as its role and can only add event
     assert.is(await outcome(owner, "UPDATE events SET actor = 'x'"), 'P0001', 'the owner is stopped by the trigger');
     assert.is(await outcome(owner, 'TRUNCATE events'), 'P0001', 'TRUNCATE too');
     assert.is(await outcome(auditor, 'SELECT * FROM stock_adjustments'), 'ok');
+    assert.is(await outcome(auditor, 'SELECT * FROM api_key_events'), 'ok', 'auditors read the key log');
     assert.is(await outcome(auditor, "INSERT INTO api_keys VALUES ('a', 'b', 'c', 'd')"), '42501', 'auditors only read');
   } finally {
     await killAll();

@@ -50,7 +50,13 @@ chain.after.each((ctx) => {
 chain('an untouched log verifies; its head is the newest event; it extends its own digests', async ({ db, digest }) => {
   assert.is(digest.seq, 8);
   assert.is(digest.hash, db.prepare('SELECT hash FROM events WHERE seq = 8').pluck().get());
-  assert.equal(await verifyLog(sqliteStoreOn(db), digest), { ok: true, events: 8, head: digest });
+  assert.equal(await verifyLog(sqliteStoreOn(db), digest), {
+    ok: true,
+    events: 8,
+    head: digest,
+    keyEvents: 0,
+    keyHead: { seq: 0, hash: GENESIS_HASH, chain: 'keys' },
+  });
   const earlier = { seq: 3, hash: db.prepare('SELECT hash FROM events WHERE seq = 3').pluck().get() as string };
   assert.ok((await verifyLog(sqliteStoreOn(db), earlier)).ok);
   assert.ok((await verifyLog(sqliteStoreOn(db), { seq: 0, hash: GENESIS_HASH })).ok);
@@ -89,12 +95,29 @@ chain('reordered events are caught', async ({ db }) => {
   assert.ok(!verdict.ok && verdict.seq === 3);
 });
 
-chain('a truncated tail leaves a valid chain, but not one that extends the saved digest', async ({ db, digest }) => {
+chain('a cut tail is caught by the sequence counter; with the counter set back too, by the saved digest', async ({ db, digest }) => {
   db.exec('DELETE FROM events WHERE seq > 6');
   recomputeChain(db);
+  let verdict = await verifyLog(sqliteStoreOn(db));
+  assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('cut off'), JSON.stringify(verdict));
+  db.exec("UPDATE sqlite_sequence SET seq = 6 WHERE name = 'events'");
   assert.ok((await verifyLog(sqliteStoreOn(db))).ok, 'the shorter chain is internally consistent');
-  const verdict = await verifyLog(sqliteStoreOn(db), digest);
+  verdict = await verifyLog(sqliteStoreOn(db), digest);
   assert.ok(!verdict.ok && verdict.seq === 8 && verdict.reason.includes('truncated'));
+});
+
+chain('a removed event with the chain recomputed is caught as a gap in seq', async ({ db }) => {
+  db.exec('DELETE FROM events WHERE seq = 5');
+  recomputeChain(db);
+  let verdict = await verifyLog(sqliteStoreOn(db));
+  assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason], [
+    6,
+    'seq 5 is missing (events are numbered without gaps): events were removed',
+  ]);
+  db.exec('DELETE FROM events WHERE seq < 3');
+  recomputeChain(db);
+  verdict = await verifyLog(sqliteStoreOn(db));
+  assert.equal(verdict.ok ? 'intact' : [verdict.seq, verdict.reason.startsWith('seqs 1 to 2 are missing')], [3, true]);
 });
 
 chain('an edit with the whole chain recomputed is caught by the digest', async ({ db, digest }) => {
@@ -276,7 +299,7 @@ onPostgres('the same history gives the same digest on both stores, and verify-lo
   assert.is(r.status, 0, r.stderr);
   assert.ok(fromSqlite.ok);
   assert.is(r.stdout, `${formatDigest(fromSqlite.head)}\n`, 'byte for byte the same chain');
-  assert.is(r.stderr, 'ok: 8 events, chain intact\n');
+  assert.match(r.stderr, /^ok: 8 events, chain intact\nok: 0 key events, key chain intact/);
 });
 
 onPostgres('a field changed, an event removed, or the chain recomputed after an edit: each caught', async ({ database }) => {
@@ -310,10 +333,20 @@ onPostgres('a field changed, an event removed, or the chain recomputed after an 
     await store2.close();
   }
   await asAttacker(database.url, rows.join('\n'));
-  assert.is(runScriptSync('verify-log', [], { db: database.url }).status, 0, 'the recomputed chain is consistent');
+  r = runScriptSync('verify-log', [], { db: database.url });
+  assert.is(r.status, 1, 'the recomputed chain still has its gap');
+  assert.match(r.stderr, /^error: BROKEN at seq 6: seq 5 is missing/);
   r = runScriptSync('verify-log', ['--digest', digest], { db: database.url });
   assert.is(r.status, 1);
-  assert.match(r.stderr, /^error: BROKEN at seq 8: .*rewritten/);
+  assert.match(r.stderr, /^error: BROKEN at seq 6: /);
+  // The newest events cut off, the chain head's hash set to the new newest: the head's
+  // seq still counts them.
+  await asAttacker(database.url, 'DELETE FROM events WHERE seq >= 5; UPDATE chain_head SET hash = (SELECT hash FROM events WHERE seq = 4)');
+  r = runScriptSync('verify-log', [], { db: database.url });
+  assert.match(r.stderr, /^error: BROKEN at seq 8: the sequence counter is at 8 but the log ends at seq 4/);
+  await asAttacker(database.url, 'UPDATE chain_head SET seq = 4');
+  r = runScriptSync('verify-log', ['--digest', digest], { db: database.url });
+  assert.match(r.stderr, /^error: BROKEN at seq 8: .*truncated/);
 });
 
 onPostgres.run();

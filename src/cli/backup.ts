@@ -6,7 +6,7 @@ import { isPostgresUrl, openStore } from '../store/open.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { backupSqlite } from '../store/sqlite/backup.ts';
 import { verifyIdempotency, type RecordsVerdict } from '../verify-idempotency.ts';
-import { verifyLog, type Verdict } from '../verify-log.ts';
+import { brokenAt, verifyLog, type Verdict } from '../verify-log.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -74,7 +74,7 @@ await run(USAGE, async (argv) => {
     }
     if (!verdict.ok) {
       process.stderr.write(
-        `error: the copy does not verify, so it was removed: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n` +
+        `error: the copy does not verify, so it was removed: BROKEN at ${brokenAt(verdict)}: ${verdict.reason}\n` +
           `  the database itself is checked with scripts/verify-log --db ${source}\n`,
       );
       return 1;
@@ -107,8 +107,9 @@ async function signalsHandled(): Promise<void> {
 }
 
 /** The copy's log with a turn of the event loop after each page, so that a long verification can be interrupted. */
-function withTurns(store: Pick<InventoryStore, 'chainRows'>): Pick<InventoryStore, 'chainRows'> {
+function withTurns(store: Pick<InventoryStore, 'chainRows' | 'keyHistory'>): Pick<InventoryStore, 'chainRows' | 'keyHistory'> {
   return {
+    keyHistory: () => store.keyHistory(),
     async *chainRows() {
       for await (const page of store.chainRows()) {
         yield page;

@@ -3,7 +3,7 @@
 // chain: both logs must verify to the same digest.
 import { formatDigest } from '../store/hash-chain.ts';
 import { describeTarget, openStore } from '../store/open.ts';
-import { verifyLog, type Verdict } from '../verify-log.ts';
+import { brokenAt, verifyLog, type Verdict } from '../verify-log.ts';
 import { parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -30,7 +30,7 @@ const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 function verdictLine(name: string, verdict: Verdict): string {
   return verdict.ok
     ? `${name}: ${verdict.events} events, chain intact, digest ${formatDigest(verdict.head)}\n`
-    : `${name}: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`;
+    : `${name}: BROKEN at ${brokenAt(verdict)}: ${verdict.reason}\n`;
 }
 
 await run(USAGE, async (argv) => {
@@ -51,9 +51,11 @@ await run(USAGE, async (argv) => {
     const target = await openStore(to, { mustExist: true });
     try {
       if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target: give a postgres:// URL`);
+      const { events: keyEvents, keys } = await source.keyHistory();
       const copied = await target.importHistory({
         events: source.chainRows(),
-        keys: await source.keyRecords(),
+        keys,
+        keyEvents,
         idempotency: source.idempotency.unexpired(new Date().toISOString()),
       });
       process.stderr.write(
@@ -68,7 +70,7 @@ await run(USAGE, async (argv) => {
       }
       const [a, b] = [await verifyLog(source), await verifyLog(target)];
       process.stdout.write(verdictLine('source', a) + verdictLine('target', b));
-      const equal = a.ok && b.ok && formatDigest(a.head) === formatDigest(b.head);
+      const equal = a.ok && b.ok && formatDigest(a.head) === formatDigest(b.head) && formatDigest(a.keyHead) === formatDigest(b.keyHead);
       process.stdout.write(equal ? 'digests equal\n' : 'digests DIFFER\n');
       return equal ? 0 : 1;
     } finally {

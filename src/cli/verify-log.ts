@@ -1,45 +1,79 @@
-// scripts/verify-log: check the event log's hash chain, and optionally that it extends
-// a digest saved earlier.
-import { formatDigest, parseDigest } from '../store/hash-chain.ts';
+// scripts/verify-log: check the event log's and the key log's hash chains, and optionally
+// that they extend digests saved earlier.
+import { readFileSync } from 'node:fs';
+import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
 import { verifyIdempotency } from '../verify-idempotency.ts';
-import { verifyLog } from '../verify-log.ts';
+import { brokenAt, verifyLog } from '../verify-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
-Usage: scripts/verify-log [--digest SEQ:HASH] [--db PATH|URL]
+Usage: scripts/verify-log [--digest SEQ:HASH]... [--digests FILE] [--db PATH|URL]
 
-Recomputes the hash chain over every event of the log (read-only). When it is intact,
-prints the head of the log as a digest SEQ:HASH, alone on standard output: save it
-somewhere the database's owner cannot change (a ticket, an e-mail, a notary). Later,
---digest SEQ:HASH proves that the log still extends that digest: rewriting history
-before it, even with the whole chain recomputed, or truncating the log, is caught.
+Recomputes the hash chain over every event of the log, and the key log's own chain
+against the api_keys table (read-only). A gap in seq, or a sequence counter above the
+newest event, is a removal and is reported too. When all is intact, prints the head of
+the log as a digest SEQ:HASH, alone on standard output: save it somewhere the
+database's owner cannot change (a ticket, an e-mail, a notary). GET /v1/log/head
+answers it too, with the key log's head as keys:SEQ:HASH. Later, --digest proves that
+the logs still extend those digests: rewriting history before one, even with the whole
+chain recomputed, or truncating the log, is caught.
 The stored answers of Idempotency-Keys (idempotency_keys) expire and are removed, so the
 chain does not cover them; each stored 200 must name an event of the log (its version
 and quantity), which is checked too.
-  --digest SEQ:HASH   a digest printed by an earlier run
+  --digest DIGEST     a digest printed by an earlier run, SEQ:HASH or keys:SEQ:HASH (repeatable)
+  --digests FILE      every digest in FILE: its lines hold digests and times (as the
+                      auditors' guide keeps GET /v1/log/head), separated by blanks
   --db PATH           the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help          this text
 
-Exit status: 0 the chain is intact (and extends the digest), 1 it is broken or does not
-extend the digest (the first bad sequence number is reported), 2 usage error.
+Exit status: 0 the chains are intact (and extend the digests), 1 one is broken or does
+not extend a digest (the first bad sequence number is reported), 2 usage error.
 `;
 
-await run(USAGE, async (argv) => {
-  const { values, positionals } = parse(argv, { digest: { type: 'string' } });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const digest = values.digest === undefined ? undefined : parseDigest(String(values.digest));
-  if (values.digest !== undefined && !digest) {
-    throw new UsageError(`--digest must be SEQ:HASH (a number, a colon, 64 hex digits), not ${JSON.stringify(values.digest)}`);
+function digestOf(text: string, from: string): Digest {
+  const digest = parseDigest(text);
+  if (!digest) {
+    throw new UsageError(`${from} must be SEQ:HASH or keys:SEQ:HASH (a number, a colon, 64 hex digits), not ${JSON.stringify(text)}`);
   }
+  return digest;
+}
+
+function digestsIn(file: string): Digest[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--digests: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
+  // A kept line is TIME DIGEST KEYS-DIGEST; the times are for people.
+  return text
+    .split(/\s+/)
+    .filter((word) => word !== '' && !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(word))
+    .map((word) => digestOf(word, `each digest of ${file}`));
+}
+
+await run(USAGE, async (argv) => {
+  const { values, positionals } = parse(argv, { digest: { type: 'string', multiple: true }, digests: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const digests = ((values.digest ?? []) as string[]).map((text) => digestOf(text, '--digest'));
+  if (typeof values.digests === 'string') digests.push(...digestsIn(values.digests));
   const store = await openStore(values, { readonly: true });
   try {
-    const verdict = await verifyLog(store, digest);
+    const verdict = await verifyLog(store, digests);
     if (!verdict.ok) {
-      process.stderr.write(`error: BROKEN at seq ${verdict.seq}: ${verdict.reason}\n`);
+      process.stderr.write(`error: BROKEN at ${brokenAt(verdict)}: ${verdict.reason}\n`);
       return 1;
     }
-    const extends_ = digest ? `; it extends ${formatDigest(digest)}` : '';
-    process.stderr.write(`ok: ${verdict.events} events, chain intact${extends_}\n`);
+    const extends_ =
+      digests.length === 1
+        ? `; it extends ${formatDigest(digests[0]!)}`
+        : digests.length > 1
+          ? `; it extends ${digests.length} digests`
+          : '';
+    process.stderr.write(
+      `ok: ${verdict.events} events, chain intact${extends_}\n` +
+        `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n`,
+    );
     const records = await verifyIdempotency(store);
     if (!records.ok) {
       process.stderr.write(`error: BROKEN idempotency record: ${records.reason}\n`);

@@ -2,6 +2,7 @@
 // that nothing is revealed to a client without a valid key. The key's name becomes the
 // actor of the events the request causes.
 import type { Middleware } from 'koa';
+import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import type { KeyStore } from '../store/keys.ts';
 import { HttpError } from './errors.ts';
 
@@ -19,7 +20,8 @@ export function bearerAuth(keys: KeyStore): Middleware {
       });
     }
     const token = rest.length === 1 ? rest[0]! : '';
-    const actor = TOKEN.test(token) ? await keys.authenticate(token) : undefined;
+    // A database that stops answering makes this a 503 within the request's budget.
+    const actor = TOKEN.test(token) ? await within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS) : undefined;
     if (!actor) {
       throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
         'WWW-Authenticate': `${REALM}, error="invalid_token"`,

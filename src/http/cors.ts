@@ -8,9 +8,17 @@ import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
-export const CORS_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-Request-Id', 'Idempotency-Key'];
+export const CORS_REQUEST_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'If-Match',
+  'If-None-Match',
+  'X-Request-Id',
+  'Idempotency-Key',
+  'Last-Event-ID',
+];
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed'];
+export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link'];
 
 export function corsFor(origins: readonly string[]): Middleware {
   const allowed = new Set(origins);

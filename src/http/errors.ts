@@ -4,7 +4,7 @@
 import type { Middleware } from 'koa';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
 import { CommitFailed } from '../store/group-commit.ts';
-import { StoreUnavailable, type StorageFault } from '../store/port.ts';
+import { CommitUnconfirmed, StoreUnavailable, type StorageFault } from '../store/port.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [
@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'invalid_idempotency_key',
   'idempotency_key_reused',
   'idempotency_key_in_flight',
+  'commit_unconfirmed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -55,6 +56,14 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 function toHttpError(err: unknown, fault: StorageFaultOf): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
+  if (err instanceof CommitUnconfirmed) {
+    return new HttpError(
+      503,
+      'commit_unconfirmed',
+      'the write may have been applied: its commit was sent but could not be confirmed in time; read the entry, or retry with the same Idempotency-Key',
+      { 'Retry-After': '1' },
+    );
+  }
   if (err instanceof CommitFailed || err instanceof StoreUnavailable || fault(err)) {
     return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
       'Retry-After': '1',

@@ -3,6 +3,7 @@
 // happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
 // body judged, in the order the decisions fix.
 import Router from '@koa/router';
+import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idempotent } from '../commands.ts';
 import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
@@ -37,7 +38,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
 
   const inventory = makeInventoryCache(store, cacheCounts);
   router.get('/inventory', async (ctx) => {
-    const { body, etag } = await inventory.current();
+    const { body, etag } = await within(inventory.current(), Date.now() + REQUEST_BUDGET_MS);
     ctx.status = 200;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
@@ -88,6 +89,9 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
 
   router.patch('/inventory/:petId', jsonBody(), validatePatch(openapi), async (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
+    // The request's time on the database starts once its body is in: a slow upload is
+    // the client's time, bounded by the server's request timeout.
+    const deadline = Date.now() + REQUEST_BUDGET_MS;
     // Judged with the body: a 400 of its own, before the entry is looked at.
     const key = idempotencyKeyOf(ctx.req.headers);
     // The authentication and request-id middleware in front of this route set both.
@@ -115,20 +119,22 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     let idempotent: Idempotent | undefined;
     let release: (() => void) | undefined;
     if (key !== undefined) {
-      const scope = { apiKey: meta.actor, path: ctx.path, key };
+      // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
+      const path = `/v1/inventory/${petId}`;
+      const scope = { apiKey: meta.actor, path, key };
       const header = (name: string) => {
         const value = ctx.req.headers[name];
         return Array.isArray(value) ? value.join(', ') : value;
       };
       const fingerprint = fingerprintOf({
         method: ctx.method,
-        path: ctx.path,
+        path,
         body: { quantity },
         ifMatch: header('if-match'),
         ifNoneMatch: header('if-none-match'),
       });
       // A stored answer is replayed before the entry is looked at.
-      const stored = await idempotency.records.find(scope, new Date(idempotency.now()).toISOString());
+      const stored = await within(idempotency.records.find(scope, new Date(idempotency.now()).toISOString()), deadline);
       if (stored) {
         if (stored.fingerprint !== fingerprint) throw reused(idempotency.onRefused);
         return replay(ctx, stored);
@@ -154,7 +160,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
       };
     }
     try {
-      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent);
+      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent, deadline);
       ctx.set('ETag', tagOf(entry.version));
       ctx.type = 'application/json';
       ctx.body = itemJson(entry);

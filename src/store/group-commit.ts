@@ -4,7 +4,7 @@
 // answers each item on its own (one item's 404 or 412 leaves the others untouched);
 // only after it returned, that is after the commit, is any item answered. If the batch
 // as a whole fails, every item of it fails with CommitFailed and nothing of it remains.
-import type { Outcome } from './port.ts';
+import { CommitUnconfirmed, type Outcome } from './port.ts';
 
 export class CommitFailed extends Error {
   constructor(cause: unknown) {
@@ -45,7 +45,8 @@ export function groupCommit<I, R>(commit: (items: I[]) => Promise<Outcome<R>[]>,
     try {
       outcomes = await commit(batch.map((p) => p.item));
     } catch (cause) {
-      const failed = new CommitFailed(cause);
+      // A commit whose result is unknown is not a failure: its items may be applied.
+      const failed = cause instanceof CommitUnconfirmed ? cause : new CommitFailed(cause);
       for (const pending of batch) pending.reject(failed);
       return;
     } finally {

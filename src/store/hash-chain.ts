@@ -8,7 +8,9 @@
 //            || for each of prev_hash, seq, pet_id, version, type, data, actor,
 //               request_id, recorded_at: uint32 big-endian byte length || UTF-8 bytes )
 // with integers as decimal digits and prev_hash as 64 lowercase hex digits (64 zeros
-// before the first event).
+// before the first event). Key history (api_key_events) has a chain of its own, encoded
+// alike under the domain "petstore-inventory/key/v1" over prev_hash, seq, type, name,
+// key_hash, recorded_at, actor.
 import { createHash } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -27,8 +29,40 @@ export interface ChainedFields {
 }
 
 export function eventHash(f: ChainedFields): string {
-  const hash = createHash('sha256').update(DOMAIN);
-  const fields = [f.prevHash, String(f.seq), String(f.petId), String(f.version), f.type, f.data, f.actor, f.requestId, f.recordedAt];
+  return chainHash(DOMAIN, [
+    f.prevHash,
+    String(f.seq),
+    String(f.petId),
+    String(f.version),
+    f.type,
+    f.data,
+    f.actor,
+    f.requestId,
+    f.recordedAt,
+  ]);
+}
+
+/** The key log's own chain (api_key_events): the same encoding under its own domain. */
+const KEY_DOMAIN = Buffer.from('petstore-inventory/key/v1\0', 'utf8');
+
+export type KeyEventType = 'KeyCreated' | 'KeyRevoked';
+
+export interface KeyChainedFields {
+  prevHash: string;
+  seq: bigint | number;
+  type: string;
+  name: string;
+  keyHash: string;
+  recordedAt: string;
+  actor: string;
+}
+
+export function keyEventHash(f: KeyChainedFields): string {
+  return chainHash(KEY_DOMAIN, [f.prevHash, String(f.seq), f.type, f.name, f.keyHash, f.recordedAt, f.actor]);
+}
+
+function chainHash(domain: Buffer, fields: string[]): string {
+  const hash = createHash('sha256').update(domain);
   for (const field of fields) {
     const bytes = Buffer.from(field, 'utf8');
     const length = Buffer.allocUnsafe(4);
@@ -38,16 +72,19 @@ export function eventHash(f: ChainedFields): string {
   return hash.digest('hex');
 }
 
+/** A chain's head: SEQ:HASH for the event log, keys:SEQ:HASH for the key log. */
 export interface Digest {
   seq: number;
   hash: string;
+  chain?: 'keys';
 }
 
 export function formatDigest(d: Digest): string {
-  return `${d.seq}:${d.hash}`;
+  return `${d.chain === 'keys' ? 'keys:' : ''}${d.seq}:${d.hash}`;
 }
 
 export function parseDigest(text: string): Digest | undefined {
-  const m = /^(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text.trim());
-  return m ? { seq: Number(m[1]), hash: m[2]! } : undefined;
+  const m = /^(keys:)?(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text.trim());
+  if (!m) return undefined;
+  return m[1] ? { seq: Number(m[2]), hash: m[3]!, chain: 'keys' } : { seq: Number(m[2]), hash: m[3]! };
 }

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { eventHash } from './hash-chain.ts';
+import { eventHash, keyEventHash } from './hash-chain.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
 /** PostgreSQL's own files, applied by the same rules (postgres/migrate.ts). */
@@ -114,8 +114,20 @@ export function migrate(db: Database.Database, migrations = loadMigrations(), pa
   return run.immediate();
 }
 
-/** Makes event_hash(prev_hash, seq, pet_id, …) callable from SQL (the migrations use it). */
+/** Makes event_hash(prev_hash, seq, pet_id, …) and key_event_hash(prev_hash, seq, type, …)
+ * callable from SQL (the migrations use them). */
 export function registerEventHash(db: Database.Database): void {
+  db.function('key_event_hash', { deterministic: true, safeIntegers: true }, (prevHash, seq, type, name, keyHash, recordedAt, actor) =>
+    keyEventHash({
+      prevHash: String(prevHash),
+      seq: seq as bigint,
+      type: String(type),
+      name: String(name),
+      keyHash: String(keyHash),
+      recordedAt: String(recordedAt),
+      actor: String(actor),
+    }),
+  );
   db.function(
     'event_hash',
     { deterministic: true, safeIntegers: true },

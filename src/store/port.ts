@@ -41,7 +41,19 @@ export interface Appended {
 
 export interface BatchOptions {
   /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
-   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. */
+   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. On
+   * PostgreSQL every round trip of the batch is bounded by it, and no COMMIT is sent
+   * after it. */
+  waitUntil?: number;
+  /** Called once the store can no longer promise that the batch will not commit: just
+   * before COMMIT is sent (PostgreSQL), or when the batch is handed to the writer thread
+   * (SQLite). A client answered after that without the batch's result cannot be told
+   * that nothing was written. */
+  onCommitting?: () => void;
+}
+
+export interface EntryReadOptions {
+  /** Wall-clock time (Date.now) by which the read answers or fails. */
   waitUntil?: number;
 }
 
@@ -69,6 +81,38 @@ export class StoreUnavailable extends Error {
   override name = 'StoreUnavailable';
 }
 
+/** The database did not answer within the request's time; nothing of it was written. */
+export class DeadlinePassed extends StoreUnavailable {
+  override name = 'DeadlinePassed';
+  constructor(what = 'the database did not answer in time') {
+    super(what);
+  }
+}
+
+/** Where a batch whose commit could not be confirmed left the chain, to look it up later. */
+export interface UnconfirmedBatch {
+  /** The seq and hash the batch's last event has if it committed; undefined when it appended no event. */
+  seq?: bigint;
+  hash?: string;
+  /** PostgreSQL: the server process of the connection that sent the COMMIT. */
+  backendPid?: number;
+}
+
+/**
+ * A batch's COMMIT was sent (or the disk failed while it was written) and its result
+ * could not be seen: it may or may not have been applied. Unlike every other 503, the
+ * client cannot be told that nothing was written.
+ */
+export class CommitUnconfirmed extends Error {
+  override name = 'CommitUnconfirmed';
+  constructor(
+    readonly batch: UnconfirmedBatch,
+    options?: { cause?: unknown },
+  ) {
+    super('the commit was sent but its result could not be confirmed', options);
+  }
+}
+
 /** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
 export type InventoryRow = [petId: bigint, quantity: number, status: PetStatus, version: number];
 
@@ -88,6 +132,39 @@ export type ChainRow = [
   prevHash: string | null,
   hash: string | null,
 ];
+
+/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
+export type KeyChainRow = [
+  seq: bigint,
+  type: string,
+  name: string,
+  keyHash: string,
+  recordedAt: string,
+  actor: string,
+  prevHash: string,
+  hash: string,
+];
+
+/** What verify-log checks beside the events, read from one snapshot. */
+export interface KeyHistory {
+  /** The key log by seq. */
+  events: KeyChainRow[];
+  /** The api_keys rows, which the key log must account for exactly. */
+  keys: KeyRecord[];
+  /** The highest seq each log ever handed out (sqlite_sequence, the chain heads): above
+   * the newest row, the newest rows were cut off. */
+  counters: { events: number; keys: number };
+}
+
+/** The newest event and the newest key event: the digests an auditor keeps. */
+export interface LogHead {
+  /** 0 and 64 zeros for an empty log. */
+  seq: number;
+  hash: string;
+  /** The newest event's time; null for an empty log. */
+  recordedAt: string | null;
+  keys: { seq: number; hash: string };
+}
 
 /** A row of the stock_adjustments view, integers as BigInt. */
 export type AdjustmentRow = Record<
@@ -149,6 +226,8 @@ export interface HistoryImport {
   /** The stored answers of Idempotency-Keys still unexpired, so that retries of PATCHes
    * answered before the move are replayed after it. */
   idempotency?: AsyncIterable<IdempotencyRecord[]>;
+  /** The key log, verbatim. */
+  keyEvents: KeyChainRow[];
 }
 
 /** The target of a copy was not empty: nothing was written. */
@@ -158,7 +237,7 @@ export class StoreNotEmpty extends Error {
 
 export interface InventoryStore {
   /** The current entries of these pets; a pet that is not tracked is absent. */
-  loadEntries(petIds: readonly bigint[]): Promise<Map<bigint, Entry>>;
+  loadEntries(petIds: readonly bigint[], options?: EntryReadOptions): Promise<Map<bigint, Entry>>;
   /**
    * Appends the submissions in ONE transaction and one commit, each all-or-nothing on
    * its own: events get their seq and hash-chain link, and the projection is updated
@@ -169,6 +248,16 @@ export interface InventoryStore {
    * when the batch as a whole could not be committed (the lock, the disk).
    */
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
+
+  /**
+   * What became of a batch that rejected with CommitUnconfirmed, once the database can
+   * tell: 'committed' when its last event is in the log with its hash; 'unknown' for a
+   * batch that appended no event (only stored answers of refusals). On PostgreSQL it
+   * first waits until the server process that received the COMMIT is gone, so that a
+   * COMMIT still queued there cannot land after the look. Rejects while the database does
+   * not answer (call again later).
+   */
+  commitOutcome(batch: UnconfirmedBatch): Promise<'committed' | 'not committed' | 'unknown'>;
 
   /** Changes whenever the projection may have changed, by this process or another. */
   changeToken(): Promise<string>;
@@ -182,6 +271,16 @@ export interface InventoryStore {
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   /** Every event with its hash-chain columns, by seq. */
   chainRows(): AsyncIterable<ChainRow[]>;
+  /** The key log, the keys and the sequence counters, from one snapshot. */
+  keyHistory(): Promise<KeyHistory>;
+  /** The heads of the event log and of the key log, from one snapshot. */
+  logHead(): Promise<LogHead>;
+  /**
+   * At most limit events with seq > after, by seq, with their chain columns: one page of
+   * the change feed, read by one statement (no read transaction outlives it). A seq that
+   * is visible implies that every smaller one is (seqs commit in order).
+   */
+  eventsAfter(after: bigint, limit: number): Promise<ChainRow[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
 

@@ -2,6 +2,7 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
+import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import { StoreUnavailable, type InventoryStore, type StorageStatus } from './port.ts';
 
 export interface StorageHealth {
@@ -39,8 +40,11 @@ export function makeStorageHealth(
     },
     status: () => store.storageStatus?.(),
     async problem() {
+      // A database that stops answering makes readiness answer "not ready" within the
+      // request's budget, not when a driver gives up.
+      const deadline = Date.now() + REQUEST_BUDGET_MS;
       try {
-        await store.ping();
+        await within(store.ping(), deadline);
       } catch (error) {
         return `the database does not answer (${storageFault(store, error) ?? 'error'})`;
       }
@@ -49,7 +53,7 @@ export function makeStorageHealth(
       if (fault && deps.now() - lastProbe >= probeEveryMs) {
         lastProbe = deps.now();
         try {
-          await store.probeWrite();
+          await within(store.probeWrite(), deadline);
           fault = undefined;
         } catch (error) {
           fault = storageFault(store, error) ?? fault;

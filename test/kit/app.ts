@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { buildApp } from '../../src/app.ts';
 import { makeCommandHandler } from '../../src/commands.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
+import { makeFeed, type Feed, type FeedLimits } from '../../src/feed/hub.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/node-server.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { KeyStore } from '../../src/store/keys.ts';
@@ -39,6 +40,8 @@ export interface TestApp {
   events(): Promise<EventRow[]>;
   /** The store's faults (inline writer only). */
   faults(): StoreFaults;
+  /** The app's change feed. */
+  feed: Feed;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,8 @@ export interface AppOptions {
   writer?: 'inline' | 'thread';
   /** Opens the store instead of target.open (a test that keeps a handle on the writer thread). */
   open?: (db: string, now: () => number) => Promise<InventoryStore>;
+  /** The change feed's limits, where a test needs others. */
+  feed?: Partial<FeedLimits>;
   /** IDEMPOTENCY_TTL_HOURS, in ms; the service's default unless given. */
   idempotencyTtlMs?: number;
 }
@@ -70,6 +75,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const logger = createLogger('info', sink);
   const state = { accepting: true };
   const store = await (options.open ? options.open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
+  const feed = makeFeed({ store, logger, limits: options.feed });
   const app = buildApp({
     store,
     logger,
@@ -77,6 +83,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     accepting: () => state.accepting,
     corsOrigins: options.corsOrigins ?? [],
     idempotencyTtlMs: options.idempotencyTtlMs,
+    feed,
   });
   const key = await createKey(store);
   const server: Server = createHttpServer(app, options.limits, logger);
@@ -117,7 +124,9 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     },
     events: () => eventsOf(store),
     faults: () => target.faults(store),
+    feed,
     async close() {
+      await feed.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await store.close();

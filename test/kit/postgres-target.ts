@@ -104,6 +104,12 @@ export function postgresTarget(): StoreTarget {
           return Number(rows[0]!.seq);
         });
       },
+      async asOwner(url, sql) {
+        await asSuperuser(url, (c) => c.query(sql));
+      },
+      async pastGuards(url, sql) {
+        await asSuperuser(url, (c) => c.query(`SET session_replication_role = replica; ${sql}`));
+      },
       async failCommitsOf(url, requestId) {
         // A constraint trigger deferred to COMMIT: every statement succeeds, the commit fails.
         await asSuperuser(url, (c) =>

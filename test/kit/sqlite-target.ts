@@ -77,6 +77,16 @@ export function sqliteTarget(): StoreTarget {
         });
         return seq;
       },
+      async asOwner(path, sql) {
+        withRaw(path, (raw) => raw.exec(sql));
+      },
+      async pastGuards(path, sql) {
+        withRaw(path, (raw) => {
+          const triggers = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
+          for (const name of triggers) raw.exec(`DROP TRIGGER "${name}"`);
+          raw.exec(sql);
+        });
+      },
       async failCommitsOf(path, requestId) {
         // A deferred foreign key that an insert of that request breaks: checked at COMMIT.
         withRaw(path, (raw) =>

@@ -45,6 +45,10 @@ export interface Tamper {
   deleteNewestEvent(db: string): Promise<number>;
   /** Makes every commit that holds an event with this request id fail when it commits. */
   failCommitsOf(db: string, requestId: string): Promise<void>;
+  /** Runs sql as the database's owner (a superuser on PostgreSQL), guards in place. */
+  asOwner(db: string, sql: string): Promise<void>;
+  /** Runs sql past every guard: SQLite's triggers dropped, PostgreSQL's off for the session. */
+  pastGuards(db: string, sql: string): Promise<void>;
 }
 
 export interface StoreTarget {

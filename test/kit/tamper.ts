@@ -2,7 +2,8 @@
 // published encoding: the triggers only guard against accidents. Tests and examples use
 // these to show what the hash chain and saved digests catch.
 import Database from 'better-sqlite3';
-import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
+import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
+import type { KeyChainRow } from '../../src/store/port.ts';
 
 /** Runs run on a plain read-write connection to the file, as anyone with the file could. */
 export function withFile<T>(path: string, run: (db: Database.Database) => T): T {
@@ -49,4 +50,26 @@ export function recomputeChain(db: Database.Database): void {
       prev = hash;
     }
   })();
+}
+
+/**
+ * The SQL that renumbers the key log without gaps and recomputes its chain and counter,
+ * as someone hiding a removed key would (the same statements on SQLite and PostgreSQL,
+ * but for the counter). rows: the key log as it is, by seq.
+ */
+export function rewriteKeyChainSql(rows: readonly KeyChainRow[], store: 'sqlite' | 'postgres'): string {
+  const statements: string[] = [];
+  let prev = GENESIS_HASH;
+  rows.forEach(([oldSeq, type, name, keyHash, recordedAt, actor], i) => {
+    const seq = i + 1;
+    const hash = keyEventHash({ prevHash: prev, seq, type, name, keyHash, recordedAt, actor });
+    statements.push(`UPDATE api_key_events SET seq = ${seq}, prev_hash = '${prev}', hash = '${hash}' WHERE seq = ${oldSeq};`);
+    prev = hash;
+  });
+  statements.push(
+    store === 'sqlite'
+      ? `UPDATE sqlite_sequence SET seq = ${rows.length} WHERE name = 'api_key_events';`
+      : `UPDATE key_chain_head SET seq = ${rows.length}, hash = '${prev}';`,
+  );
+  return statements.join('\n');
 }

@@ -10,7 +10,8 @@ export interface FreezingProxy {
   /** The server's URL with the proxy's port in it. */
   url: string;
   freeze(): void;
-  /** Freezes once a client sends COMMIT, after passing that COMMIT on. Resolves when it froze. */
+  /** Freezes once a client sends the COMMIT of a transaction that added events, after
+   * passing that COMMIT on. Resolves when it froze. */
   freezeAfterCommit(): Promise<void>;
   thaw(): void;
   /** Ends every connection (both sides), as a server that gave up on them would. */
@@ -21,6 +22,8 @@ export interface FreezingProxy {
 interface Pair {
   client: Socket;
   server: Socket;
+  /** The client wrote events in its current transaction. */
+  wrote: boolean;
   /** Bytes held while frozen, per direction. */
   up: Buffer[];
   down: Buffer[];
@@ -28,6 +31,8 @@ interface Pair {
 
 // The simple-query message of a COMMIT: 'Q', a length, the text, a NUL.
 const COMMIT = Buffer.from('COMMIT\0');
+// The service's batch statement, which adds events: only its transaction's COMMIT counts.
+const EVENTS_WRITE = Buffer.from('INSERT INTO events');
 
 export async function freezingProxy(serverUrl: string): Promise<FreezingProxy> {
   const upstream = new URL(serverUrl);
@@ -37,7 +42,7 @@ export async function freezingProxy(serverUrl: string): Promise<FreezingProxy> {
 
   const server: Server = createServer((client) => {
     const socket = connect(Number(upstream.port), upstream.hostname);
-    const pair: Pair = { client, server: socket, up: [], down: [] };
+    const pair: Pair = { client, server: socket, wrote: false, up: [], down: [] };
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
@@ -49,12 +54,15 @@ export async function freezingProxy(serverUrl: string): Promise<FreezingProxy> {
     client.on('data', (chunk: Buffer) => {
       if (frozen) return void pair.up.push(chunk);
       socket.write(chunk);
-      if (armed && chunk.includes(COMMIT)) {
+      if (chunk.includes(EVENTS_WRITE)) pair.wrote = true;
+      const commit = chunk.includes(COMMIT);
+      if (armed && commit && pair.wrote) {
         frozen = true;
         const done = armed;
         armed = undefined;
         done();
       }
+      if (commit) pair.wrote = false;
     });
     socket.on('data', (chunk: Buffer) => {
       if (frozen) pair.down.push(chunk);

@@ -19,7 +19,15 @@ import {
   type IdempotencyRecord,
   type RecordRow,
 } from '../idempotency.ts';
-import { VersionConflict, type Appended, type BatchOptions, type Entry, type Outcome, type Submission } from '../port.ts';
+import {
+  CommitUnconfirmed,
+  VersionConflict,
+  type Appended,
+  type BatchOptions,
+  type Entry,
+  type Outcome,
+  type Submission,
+} from '../port.ts';
 import { applyEvent } from '../projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
@@ -49,6 +57,9 @@ WITH new_events AS (
 )
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
+
+/** Where WRITE's parameters hold the chain's new head: $16 (seq) and $17 (hash). */
+const HEAD_SEQ = 15;
 
 /** BEGIN with a lock timeout and the chain head locked: the first round trip of every write. */
 export function beginLocked(waitMs: number): string {
@@ -199,33 +210,51 @@ export async function appendBatch(
 ): Promise<Outcome<Appended[]>[]> {
   const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
   let changes: bigint | undefined;
+  // The chain's new head as the batch's writes left it: where to look for the batch
+  // later if its commit cannot be confirmed.
+  let head: { seq: bigint; hash: string } | undefined;
   const write = async (client: pg.PoolClient, params: unknown[]) => {
     changes = (await client.query<{ changes: bigint }>(WRITE, params)).rows[0]!.changes;
+    head = { seq: BigInt(params[HEAD_SEQ] as string), hash: params[HEAD_SEQ + 1] as string };
   };
-  const outcomes = await inTransaction(pool, `${beginLocked(waitMs)}; SAVEPOINT batch`, async (client, begun) => {
-    const head = headOf(begun);
-    const petIds = [
-      ...new Set(submissions.flatMap((s) => [...s.appends.map((a) => a.petId), ...(s.idempotency ? [s.idempotency.decidedOn.petId] : [])])),
-    ];
-    const start: State = {
-      seq: head.seq,
-      hash: head.hash,
-      entries: await loadEntries(client, petIds),
-      records: await loadRecords(client, submissions),
-    };
-    const whole = plan(submissions, start, new Map());
-    if (!whole.params) return whole.outcomes;
-    try {
-      await write(client, whole.params);
-      return whole.outcomes;
-    } catch (error) {
-      // One submission's rows broke a constraint or found no room: undo the statement
-      // and write the submissions one at a time, each in a savepoint, so that exactly
-      // the ones that fail fail (with their own error), as on SQLite. Had the
-      // connection or the transaction been lost, this rollback fails and the batch with it.
-      await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
-      return oneByOne(client, submissions, start, write);
+  const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, onCommitting: options.onCommitting };
+  const outcomes = await inTransaction(
+    pool,
+    `${beginLocked(waitMs)}; SAVEPOINT batch`,
+    async (client, begun) => {
+      const head = headOf(begun);
+      const petIds = [
+        ...new Set(
+          submissions.flatMap((s) => [...s.appends.map((a) => a.petId), ...(s.idempotency ? [s.idempotency.decidedOn.petId] : [])]),
+        ),
+      ];
+      const start: State = {
+        seq: head.seq,
+        hash: head.hash,
+        entries: await loadEntries(client, petIds),
+        records: await loadRecords(client, submissions),
+      };
+      const whole = plan(submissions, start, new Map());
+      if (!whole.params) return whole.outcomes;
+      try {
+        await write(client, whole.params);
+        return whole.outcomes;
+      } catch (error) {
+        // One submission's rows broke a constraint or found no room: undo the statement
+        // and write the submissions one at a time, each in a savepoint, so that exactly
+        // the ones that fail fail (with their own error), as on SQLite. Had the
+        // connection or the transaction been lost, this rollback fails and the batch with it.
+        await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
+        return oneByOne(client, submissions, start, write);
+      }
+    },
+    bounds,
+  ).catch((error: unknown) => {
+    // A commit whose answer was lost is looked up later by the events it would have added.
+    if (error instanceof CommitUnconfirmed && head) {
+      throw new CommitUnconfirmed({ ...error.batch, ...head }, { cause: error.cause });
     }
+    throw error;
   });
   if (changes !== undefined) onCommitted(changes);
   return outcomes;

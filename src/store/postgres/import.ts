@@ -25,6 +25,9 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
 const INSERT_RECORDS = `
 INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::text[])`;
+const INSERT_KEY_EVENTS = `
+INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`;
 
 const CHUNK = 10_000;
 
@@ -64,6 +67,14 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
       chunk.map((e) => e.version),
       chunk.map((e) => e.updatedAt),
     ]);
+  }
+  // The key log before the keys: the table's triggers accept a key only with its events.
+  const keyEvents = history.keyEvents;
+  if (keyEvents.length > 0) {
+    const cols = Array.from({ length: 8 }, (_, i) => keyEvents.map((row) => String(row[i])));
+    await client.query(INSERT_KEY_EVENTS, cols);
+    const last = keyEvents[keyEvents.length - 1]!;
+    await client.query('UPDATE key_chain_head SET seq = $1, hash = $2', [String(last[0]), last[7]]);
   }
   const keys: KeyRecord[] = history.keys;
   if (keys.length > 0) {

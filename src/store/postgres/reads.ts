@@ -6,7 +6,21 @@
 // seqs commit in order, so a page boundary never hides an older seq.
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
-import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
+import { GENESIS_HASH } from '../hash-chain.ts';
+import type {
+  AdjustmentRow,
+  AuditFilter,
+  ChainRow,
+  Entry,
+  InventoryRow,
+  KeyChainRow,
+  KeyHistory,
+  KeyRecord,
+  LogHead,
+  LogView,
+  ReplayRow,
+  SeqRange,
+} from '../port.ts';
 import { checkout, inTransaction } from './connection.ts';
 
 const PAGE_ROWS = 256;
@@ -125,6 +139,53 @@ export function makeReads(pool: pg.Pool) {
         if (rows.length < PAGE_ROWS) return;
         after = String(rows[rows.length - 1]![0]);
       }
+    },
+    keyHistory: (): Promise<KeyHistory> =>
+      inTransaction(pool, SNAPSHOT, async (client) => {
+        const events = await page<KeyChainRow>(
+          client,
+          'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq',
+          [],
+        );
+        const { rows: keys } = await client.query<KeyRecord>(
+          `SELECT name, hash, created_at AS "createdAt", created_by AS "createdBy", revoked_at AS "revokedAt", revoked_by AS "revokedBy"
+           FROM api_keys ORDER BY name`,
+        );
+        const { rows } = await client.query<{ events: string; keys: string }>(
+          'SELECT (SELECT seq::text FROM chain_head) AS events, (SELECT seq::text FROM key_chain_head) AS keys',
+        );
+        return { events, keys, counters: { events: Number(rows[0]!.events), keys: Number(rows[0]!.keys) } };
+      }),
+    async logHead(): Promise<LogHead> {
+      const { rows } = await pool.query<{
+        seq: string | null;
+        hash: string | null;
+        recordedAt: string | null;
+        keySeq: string | null;
+        keyHash: string | null;
+      }>(
+        `SELECT e.seq::text AS seq, e.hash, e.recorded_at AS "recordedAt", k.seq::text AS "keySeq", k.hash AS "keyHash"
+         FROM (SELECT 1) AS one
+         LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e ON true
+         LEFT JOIN (SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1) AS k ON true`,
+      );
+      const row = rows[0]!;
+      return {
+        seq: Number(row.seq ?? 0),
+        hash: row.hash ?? GENESIS_HASH,
+        recordedAt: row.recordedAt,
+        keys: { seq: Number(row.keySeq ?? 0), hash: row.keyHash ?? GENESIS_HASH },
+      };
+    },
+    // One statement, no transaction: the feed never holds a snapshot between pages.
+    async eventsAfter(after: bigint, limit: number): Promise<ChainRow[]> {
+      const rows = await page<[bigint, bigint, number, string, string, string, string, string, string, string]>(
+        pool,
+        `SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash
+         FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+        [String(after), limit],
+      );
+      return rows.map(([seq, petId, version, ...rest]) => [seq, petId, BigInt(version), ...rest]);
     },
     async *stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]> {
       const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);

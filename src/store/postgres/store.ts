@@ -11,7 +11,7 @@ import type { Entry, InventoryStore } from '../port.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
-import { checkout, inTransaction, makePool, redactUrl } from './connection.ts';
+import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
@@ -93,7 +93,17 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   }
 
   return {
-    loadEntries: (petIds) => loadEntries(pool, petIds),
+    loadEntries: (petIds, read = {}) =>
+      read.waitUntil === undefined ? loadEntries(pool, petIds) : readBy(pool, read.waitUntil, (client) => loadEntries(client, petIds)),
+    async commitOutcome({ seq, hash, backendPid }) {
+      if (backendPid !== undefined) {
+        const { rows } = await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backendPid]);
+        if (rows.length > 0) throw new Error('the server process that received the COMMIT has not ended yet');
+      }
+      if (seq === undefined) return 'unknown';
+      const { rows } = await pool.query<{ hash: string }>('SELECT hash FROM events WHERE seq = $1', [String(seq)]);
+      return rows[0]?.hash === hash ? 'committed' : 'not committed';
+    },
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
     changeToken: () => watch.token(),
     inventoryRows: () => reads.inventoryRows(),
@@ -101,6 +111,9 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     lastSeq: () => reads.lastSeq(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
+    keyHistory: () => reads.keyHistory(),
+    logHead: () => reads.logHead(),
+    eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,

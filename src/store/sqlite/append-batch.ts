@@ -7,7 +7,7 @@ import type { RecordedEvent } from '../../domain/events.ts';
 import type { Db } from '../database.ts';
 import { eventHash, GENESIS_HASH, type Digest } from '../hash-chain.ts';
 import { IdempotencyKeyTaken } from '../idempotency.ts';
-import { VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
+import { CommitUnconfirmed, VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import type { IdempotencyWriter } from './idempotency-table.ts';
 import type { ProjectionTable } from './projection-table.ts';
@@ -32,6 +32,11 @@ export function makeEventWriter(
   const newest = db.prepare('SELECT hash FROM events ORDER BY seq DESC LIMIT 1').pluck();
   const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
   const currentEntry = makeEntryReader(db, projection);
+
+  // The last event this batch wrote, and whether its transaction function is done (so
+  // that what fails next is the COMMIT itself).
+  let written: { seq: bigint; hash: string } | undefined;
+  let committing = false;
 
   const readTip = (): Digest => ({
     seq: Number(highestSeq.get() ?? 0),
@@ -69,6 +74,7 @@ export function makeEventWriter(
         insert.run({ ...row, hash });
         tip.seq = row.seq;
         tip.hash = hash;
+        written = { seq: BigInt(row.seq), hash };
         const recorded: RecordedEvent = { ...event, ...meta, seq: row.seq, petId, version: row.version, recordedAt };
         entry = projection.apply(entry, recorded);
         events.push(recorded);
@@ -110,8 +116,29 @@ export function makeEventWriter(
       }
     });
     beforeCommit();
+    committing = true;
     return outcomes;
   });
+
+  /**
+   * The batch in its transaction. A COMMIT that fails with an I/O error (the sync of the
+   * log failed) leaves the outcome unknown: the frames may be in the log file, and a
+   * later recovery may find them whole. That is CommitUnconfirmed, never "nothing
+   * written"; any other failure of COMMIT (SQLITE_BUSY, a full disk) rolls back.
+   */
+  const run = (submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+    written = undefined;
+    committing = false;
+    try {
+      return batch.immediate(submissions);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (committing && typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
+        throw new CommitUnconfirmed(written ?? {}, { cause: error });
+      }
+      throw error;
+    }
+  };
 
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
   return {
@@ -120,11 +147,11 @@ export function makeEventWriter(
     // deadline: a request that already waited behind an earlier batch does not wait
     // the full time again.
     appendBatch(submissions, options = {}) {
-      if (options.waitUntil === undefined) return batch.immediate(submissions);
+      if (options.waitUntil === undefined) return run(submissions);
       const waitMs = Math.max(0, Math.min(busyTimeout, Math.floor(options.waitUntil - Date.now())));
       db.pragma(`busy_timeout = ${waitMs}`);
       try {
-        return batch.immediate(submissions);
+        return run(submissions);
       } finally {
         db.pragma(`busy_timeout = ${busyTimeout}`);
       }

@@ -2,7 +2,7 @@
 // message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
 import { IdempotencyKeyTaken, type IdempotencyRecord } from '../idempotency.ts';
 import { KeyNameTaken } from '../keys.ts';
-import { StoreUnavailable, VersionConflict } from '../port.ts';
+import { CommitUnconfirmed, StoreUnavailable, VersionConflict, type UnconfirmedBatch } from '../port.ts';
 
 export interface WireError {
   name: string;
@@ -13,6 +13,7 @@ export interface WireError {
   actual?: number;
   keyName?: string;
   record?: IdempotencyRecord;
+  batch?: UnconfirmedBatch;
 }
 
 export function toWire(error: unknown): WireError {
@@ -24,6 +25,7 @@ export function toWire(error: unknown): WireError {
     ...(error instanceof VersionConflict ? { petId: error.petId, expected: error.expected, actual: error.actual } : {}),
     ...(error instanceof KeyNameTaken ? { keyName: error.keyName } : {}),
     ...(error instanceof IdempotencyKeyTaken ? { record: error.record } : {}),
+    ...(error instanceof CommitUnconfirmed ? { batch: error.batch } : {}),
   };
 }
 
@@ -32,6 +34,7 @@ export function fromWire(wire: WireError): Error {
   if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
   if (wire.name === 'IdempotencyKeyTaken') return new IdempotencyKeyTaken(wire.record!);
   if (wire.name === 'StoreUnavailable') return new StoreUnavailable(wire.message);
+  if (wire.name === 'CommitUnconfirmed') return new CommitUnconfirmed(wire.batch ?? {}, { cause: new Error(wire.message) });
   const error = new Error(wire.message) as Error & { code?: string };
   error.name = wire.name;
   if (wire.code !== undefined) error.code = wire.code;

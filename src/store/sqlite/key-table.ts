@@ -1,6 +1,9 @@
 // The api_keys table: key hashes and names, never keys. Lookups go by hash, so no
-// secret is ever compared byte by byte.
+// secret is ever compared byte by byte. Every creation and revocation is first entered
+// in the key log (api_key_events) with its link in the key chain: the table's triggers
+// refuse a key or a revocation without its event.
 import type { Db } from '../database.ts';
+import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
 import type { KeyRecord } from '../port.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type Revocation } from '../keys.ts';
 
@@ -13,18 +16,54 @@ export interface KeyWriter {
 
 export function makeKeyWriter(db: Db): KeyWriter {
   const insert = db.prepare('INSERT INTO api_keys (name, hash, created_at, created_by) VALUES (?, ?, ?, ?)');
-  const exists = db.prepare('SELECT revoked_at FROM api_keys WHERE name = ?');
+  const exists = db.prepare('SELECT revoked_at, hash FROM api_keys WHERE name = ?');
+  // A name the key log holds stays taken, even if its api_keys row is gone.
+  const logged = db.prepare('SELECT 1 FROM api_key_events WHERE name = ?');
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ?, revoked_by = ? WHERE name = ? AND revoked_at IS NULL');
   const count = db.prepare('SELECT count(*) FROM api_keys').pluck();
+  // The next seq comes from the counter, not from the newest row: after a cut tail the
+  // gap stays visible instead of being filled.
+  const tip = db.prepare(
+    `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'api_key_events'), 0) AS seq,
+            coalesce((SELECT hash FROM api_key_events ORDER BY seq DESC LIMIT 1), ?) AS hash`,
+  );
+  const insertEvent = db.prepare(
+    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  function logKeyEvent(type: KeyEventType, name: string, keyHash: string, at: string, actor: string): void {
+    const { seq: last, hash: prevHash } = tip.get(GENESIS_HASH) as { seq: number; hash: string };
+    const seq = last + 1;
+    insertEvent.run(
+      seq,
+      type,
+      name,
+      keyHash,
+      at,
+      actor,
+      prevHash,
+      keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor }),
+    );
+  }
+
+  const createChained = db.transaction((name: string, keyHash: string, at: string, createdBy: string) => {
+    logKeyEvent('KeyCreated', name, keyHash, at, createdBy);
+    insert.run(name, keyHash, at, createdBy);
+  });
+  const revokeChained = db.transaction((name: string, keyHash: string, at: string, revokedBy: string) => {
+    logKeyEvent('KeyRevoked', name, keyHash, at, revokedBy);
+    revoke.run(at, revokedBy, name);
+  });
 
   function create(name: string, createdBy: string, at: string): string {
     if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
     const key = generateKey();
     try {
-      insert.run(name, hashKey(key), at, createdBy);
+      createChained.immediate(name, hashKey(key), at, createdBy);
     } catch (err) {
       // Taken, also by another process between our look and our insert.
-      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && exists.get(name)) throw new KeyNameTaken(name);
+      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && (exists.get(name) || logged.get(name))) {
+        throw new KeyNameTaken(name);
+      }
       throw err;
     }
     return key;
@@ -36,11 +75,15 @@ export function makeKeyWriter(db: Db): KeyWriter {
     create,
     createFirst: (name, createdBy, at) => createFirst.immediate(name, createdBy, at),
     revoke(name, revokedBy, at) {
-      const row = exists.get(name) as { revoked_at: string | null } | undefined;
-      if (!row) return 'unknown';
-      if (row.revoked_at) return 'already revoked';
-      revoke.run(at, revokedBy, name);
-      return 'revoked';
+      return db
+        .transaction(() => {
+          const row = exists.get(name) as { revoked_at: string | null; hash: string } | undefined;
+          if (!row) return 'unknown';
+          if (row.revoked_at) return 'already revoked';
+          revokeChained(name, row.hash, at, revokedBy);
+          return 'revoked';
+        })
+        .immediate();
     },
   };
 }

@@ -12,7 +12,21 @@
 /* eslint-disable @typescript-eslint/require-await */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from '../database.ts';
-import type { AdjustmentRow, AuditFilter, ChainRow, Entry, InventoryRow, LogView, ReplayRow, SeqRange } from '../port.ts';
+import { GENESIS_HASH } from '../hash-chain.ts';
+import type {
+  AdjustmentRow,
+  AuditFilter,
+  ChainRow,
+  Entry,
+  InventoryRow,
+  KeyChainRow,
+  KeyHistory,
+  KeyRecord,
+  LogHead,
+  LogView,
+  ReplayRow,
+  SeqRange,
+} from '../port.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import { makeIdempotencyReader, type IdempotencyTable } from './idempotency-table.ts';
 import { makeKeyReader, type KeyReader } from './key-table.ts';
@@ -55,11 +69,16 @@ export interface Reader {
   keys: KeyReader;
   idempotency: IdempotencyTable;
   ping(): void;
+  /** The hash of the event at seq, undefined when there is none. */
+  hashAt(seq: bigint): string | undefined;
   inventoryRows(): AsyncIterable<InventoryRow[]>;
   entries(): Promise<Entry[]>;
   lastSeq(): Promise<number>;
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   chainRows(): AsyncIterable<ChainRow[]>;
+  keyHistory(): Promise<KeyHistory>;
+  logHead(): LogHead;
+  eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
@@ -68,6 +87,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   const currentEntry = makeEntryReader(pointDb, makeProjectionTable(pointDb));
   const changeToken = makeChangeToken(pointDb);
   const ping = pointDb.prepare('SELECT 1').pluck();
+  const hashAt = pointDb.prepare('SELECT hash FROM events WHERE seq = ?').pluck();
   const scanProjection = makeProjectionTable(scanDb);
 
   const inventory = scanDb.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').safeIntegers(true).raw();
@@ -76,8 +96,35 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE seq > ? AND seq <= ? ORDER BY seq')
     .safeIntegers(true)
     .raw();
+  const keyEvents = scanDb
+    .prepare('SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+  const keyRows = scanDb.prepare(
+    `SELECT name, hash, created_at AS createdAt, created_by AS createdBy, revoked_at AS revokedAt, revoked_by AS revokedBy
+     FROM api_keys ORDER BY name`,
+  );
+  const counters = scanDb.prepare(
+    `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) AS events,
+            coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'api_key_events'), 0) AS keys`,
+  );
+  // One statement: one snapshot of both logs.
+  const head = pointDb.prepare(
+    `SELECT e.seq, e.hash, e.recorded_at AS recordedAt, k.seq AS keySeq, k.hash AS keyHash
+     FROM (SELECT 1) AS one
+     LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e
+     LEFT JOIN (SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1) AS k`,
+  );
   const chain = scanDb
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
+    .safeIntegers(true)
+    .raw();
+
+  // A feed page is short and goes by the primary key: a point read, never blocked by a scan.
+  const eventsAfter = pointDb
+    .prepare(
+      'SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+    )
     .safeIntegers(true)
     .raw();
 
@@ -148,11 +195,41 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     keys: makeKeyReader(pointDb, changeToken),
     idempotency: makeIdempotencyReader(pointDb),
     ping: () => void ping.get(),
+    hashAt: (seq) => hashAt.get(seq) as string | undefined,
     inventoryRows: () => scan(() => inventory.iterate() as IterableIterator<InventoryRow>, toInventoryRow),
     entries: () => exclusive(async () => scanProjection.list()),
     lastSeq: () => exclusive(async () => lastSeq.get() as number),
     replayRows,
     chainRows: () => scan(() => chain.iterate() as IterableIterator<ChainRow>),
+    keyHistory: () =>
+      exclusive(async () => {
+        scanDb.exec('BEGIN');
+        try {
+          return {
+            events: keyEvents.all() as KeyChainRow[],
+            keys: keyRows.all() as KeyRecord[],
+            counters: counters.get() as KeyHistory['counters'],
+          };
+        } finally {
+          scanDb.exec('COMMIT');
+        }
+      }),
+    logHead() {
+      const row = head.get() as {
+        seq: number | null;
+        hash: string | null;
+        recordedAt: string | null;
+        keySeq: number | null;
+        keyHash: string | null;
+      };
+      return {
+        seq: row.seq ?? 0,
+        hash: row.hash ?? GENESIS_HASH,
+        recordedAt: row.recordedAt,
+        keys: { seq: row.keySeq ?? 0, hash: row.keyHash ?? GENESIS_HASH },
+      };
+    },
+    eventsAfter: (after, limit) => eventsAfter.all(after, limit) as ChainRow[],
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.
     async *stockAdjustments(filter) {

@@ -43,13 +43,24 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
   };
   return {
     loadEntries: async (petIds) => reader.loadEntries(petIds),
-    appendBatch: (submissions, options) => writer.appendBatch(submissions, options),
+    appendBatch: (submissions, { onCommitting, ...options } = {}) => {
+      // Once the batch is in the writer's hands, whether it commits is out of ours.
+      onCommitting?.();
+      return writer.appendBatch(submissions, options);
+    },
+    commitOutcome: async ({ seq, hash }) => {
+      if (seq === undefined) return 'unknown';
+      return reader.hashAt(seq) === hash ? 'committed' : 'not committed';
+    },
     changeToken: async () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
     entries: () => reader.entries(),
     lastSeq: () => reader.lastSeq(),
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
+    keyHistory: () => reader.keyHistory(),
+    logHead: async () => reader.logHead(),
+    eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),

@@ -1,0 +1,39 @@
+// A long-running child process read line by line (a follower that never exits by
+// itself): its standard output as lines so far, its standard error, its exit, and a wait
+// for a count of lines that fails early when the child exits.
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+
+export interface LineReader {
+  proc: ChildProcessWithoutNullStreams;
+  lines: string[];
+  err(): string;
+  exited: Promise<number | null>;
+  /** Resolves once count lines arrived; throws after ms or when the child exits first. */
+  waitFor(count: number, ms?: number): Promise<void>;
+}
+
+export function readLines(proc: ChildProcessWithoutNullStreams): LineReader {
+  const lines: string[] = [];
+  let err = '';
+  let rest = '';
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop()!;
+    lines.push(...parts);
+  });
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  return {
+    proc,
+    lines,
+    err: () => err,
+    exited: new Promise((resolve) => proc.once('exit', (code) => resolve(code))),
+    async waitFor(count, ms = 20_000) {
+      const started = Date.now();
+      while (lines.length < count) {
+        if (Date.now() - started > ms) throw new Error(`${lines.length} of ${count} lines after ${ms} ms; stderr: ${err}`);
+        if (proc.exitCode !== null) throw new Error(`the process exited ${proc.exitCode} after ${lines.length} of ${count} lines: ${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+  };
+}

@@ -1,0 +1,103 @@
+// A Server-Sent Events reader for tests, on node:http: it keeps every message as it
+// arrived (id, event, the data parsed with big integers as text) and can wait for a
+// count, for the end, or reconnect from its last id as an EventSource would.
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+
+export interface SseMessage {
+  id: string;
+  event: string;
+  data: string;
+  /** When it arrived (performance.now()). */
+  at: number;
+}
+
+export interface SseStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  messages: SseMessage[];
+  /** Comment lines seen (heartbeats). */
+  comments: number;
+  /** Resolves when the server ended the stream (or the connection closed). */
+  ended: Promise<void>;
+  isEnded(): boolean;
+  /** Resolves once `count` messages arrived; rejects after timeoutMs. */
+  waitFor(count: number, timeoutMs?: number): Promise<void>;
+  close(): void;
+}
+
+export function openStream(port: number, path: string, headers: Record<string, string>): Promise<SseStream> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { Accept: 'text/event-stream', ...headers }, agent: false });
+    req.on('error', reject);
+    req.on('response', (res: IncomingMessage) => {
+      const messages: SseMessage[] = [];
+      let buffer = '';
+      let ended = false;
+      let comments = 0;
+      const waiters: (() => void)[] = [];
+      const poke = () => waiters.splice(0).forEach((w) => w());
+      const stream: SseStream = {
+        status: res.statusCode!,
+        headers: res.headers,
+        messages,
+        get comments() {
+          return comments;
+        },
+        ended: new Promise<void>((done) => {
+          const end = () => {
+            ended = true;
+            done();
+            poke();
+          };
+          res.on('end', end);
+          res.on('close', end);
+          res.on('error', end);
+        }),
+        isEnded: () => ended,
+        waitFor(count, timeoutMs = 10_000) {
+          return new Promise<void>((ok, fail) => {
+            const timer = setTimeout(() => fail(new Error(`${messages.length} of ${count} messages after ${timeoutMs} ms`)), timeoutMs);
+            const check = () => {
+              if (messages.length >= count) {
+                clearTimeout(timer);
+                ok();
+              } else if (ended) {
+                clearTimeout(timer);
+                fail(new Error(`the stream ended after ${messages.length} of ${count} messages`));
+              } else waiters.push(check);
+            };
+            check();
+          });
+        },
+        close: () => {
+          req.destroy();
+          res.destroy();
+        },
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const fields: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) {
+              comments++;
+              continue;
+            }
+            const colon = line.indexOf(':');
+            const name = colon < 0 ? line : line.slice(0, colon);
+            fields[name] = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          }
+          if (fields.data !== undefined)
+            messages.push({ id: fields.id ?? '', event: fields.event ?? 'message', data: fields.data, at: performance.now() });
+        }
+        poke();
+      });
+      resolve(stream);
+    });
+    req.end();
+  });
+}
