@@ -8,14 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { makeCommandHandler } from '../src/commands.ts';
 import { makeInventoryCache } from '../src/http/inventory-json.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { makeDatabase } from './bench/fixtures.ts';
+import { scriptArgs } from './script-args.ts';
 
-const { values } = parseArgs({
-  options: { pets: { type: 'string', default: '100000' }, runs: { type: 'string', default: '10' }, inline: { type: 'boolean' } },
+const { values } = scriptArgs(import.meta.url, {
+  pets: { type: 'string', default: '100000' },
+  runs: { type: 'string', default: '10' },
+  inline: { type: 'boolean' },
 });
 const PETS = Number(values.pets);
 const RUNS = Number(values.runs);

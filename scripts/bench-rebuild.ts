@@ -7,21 +7,19 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { scriptArgs } from './script-args.ts';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000000' },
-    pets: { type: 'string', default: '10000' },
-    runs: { type: 'string', default: '5' },
-    // Keep the generated database at this path and reuse it on the next run.
-    db: { type: 'string' },
-  },
+const { values } = scriptArgs(import.meta.url, {
+  events: { type: 'string', default: '1000000' },
+  pets: { type: 'string', default: '10000' },
+  runs: { type: 'string', default: '5' },
+  // Keep the generated database at this path and reuse it on the next run.
+  db: { type: 'string' },
 });
 const EVENTS = Number(values.events);
 const PETS = Number(values.pets);

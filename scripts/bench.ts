@@ -17,13 +17,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { compareWithBaseline } from './bench/baseline.ts';
+import { scriptArgs } from './script-args.ts';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, measure, peakRssMb, ready, start, stop, WARMUP_SECONDS, load, type Load, type Mode } from './bench/harness.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, baseline: { type: 'string' } } });
+const { values } = scriptArgs(import.meta.url, { seconds: { type: 'string', default: '10' }, baseline: { type: 'string' } });
 const SECONDS = Number(values.seconds);
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Change feed streams held open beside the GET and PATCH loads. */

@@ -15,6 +15,7 @@ import { startPrometheus } from '../test/kit/prometheus.ts';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, load, ready, start, stop } from './bench/harness.ts';
+import { scriptArgs } from './script-args.ts';
 
 interface Panel {
   title: string;
@@ -23,7 +24,7 @@ interface Panel {
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const OUT = process.argv[2] ?? join(ROOT, 'docs/images/dashboard.png');
+const OUT = scriptArgs(import.meta.url, {}, 1).positionals[0] ?? join(ROOT, 'docs/images/dashboard.png');
 const PHASE_SECONDS = 30;
 const PETS = 1000;
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
+import { scriptArgs } from './script-args.ts';
 
 interface ProfileNode {
   id: number;
@@ -25,7 +26,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const SECONDS = Number(process.argv[2] ?? 10);
+const SECONDS = Number(scriptArgs(import.meta.url, {}, 1).positionals[0] ?? 10);
 const PETS = 1000;
 
 // A stage is known by where its code lives; the first that matches a frame wins.

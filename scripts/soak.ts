@@ -8,10 +8,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
+import { scriptArgs } from './script-args.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, connections: { type: 'string', default: '20' } } });
+const { values } = scriptArgs(import.meta.url, {
+  seconds: { type: 'string', default: '60' },
+  connections: { type: 'string', default: '20' },
+});
 const SECONDS = Number(values.seconds);
 const ROOT = new URL('..', import.meta.url).pathname;
 const PETS = 1000;

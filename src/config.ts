@@ -80,8 +80,11 @@ function corsOriginsOf(value: string): string[] {
 }
 
 /** The database path: INVENTORY_DB, or data/inventory.db. Operator commands use it too. */
+/** The database when neither INVENTORY_DB nor --db names one. */
+export const DEFAULT_DB_PATH = 'data/inventory.db';
+
 export function dbPathOf(env: NodeJS.ProcessEnv): string {
-  const path = env.INVENTORY_DB ?? 'data/inventory.db';
+  const path = env.INVENTORY_DB ?? DEFAULT_DB_PATH;
   if (path.trim() === '') throw new ConfigError('INVENTORY_DB must not be empty');
   return path;
 }

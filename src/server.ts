@@ -70,7 +70,7 @@ server.listen(config.port, config.host, () => {
   // one new file, the one whose createFirst wins prints it.
   createBootstrapKey(store.keys).then(
     async (bootstrapKey) => {
-      if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl));
+      if (bootstrapKey) process.stderr.write(bootstrapMessage(bootstrapKey, baseUrl, config.dbPath));
       // A database whose keys were all revoked gets no new key, but the operator is told.
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);

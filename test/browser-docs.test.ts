@@ -77,6 +77,11 @@ test('loads cleanly, lists both operations and their errors, stays on this servi
       summaries.some((s) => /^PATCH\s+\/inventory\/\{petId\}\s/.test(s)),
       summaries.join(' | '),
     );
+    // The extension: reading one entry, with the summary the document gives it.
+    assert.ok(
+      summaries.some((s) => /^GET\s+\/inventory\/\{petId\}\s/.test(s) && s.includes("One pet's entry and its version")),
+      summaries.join(' | '),
+    );
 
     // Each operation with every answer it can give, read from the expanded operation.
     const listedCodes = async (block: ReturnType<typeof page.locator>) => {

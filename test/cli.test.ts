@@ -3,7 +3,7 @@
 // PostgreSQL database); the outcome is judged by exit status, standard output and error,
 // and the database contents.
 import { createHash } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -11,7 +11,7 @@ import type { Command } from '../src/domain/decide.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { runCommands } from './kit/fixtures.ts';
 import { parseJson } from './kit/http.ts';
-import { tempDir, type TempDir } from './kit/paths.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { runScriptSync, type ScriptResult as Result } from './kit/scripts.ts';
 import { sqliteTarget } from './kit/sqlite-target.ts';
 import { storeTargets, type StoreTarget } from './kit/stores.ts';
@@ -173,7 +173,7 @@ keys('revoke sets revoked_at; an unknown name and a taken name exit 1', async (c
   assert.not.ok(listed.stdout.includes(key));
 
   const unknown = script('keys', ['revoke', 'nobody', '--db', ctx.db]);
-  expectFailure(unknown, /^error: no key named "nobody"\n$/, 'keys revoke of an unknown name');
+  expectFailure(unknown, /^error: no key named "nobody" in [^\n]+\n$/, 'keys revoke of an unknown name');
   assert.is(unknown.stdout, '');
 
   // A revoked key's name stays taken.
@@ -188,6 +188,12 @@ keys('revoke sets revoked_at; an unknown name and a taken name exit 1', async (c
 keys('usage errors exit 2 with one error line and see --help; --help exits 0', async (ctx) => {
   expectUsageError(script('keys', ['--db', ctx.db]), /name an action: create, list or revoke/, 'keys without an action');
   expectUsageError(script('keys', ['create', 'a b', '--db', ctx.db]), /invalid NAME "a b"/, 'keys create "a b"');
+  expectUsageError(script('keys', ['frob', '--db', ctx.db]), /unknown action frob: the actions are create, list and revoke/, 'keys frob');
+  // The name rule the error gives is the one --help and the operators' guide give.
+  const rule = 'starting with a letter or digit';
+  assert.ok(script('keys', ['create', '.x', '--db', ctx.db]).stderr.includes(rule), 'the error says the rule');
+  assert.ok(script('keys', ['--help']).stdout.replace(/\s+/g, ' ').includes(rule), '--help says it');
+  assert.ok(readFileSync(join(root, 'docs/operators.md'), 'utf8').replace(/\s+/g, ' ').includes(rule), "the operators' guide says it");
   assert.ok(await noDatabase(ctx), 'a usage error opens no database');
   // No key is printed for a database that does not persist.
   expectUsageError(script('keys', ['create', 'carol', '--db', '']), /--db must not be empty/, 'keys create --db ""');

@@ -2,6 +2,8 @@
 // copy verifies to the same digest, keeps every event and key as it was, serves the same
 // list, accepts the old keys and refuses the revoked one, and chains on; a target that is
 // not empty, or a copy that fails midway, leaves the target as it was.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { suite } from 'uvu';
@@ -9,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
 import { openStore } from '../src/store/open.ts';
 import { commandsOn, createKey, eventsOf, trackPets } from './kit/fixtures.ts';
-import { tempDir } from './kit/paths.ts';
+import { root, tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
 import { killAll, startService } from './kit/service.ts';
@@ -194,6 +196,33 @@ copy('usage errors exit 2 with one line and see --help', async (ctx) => {
     const r = await runScript('copy-store', args);
     assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /^error: [^\n]+\nsee --help\n$/);
+  }
+});
+
+copy('a target without the schema: the scripts/migrate command it suggests can be pasted as printed', async (ctx) => {
+  const bare = await freshPostgresDatabase();
+  try {
+    const refused = await runScript('copy-store', ['--from', ctx.sqlite, '--to', bare.url]);
+    assert.is(refused.status, 1, refused.stderr);
+    const password = new URL(bare.url).password;
+    assert.ok(password !== '', 'the test database has a password');
+    assert.not.ok(refused.stderr.includes(password), 'the password is not shown');
+    const suggested = /run (scripts\/migrate --db '[^']+')( \(the password is left out: set PGPASSWORD, or put it back in the URL\))/.exec(
+      refused.stderr,
+    );
+    assert.ok(suggested, refused.stderr);
+    const env: NodeJS.ProcessEnv = { ...process.env, PGPASSWORD: password };
+    delete env.INVENTORY_DB;
+    const pasted = spawnSync('sh', ['-c', suggested[1]!.replace('scripts/migrate', join(root, 'scripts/migrate'))], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.is(pasted.status, 0, `${suggested[1]}\n${pasted.stdout}${pasted.stderr}`);
+    const copied = await runScript('copy-store', ['--from', ctx.sqlite, '--to', bare.url]);
+    assert.is(copied.status, 0, copied.stderr);
+  } finally {
+    await bare.cleanup();
   }
 });
 

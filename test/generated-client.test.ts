@@ -10,24 +10,10 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startApp, type TestApp } from './kit/app.ts';
+import { readmeClientFiles } from './kit/docs.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 const BELOW = 9007199254740992n; // 2^53: the last id a double holds exactly, and its neighbour
 const ABOVE = 9007199254740993n;
-
-/** The code blocks of the clients' guide's "Generated clients", keyed by the file named on their first line. */
-export function readmeClientFiles(readme: string): Map<string, string> {
-  const start = readme.indexOf('\n## Generated clients\n');
-  if (start < 0) throw new Error('docs/clients.md has no "## Generated clients" section');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  const files = new Map<string, string>();
-  for (const [, code] of section.matchAll(/\n```ts\n([\s\S]*?)\n```/g)) {
-    const name = /^\/\/ ([\w-]+\.ts):/.exec(code!)?.[1];
-    if (!name) throw new Error(`a Clients code block does not name its file on its first line:\n${code}`);
-    files.set(name, `${code}\n`);
-  }
-  return files;
-}
 
 interface Answer {
   kind: 'ok' | 'not-modified' | 'error';
@@ -48,6 +34,7 @@ interface ClientModule {
     apiKey: string,
   ): {
     list(ifNoneMatch?: string): Promise<Answer>;
+    get(petId: bigint, ifNoneMatch?: string): Promise<Answer>;
     setQuantity(petId: bigint, quantity: number, ifMatch?: string, idempotencyKey?: string): Promise<Answer>;
   };
 }
@@ -149,6 +136,21 @@ s('update: the PATCH of ...993 changes ...993 only, and reads it back exactly', 
     written.map((e) => e.petId),
     [ABOVE],
   );
+});
+
+s('read one entry: ...993 exact; its ETag makes an If-Match update succeed; 304; 404', async ({ client, base, t }) => {
+  const inventory = client.inventoryClient(base, t.key);
+  const above = await inventory.get(ABOVE);
+  assert.is(above.kind, 'ok');
+  assert.is((above.value as Item).petId, ABOVE);
+  const read = await inventory.get(7n);
+  assert.equal([read.kind, read.value, read.etag], ['ok', { petId: 7n, quantity: 3, status: 'available' }, '"1"']);
+  const updated = await inventory.setQuantity(7n, 4, read.etag!);
+  assert.equal([updated.kind, updated.etag], ['ok', '"2"']);
+  const again = await inventory.get(7n, '"2"');
+  assert.equal([again.status, again.kind], [304, 'not-modified']);
+  const missing = await inventory.get(123n);
+  assert.equal([missing.status, missing.error?.code], [404, 'pet_not_found']);
 });
 
 // fetch adds Cache-Control: no-cache to a request with If-None-Match; the service must

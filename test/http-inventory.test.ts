@@ -2,7 +2,7 @@
 // decisions about GET and PATCH (see the README).
 import * as assert from 'uvu/assert';
 import { commandsOn } from './kit/fixtures.ts';
-import type { ErrorBody, ItemBody } from './kit/http.ts';
+import { assertErrorShape, type ErrorBody, type ItemBody } from './kit/http.ts';
 import { appSuite } from './kit/suites.ts';
 
 const get = appSuite('GET /v1/inventory');
@@ -184,3 +184,84 @@ ifMatch('If-Match on a pet that is not tracked is 404', async ({ t }) => {
 });
 
 ifMatch.run();
+
+const weak = appSuite('a weak If-Match', { given: (t) => t.track(7, 3) });
+
+weak('is 412 with a message that says weak tags never match, on PATCH and on GET of the entry', async ({ t }) => {
+  const patched = await t.patch(7, { quantity: 4 }, { 'If-Match': 'W/"1"' });
+  assert.is(patched.status, 412);
+  assert.match(patched.json<ErrorBody>().message, /weak tags \(W\/"…"\) never match/);
+  const read = await t.get('/v1/inventory/7', { 'If-Match': 'W/"1"' });
+  assert.is(read.status, 412);
+  assert.match(read.json<ErrorBody>().message, /weak tags \(W\/"…"\) never match/);
+  // A strong tag that is stale says nothing of weak tags.
+  assert.is.not((await t.patch(7, { quantity: 4 }, { 'If-Match': '"9"' })).json<ErrorBody>().message.includes('weak'), true);
+  assert.is((await t.events()).length, 1);
+});
+
+weak.run();
+
+const one = appSuite('GET /v1/inventory/{petId}', { given: (t) => t.track(7, 3) });
+
+one('answers the entry with its version as ETag; that ETag makes the next If-Match PATCH succeed', async ({ t }) => {
+  const res = await t.get('/v1/inventory/7');
+  assert.is(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  assert.is(res.text, '{"petId":7,"quantity":3,"status":"available"}');
+  assert.is(res.headers.etag, '"1"');
+  const updated = await t.patch(7, { quantity: 5 }, { 'If-Match': String(res.headers.etag) });
+  assert.is(updated.status, 200);
+  assert.is(updated.headers.etag, '"2"');
+  const again = await t.get('/v1/inventory/7');
+  assert.is(again.headers.etag, '"2"');
+  assert.is(again.json<ItemBody>().quantity, 5);
+  assert.is((await t.events()).length, 2, 'reading writes nothing');
+});
+
+one('If-None-Match with the current tag is 304 without a body; an old tag gets the entry', async ({ t }) => {
+  const unchanged = await t.get('/v1/inventory/7', { 'If-None-Match': '"1"' });
+  assert.is(unchanged.status, 304);
+  assert.is(unchanged.text, '');
+  assert.is(unchanged.headers.etag, '"1"');
+  assert.is((await t.get('/v1/inventory/7', { 'If-None-Match': 'W/"1"' })).status, 304, 'weak comparison');
+  await t.patch(7, { quantity: 3 });
+  const changed = await t.get('/v1/inventory/7', { 'If-None-Match': '"1"', 'Cache-Control': 'no-cache' });
+  assert.is(changed.status, 200);
+  assert.is(changed.headers.etag, '"2"');
+});
+
+one('HEAD answers like GET without a body', async ({ t }) => {
+  const res = await t.request({ method: 'HEAD', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
+  assert.is(res.status, 200);
+  assert.is(res.text, '');
+  assert.is(res.headers.etag, '"1"');
+  const missing = await t.request({ method: 'HEAD', path: '/v1/inventory/8', headers: { Authorization: `Bearer ${t.key}` } });
+  assert.is(missing.status, 404);
+});
+
+one('not tracked: 404 pet_not_found; a malformed id: 400 invalid_pet_id; no key: 401', async ({ t }) => {
+  assertErrorShape(await t.get('/v1/inventory/8'), 404, 'pet_not_found');
+  assert.equal((await t.get('/v1/inventory/8')).json(), { code: 'pet_not_found', message: 'pet 8 is not tracked', status: 404 });
+  for (const id of ['abc', '007', '0', '1.5', '9223372036854775808']) {
+    assertErrorShape(await t.get(`/v1/inventory/${id}`), 400, 'invalid_pet_id', id);
+  }
+  assertErrorShape(await t.request({ path: '/v1/inventory/7' }), 401, 'unauthorized');
+  // The id before the entry, the entry before the conditions.
+  assertErrorShape(await t.get('/v1/inventory/8', { 'If-Match': '"1"' }), 404, 'pet_not_found');
+  assertErrorShape(await t.get('/v1/inventory/abc', { 'If-Match': '"1"' }), 400, 'invalid_pet_id');
+});
+
+one('If-Match that does not match is 412 with the current ETag', async ({ t }) => {
+  const res = await t.get('/v1/inventory/7', { 'If-Match': '"5"' });
+  assertErrorShape(res, 412, 'precondition_failed');
+  assert.is(res.headers.etag, '"1"');
+  assert.is((await t.get('/v1/inventory/7', { 'If-Match': '"1"' })).status, 200);
+});
+
+one('the largest pet id reads back exact', async ({ t }) => {
+  await t.track(9223372036854775807n, 2, 'sold');
+  const res = await t.get('/v1/inventory/9223372036854775807');
+  assert.is(res.text, '{"petId":9223372036854775807,"quantity":2,"status":"sold"}');
+});
+
+one.run();

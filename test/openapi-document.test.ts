@@ -140,6 +140,47 @@ live('listInventory: If-Match is judged too: 412 with the current ETag, before I
   }
 });
 
+live('getInventoryItem: 200, 304 (weak, list, *), HEAD, 400, 401, 404, 412, as documented', async ({ t }) => {
+  const path = '/v1/inventory/7';
+  const ok = await t.get(path);
+  assert.is(ok.status, 200);
+  conforms('GET', path, ok);
+  for (const inm of ['"1"', 'W/"1"', '"9", "1"', '*']) {
+    const res = await t.get(path, { 'If-None-Match': inm });
+    assert.is(res.status, 304, inm);
+    conforms('GET', path, res, { 'If-None-Match': inm });
+  }
+  const head = await t.request({ method: 'HEAD', path, headers: { Authorization: `Bearer ${t.key}` } });
+  assert.is(head.status, 200);
+  assert.is(head.headers.etag, '"1"');
+  for (const [res, status] of [
+    [await t.get('/v1/inventory/abc'), 400],
+    [await t.request({ path }), 401],
+    [await t.get('/v1/inventory/8'), 404],
+    [await t.get(path, { 'If-Match': '"2"' }), 412],
+  ] as const) {
+    assert.is(res.status, status);
+    conforms(
+      'GET',
+      status === 400 ? '/v1/inventory/abc' : status === 404 ? '/v1/inventory/8' : path,
+      res,
+      status === 412 ? { 'If-Match': '"2"' } : {},
+    );
+  }
+});
+
+live('getInventoryItem is marked as an extension of the interface, in a field and in its description', () => {
+  const op = doc.paths['/inventory/{petId}'].get;
+  assert.ok(op['x-extension'], 'x-extension is set');
+  assert.match(op.description, /^Extension:/);
+  for (const [docPath, item] of Object.entries(doc.paths as Obj)) {
+    for (const [method, other] of Object.entries(item as Obj)) {
+      if (other !== op && METHODS.includes(method))
+        assert.not.ok((other as Obj)['x-extension'], `${method} ${docPath} is not an extension`);
+    }
+  }
+});
+
 live('updateInventory: 415 for any media type but application/json with charset=utf-8 at most once', async ({ t }) => {
   const refused = [
     'application/json; charset=utf-16',
@@ -226,9 +267,16 @@ live('answers before any operation: 400 (no Host), 408, 417, 431', async ({ t })
 });
 
 live('a wrong method is 405 with Allow, which the document describes, and lists on no operation', async ({ t }) => {
-  const res = await t.get('/v1/inventory/7');
+  const res = await t.request({ method: 'DELETE', path: '/v1/inventory/7', headers: { Authorization: `Bearer ${t.key}` } });
   assert.is(res.status, 405);
-  assert.is(res.headers.allow, 'PATCH');
+  assert.is(res.headers.allow, 'GET, HEAD, PATCH, OPTIONS');
+  assert.ok(doc.info.description.includes('`Allow: GET, HEAD, PATCH, OPTIONS`'), 'the description gives that Allow');
+  // On every path, a 405's Allow is the OPTIONS answer's: every method, in one order.
+  for (const docPath of Object.keys(doc.paths)) {
+    const wrong = await t.request({ method: 'DELETE', path: concrete(docPath), headers: { Authorization: `Bearer ${t.key}` } });
+    assert.is(wrong.status, 405, `DELETE ${docPath}`);
+    assert.is(wrong.headers.allow, allowOf(docPath).join(', '), `DELETE ${docPath}: Allow`);
+  }
   for (const [path, item] of Object.entries(doc.paths as Obj)) {
     for (const [method, op] of Object.entries(item as Obj)) {
       if (method === 'servers') continue;
@@ -291,7 +339,7 @@ live(
       for (const res of path.startsWith('/v1/') ? [withKey] : [withKey, anonymous]) {
         assert.is(res.status, 204, `OPTIONS ${path}: ${res.text}`);
         assert.is(res.text, '', `OPTIONS ${path}: no body`);
-        assert.equal(String(res.headers.allow).split(/,\s*/).sort(), [...expected].sort(), `OPTIONS ${path}: Allow`);
+        assert.is(res.headers.allow, expected.join(', '), `OPTIONS ${path}: Allow, in the documented order`);
         conformsTo(`OPTIONS ${path}`, OPTIONS_ANSWER, res);
       }
       if (path.startsWith('/v1/')) {
@@ -365,6 +413,7 @@ cors('preflights and actual answers from an allowed origin; none for another ori
   for (const [path, method] of [
     ['/v1/inventory', 'GET'],
     ['/v1/inventory/7', 'PATCH'],
+    ['/v1/inventory/7', 'GET'],
   ] as const) {
     const res = await t.request({ method: 'OPTIONS', path, headers: { Origin: ORIGIN, 'Access-Control-Request-Method': method } });
     assert.is(res.status, 204, `preflight ${path}: ${res.text}`);
@@ -395,6 +444,7 @@ cors('preflights and actual answers from an allowed origin; none for another ori
       412,
     ],
     ['GET', '/v1/inventory', {}, await t.request({ path: '/v1/inventory', headers: { Origin: ORIGIN } }), 401],
+    ['GET', '/v1/inventory/7', {}, await t.request({ path: '/v1/inventory/7', headers: auth }), 200],
     ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN }), 200],
     ['PATCH', '/v1/inventory/7', {}, await t.patch(7, { quantity: 1 }, { Origin: ORIGIN, 'Content-Type': 'text/plain' }), 415],
     ['GET', '/healthz', {}, await t.request({ path: '/healthz', headers: { Origin: ORIGIN } }), 200],

@@ -1,7 +1,12 @@
 // End-to-end tests of the service process: started the way `npm start` does
 // (node --import tsx src/server.ts) on a fresh database of every store, driven over HTTP
 // and with the real operator scripts while it runs, and stopped with SIGTERM.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { describeTarget } from '../src/store/open.ts';
+import { root, tempDir } from './kit/paths.ts';
 import type { AddressInfo } from 'node:net';
 import * as assert from 'uvu/assert';
 import { assertErrorShape, type RequestOptions } from './kit/http.ts';
@@ -13,7 +18,8 @@ import { runScriptSync } from './kit/scripts.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from './kit/service.ts';
 
 const BOOTSTRAP_START = 'This database had no API key';
-const BOOTSTRAP_END = 'Revoke this one: scripts/keys revoke bootstrap.';
+// The end of its last line (which names the database with --db when it is not the default).
+const BOOTSTRAP_END = /Revoke this one: scripts\/keys revoke bootstrap[^\n]*\n/;
 
 const script = (name: string, args: string[]) => runScriptSync(name, args);
 
@@ -25,9 +31,9 @@ function apiKeys(ctx: Ctx): Promise<{ name: string; created_by: string; revoked_
 function stderrBesidesBootstrap(err: string): string {
   const start = err.indexOf(BOOTSTRAP_START);
   if (start < 0) return err;
-  const end = err.indexOf(BOOTSTRAP_END, start);
-  assert.ok(end > start, `the bootstrap message is complete:\n${err}`);
-  return err.slice(0, start) + err.slice(end + BOOTSTRAP_END.length);
+  const end = BOOTSTRAP_END.exec(err.slice(start));
+  assert.ok(end, `the bootstrap message is complete:\n${err}`);
+  return err.slice(0, start) + err.slice(start + end.index + end[0].length);
 }
 
 /** No key, no Authorization header, no bearer credential in the logs of a service. */
@@ -102,6 +108,42 @@ server('first start creates and prints a "bootstrap" key once; it works; a secon
     assertNoSecrets(second, [key]);
   } finally {
     await killAll();
+  }
+});
+
+server('the bootstrap message names its database: its "More keys" command, pasted as printed, makes a key there', async (ctx) => {
+  const first = await startService({ db: ctx.db, expectKey: true });
+  const line = /^More keys: (scripts\/keys create NAME [^\n]*?)\. Revoke this one: (scripts\/keys revoke bootstrap[^\n]*)$/m.exec(
+    first.err(),
+  );
+  assert.ok(line, `a More keys line:\n${first.err()}`);
+  const [, create, revoke] = line;
+  const password = ctx.db.startsWith('postgres') ? new URL(ctx.db).password : '';
+  assert.ok(create!.includes(' --db '), `${create} names the database`);
+  assert.ok(revoke!.includes(' --db '), `${revoke} names the database`);
+  if (password) {
+    assert.not.ok(first.err().includes(password), 'the password is not shown');
+    assert.match(revoke!, /the password is left out: set PGPASSWORD/);
+  }
+  // Pasted in another directory, where there is no data/inventory.db to fall back on.
+  const elsewhere = tempDir('pasted-');
+  try {
+    const command = create!.replace('scripts/keys', join(root, 'scripts/keys')).replace('NAME', 'second');
+    const env: NodeJS.ProcessEnv = { ...process.env, PGPASSWORD: password };
+    delete env.INVENTORY_DB;
+    const pasted = spawnSync('sh', ['-c', command], { cwd: elsewhere.dir, env, encoding: 'utf8', timeout: 30_000 });
+    assert.is(pasted.status, 0, `${command}\n${pasted.stderr}`);
+    assert.match(pasted.stdout, /^pinv_[A-Za-z0-9]{32}\n$/);
+    const where = password ? `${new URL(ctx.db).host}${new URL(ctx.db).pathname}` : describeTarget(ctx.db);
+    assert.match(pasted.stderr, /^created key "second" in \S+; /, 'keys says which database it used');
+    assert.ok(pasted.stderr.includes(where), `keys names ${where}: ${pasted.stderr}`);
+    assert.not.ok(existsSync(join(elsewhere.dir, 'data')), 'no SQLite file was made here');
+    assert.equal(
+      (await apiKeys(ctx)).map((k) => k.name),
+      ['bootstrap', 'second'],
+    );
+  } finally {
+    elsewhere.cleanup();
   }
 });
 

@@ -1,6 +1,7 @@
 // scripts/keys: create, list and revoke API keys.
 import { KEY_NAME_PATTERN } from '../store/keys.ts';
-import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
+import { describeTarget } from '../store/open.ts';
+import { dbPathArg, openStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { table } from './table.ts';
 
 const USAGE = `
@@ -11,7 +12,8 @@ Usage: scripts/keys create NAME [--db PATH|URL]
 Manages the API keys of the inventory service.
   create NAME   makes a new key and prints it, alone, on standard output. It is shown
                 only this once: the database keeps a hash of it. NAME (letters, digits,
-                ".", "_", "-", up to 64) is what the audit log shows as the actor.
+                ".", "_", "-", up to 64, starting with a letter or digit) is what the
+                audit log shows as the actor.
   list          names, creation and revocation times and who did them; never secrets.
   revoke NAME   the key stops working at once, in a running service too. Names of
                 revoked keys stay taken.
@@ -27,7 +29,10 @@ await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, {});
   const [action, name, ...extra] = positionals;
   const wantsName = action === 'create' || action === 'revoke';
-  if (!['create', 'list', 'revoke'].includes(action ?? '')) throw new UsageError('name an action: create, list or revoke');
+  if (action === undefined) throw new UsageError('name an action: create, list or revoke');
+  if (!['create', 'list', 'revoke'].includes(action)) {
+    throw new UsageError(`unknown action ${action}: the actions are create, list and revoke`);
+  }
   if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
     throw new UsageError(wantsName ? `${action} takes one NAME` : 'list takes no arguments');
   }
@@ -41,16 +46,17 @@ await run(USAGE, async (argv) => {
     const { actor } = operatorMeta();
     if (action === 'create') {
       process.stdout.write(`${await keys.create(name!, actor)}\n`);
-      process.stderr.write(`created key "${name}"; it is shown only this once\n`);
+      // Which database: a key made in another one than the service's fails there.
+      process.stderr.write(`created key "${name}" in ${describeTarget(dbPathArg(values))}; it is shown only this once\n`);
       return 0;
     }
     if (action === 'revoke') {
       const outcome = await keys.revoke(name!, actor);
       if (outcome === 'unknown') {
-        process.stderr.write(`error: no key named "${name}"\n`);
+        process.stderr.write(`error: no key named "${name}" in ${describeTarget(dbPathArg(values))}\n`);
         return 1;
       }
-      process.stderr.write(`key "${name}" ${outcome}\n`);
+      process.stderr.write(`key "${name}" ${outcome} in ${describeTarget(dbPathArg(values))}\n`);
       return 0;
     }
     const rows = (await keys.list()).map((k) => [k.name, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);

@@ -1,6 +1,7 @@
-// The two operations of the interface, under /v1. Authentication has already happened
-// (ctx.state.actor); a PATCH arrives here with its media type, size, path id and body
-// judged, in the order the decisions fix.
+// The two operations of the interface, under /v1, and one extension: reading one entry
+// with its version (the ETag a client needs for If-Match). Authentication has already
+// happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
+// body judged, in the order the decisions fix.
 import Router from '@koa/router';
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idempotent } from '../commands.ts';
@@ -13,11 +14,11 @@ import { jsonBody } from './body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
 import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
-import { hasConditions, judgeRead, judgeWrite, readConditions } from './preconditions.ts';
-import { validatePatch, type ValidatedPatch } from './validation.ts';
+import { hasConditions, judgeRead, judgeWrite, readConditions, weakTagNote } from './preconditions.ts';
+import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
-  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>;
+  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows' | 'loadEntries'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
   cacheCounts?: InventoryCacheCounts;
@@ -54,6 +55,28 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     ctx.body = body;
   });
 
+  // GET (and HEAD, which the router adds): path id 400, then 404, then the conditions.
+  router.get('/inventory/:petId', async (ctx) => {
+    const petId = pathPetId(ctx.params);
+    const entry = (await store.loadEntries([petId])).get(petId);
+    if (!entry) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
+    const etag = `"${entry.version}"`;
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', 'private, no-cache');
+    const conditions = readConditions(ctx.req.headers);
+    const verdict = judgeRead(conditions, etag);
+    if (verdict === 'if-match-failed') {
+      const message = `If-Match does not match: pet ${petId} is at version ${etag}${weakTagNote(conditions)}`;
+      throw new HttpError(412, 'precondition_failed', message, { ETag: etag });
+    }
+    if (verdict === 'not-modified') {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = itemJson(entry);
+  });
+
   const inFlight = makeInFlight();
   const replay = (ctx: Parameters<Parameters<typeof router.patch>[2]>[0], answer: StoredAnswer) => {
     ctx.status = answer.status;
@@ -87,7 +110,8 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
           judgeWrite(conditions, current) === 'if-none-match-failed'
             ? 'If-None-Match matches or cannot be read'
             : 'If-Match does not match';
-        return new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}`, { ETag: current });
+        const note = failed.startsWith('If-Match') ? weakTagNote(conditions) : '';
+        return new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}${note}`, { ETag: current });
       }
       return undefined;
     };

@@ -108,3 +108,13 @@ export function judgeWrite(conditions: Conditions, current: string): WriteVerdic
   if (none && (none.kind === 'malformed' || matchesWeak(none, current))) return 'if-none-match-failed';
   return 'proceed';
 }
+
+/**
+ * What a failed If-Match should add when it held weak tags: they never match (strong
+ * comparison), which a client that copied a W/ tag from a cache would not guess.
+ */
+export function weakTagNote(conditions: Conditions): string {
+  const ifMatch = conditions.ifMatch;
+  if (ifMatch?.kind !== 'tags' || !ifMatch.tags.some((t) => t.weak)) return '';
+  return '; weak tags (W/"…") never match: If-Match uses strong comparison, send the ETag as given';
+}

@@ -30,16 +30,7 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
   const check = ajv.compile<{ quantity: number }>(schema);
 
   return async function validate(ctx, next) {
-    // @koa/router sets ctx.params; koa's own Context type does not know it.
-    const rawId = (ctx.params as Record<string, string> | undefined)?.petId ?? '';
-    const petId = parsePetId(rawId);
-    if (petId === undefined) {
-      throw new HttpError(
-        400,
-        'invalid_pet_id',
-        `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(rawId)}`,
-      );
-    }
+    const petId = pathPetId(ctx.params);
     const body = ctx.state.body as ReadBody;
     if (body.kind === 'missing') {
       throw new HttpError(400, 'missing_body', 'the body is missing: send {"quantity": <integer>} as application/json');
@@ -73,6 +64,21 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
     ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
     await next();
   };
+}
+
+/** The path's petId, or a 400 that says the rule (the same for every method on the entry). */
+export function pathPetId(params: unknown): bigint {
+  // @koa/router sets ctx.params; koa's own Context type does not know it.
+  const rawId = (params as Record<string, string> | undefined)?.petId ?? '';
+  const petId = parsePetId(rawId);
+  if (petId === undefined) {
+    throw new HttpError(
+      400,
+      'invalid_pet_id',
+      `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(rawId)}`,
+    );
+  }
+  return petId;
 }
 
 function describe(

@@ -70,12 +70,16 @@ export function requireCurrentSchema(db: Database.Database, path: string, migrat
   requireCurrent(appliedVersions(db, path), migrations, path);
 }
 
-/** Refuses applied versions that are not exactly the code's: newer, older or none. */
-export function requireCurrent(applied: number[], migrations: Migration[], path: string): void {
+/**
+ * Refuses applied versions that are not exactly the code's: newer, older or none. The
+ * fix names the database as dbArg (path unless given), a --db value one can paste, and
+ * adds dbNote (what to do about a password left out).
+ */
+export function requireCurrent(applied: number[], migrations: Migration[], path: string, dbArg = path, dbNote = ''): void {
   refuseNewer(applied, migrations, path);
   const done = new Set(applied);
   if (migrations.every((m) => done.has(m.version))) return;
-  const fix = `run scripts/migrate --db ${path} (starting the service upgrades it too)`;
+  const fix = `run scripts/migrate --db ${dbArg}${dbNote} (starting the service upgrades it too)`;
   if (applied.length === 0) throw new SchemaError(`${path} is an empty database with no schema yet: ${fix}`);
   throw new SchemaError(
     `${path} has schema version ${Math.max(...applied)}, older than this version needs ` + `(${migrations.at(-1)?.version ?? 0}): ${fix}`,

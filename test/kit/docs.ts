@@ -31,3 +31,32 @@ export function docsPromql(): string[] {
       .filter((expr) => expr !== ''),
   );
 }
+
+/** The "Generated clients" section of the clients' guide. */
+function generatedClientsSection(guide: string): string {
+  const start = guide.indexOf('\n## Generated clients\n');
+  if (start < 0) throw new Error('docs/clients.md has no "## Generated clients" section');
+  const end = guide.indexOf('\n## ', start + 1);
+  return guide.slice(start, end < 0 ? undefined : end);
+}
+
+/** The code blocks of the clients' guide's "Generated clients", keyed by the file named on their first line. */
+export function readmeClientFiles(readme: string): Map<string, string> {
+  const section = generatedClientsSection(readme);
+  const files = new Map<string, string>();
+  for (const [, code] of section.matchAll(/\n```ts\n([\s\S]*?)\n```/g)) {
+    const name = /^\/\/ ([\w-]+\.ts):/.exec(code!)?.[1];
+    if (!name) throw new Error(`a Clients code block does not name its file on its first line:\n${code}`);
+    files.set(name, `${code}\n`);
+  }
+  return files;
+}
+
+/** The setup of the clients' guide's "Generated clients": its package.json and the commands a user runs. */
+export function clientGuideSetup(guide: string): { packageJson: string; commands: string[] } {
+  const section = generatedClientsSection(guide);
+  const json = [...section.matchAll(/\n```json\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
+  const sh = [...section.matchAll(/\n```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
+  if (json.length !== 1 || sh.length !== 1) throw new Error('"Generated clients" needs one ```json (package.json) and one ```sh block');
+  return { packageJson: `${json[0]}\n`, commands: sh[0]!.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')) };
+}

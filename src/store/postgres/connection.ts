@@ -111,6 +111,26 @@ export function redactUrl(url: string): string {
   return parsed.toString();
 }
 
+/**
+ * The URL as a command line an operator can paste: without its password (redactUrl's
+ * *** would be taken for the password), in single quotes for the shell, and what to do
+ * about the password when one was left out (node-postgres reads PGPASSWORD).
+ */
+export function pasteableUrl(url: string): { arg: string; note: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { arg: "'postgres://…'", note: ' (the URL cannot be shown: use the one you gave)' };
+  }
+  const hadPassword = parsed.password !== '';
+  parsed.password = '';
+  return {
+    arg: `'${parsed.toString().replaceAll("'", "'\\''")}'`,
+    note: hadPassword ? ' (the password is left out: set PGPASSWORD, or put it back in the URL)' : '',
+  };
+}
+
 export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }

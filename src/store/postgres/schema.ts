@@ -5,7 +5,7 @@
 // serialized by an advisory lock, so each migration runs once.
 import type pg from 'pg';
 import { loadMigrations, POSTGRES_MIGRATIONS_DIR, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrate.ts';
-import { checkout, inTransaction } from './connection.ts';
+import { checkout, inTransaction, pasteableUrl } from './connection.ts';
 
 const MIGRATION_LOCK = 'petstore-inventory/migrate';
 
@@ -27,10 +27,16 @@ async function appliedVersions(client: pg.ClientBase, name: string): Promise<num
 }
 
 /** Refuses any schema but the code's own (too old, too new, none). Reads only. */
-export async function requireCurrentPostgresSchema(pool: pg.Pool, name: string, migrations = postgresMigrations()): Promise<void> {
+export async function requireCurrentPostgresSchema(
+  pool: pg.Pool,
+  name: string,
+  url: string,
+  migrations = postgresMigrations(),
+): Promise<void> {
   const { client, release } = await checkout(pool);
   try {
-    requireCurrent(await appliedVersions(client, name), migrations, name);
+    const { arg, note } = pasteableUrl(url);
+    requireCurrent(await appliedVersions(client, name), migrations, name, arg, note);
   } finally {
     release();
   }

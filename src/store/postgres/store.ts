@@ -35,7 +35,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
   try {
-    if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name);
+    if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name, url);
     else {
       const applied = await migratePostgres(pool, name);
       options.onMigrated?.(applied);
