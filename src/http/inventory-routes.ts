@@ -58,7 +58,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
   // GET (and HEAD, which the router adds): path id 400, then 404, then the conditions.
   router.get('/inventory/:petId', async (ctx) => {
     const petId = pathPetId(ctx.params);
-    const entry = (await store.loadEntries([petId])).get(petId);
+    const entry = (await store.loadEntries([petId], { waitUntil: Date.now() + REQUEST_BUDGET_MS })).get(petId);
     if (!entry) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
     const etag = `"${entry.version}"`;
     ctx.set('ETag', etag);
