@@ -129,7 +129,13 @@ frozen('frozen for 12 s under load: every request answered within 6 s, and every
       assert.ok(ms < ANSWER_WITHIN_MS, `${path} answered in ${ms.toFixed(0)} ms`);
     };
     await sleep(500);
-    await Promise.all([probe('/v1/inventory', ctx.key), probe('/v1/inventory/1', ctx.key), probe('/readyz'), probe('/healthz'), probe('/metrics')]);
+    await Promise.all([
+      probe('/v1/inventory', ctx.key),
+      probe('/v1/inventory/1', ctx.key),
+      probe('/readyz'),
+      probe('/healthz'),
+      probe('/metrics'),
+    ]);
     await sleep(Math.max(0, 12_000 - (performance.now() - frozenAt)));
     ctx.proxy.thaw();
     await sleep(3_000);
