@@ -5,8 +5,9 @@
 // while no other process has opened the database on new side files (its writer would
 // not see ours); such a process is noticed by the side files it created at the paths.
 // And no process of ours opens the database beside one whose side files are gone: a
-// second writer on new side files is what destroys the file.
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+// second writer on new side files is what destroys the file. Such a process is found by
+// what it holds open: a -wal or -shm that the kernel shows as deleted.
+import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import type { Db } from '../database.ts';
 
 /** What became of the acknowledged writes in a log that is no longer at its path. */
@@ -41,83 +42,63 @@ export function saveAcknowledged(db: Db, path: string): Rescue | undefined {
   return result && result.busy === 0 ? Rescue.Saved : undefined;
 }
 
-/** /proc/locks names a file by major:minor (hex) and inode, as the kernel encodes st_dev. */
-function lockKey(dev: bigint, ino: bigint): string {
-  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
-  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
-  return `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${ino}`;
-}
-
-/** The processes (other than this one) holding a POSIX lock on each file, by lock key. */
-function lockHolders(): Map<string, Set<number>> | undefined {
+/** The processes (other than this one) that hold a POSIX lock on any file: SQLite holds
+ * one on the -shm of every database it has open in WAL mode, for as long as it is open. */
+function lockHolders(): Set<number> {
   let table: string;
   try {
     table = readFileSync('/proc/locks', 'utf8');
   } catch {
-    return undefined;
+    return new Set();
   }
-  const holders = new Map<string, Set<number>>();
+  const pids = new Set<number>();
   for (const line of table.split('\n')) {
-    const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s+([0-9a-f]+:[0-9a-f]+:\d+)\s/.exec(line);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (pid === process.pid) continue;
-    const key = m[2]!;
-    if (!holders.has(key)) holders.set(key, new Set());
-    holders.get(key)!.add(pid);
+    const m = /^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(\d+)\s/.exec(line);
+    if (m && Number(m[1]) !== process.pid) pids.add(Number(m[1]));
   }
-  return holders;
+  return pids;
 }
 
-/** The file's identity, or undefined when it cannot be read (the caller's open says why). */
-function statOf(path: string) {
-  try {
-    return statSync(path, { bigint: true, throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the file's header says WAL mode (bytes 18 and 19 are 2); other modes keep no -shm. */
-function inWalMode(path: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const header = Buffer.alloc(20);
-    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Processes with the database open that hold no lock on the -shm at its path. */
+/** Processes that hold this database's -wal or -shm open although it is no longer at its path. */
 function strangers(path: string): number[] {
-  const db = statOf(path);
-  if (!db) return [];
-  const holders = lockHolders();
-  const users = holders?.get(lockKey(db.dev, db.ino));
-  if (!holders || !users) return [];
-  const shm = statOf(`${path}-shm`);
-  const shmUsers = shm ? (holders.get(lockKey(shm.dev, shm.ino)) ?? new Set<number>()) : new Set<number>();
-  return [...users].filter((pid) => !shmUsers.has(pid));
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return [];
+  }
+  // What the kernel shows for an open file that was deleted or replaced by a rename.
+  const lost = new Set([`${real}-wal (deleted)`, `${real}-shm (deleted)`]);
+  return [...lockHolders()].filter((pid) => {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      return false; // gone, or another user's: nothing can be told
+    }
+    return fds.some((fd) => {
+      try {
+        return lost.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  });
 }
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
- * Why the database at path must not be opened now: another process has it open (SQLite
- * holds a lock on a WAL database's file for as long as a connection is open) without
- * holding the -shm file at its path, so its side files were deleted or replaced under
- * it. Opening it would start a second writer on new side files. A process that is just
- * opening the file holds the one lock a moment before the other: only one seen that way
- * over a fifth of a second counts. Linux only (the kernel's lock table); elsewhere, and
- * on file systems whose device numbers the table does not share with stat, nothing is
- * found and nothing is refused.
+ * Why the database at path must not be opened now: another process holds its -wal or
+ * -shm open although they are no longer the files at their paths (deleted or replaced
+ * while it ran). Opening it would start a second writer on new side files, unaware of
+ * that process's. SQLite itself deletes the log when its last connection closes: only a
+ * process seen that way over a fifth of a second counts. Linux only (the kernel's lock
+ * table and /proc); elsewhere, and for another user's processes, nothing is seen and
+ * nothing is refused.
  */
 export function openedElsewhereProblem(path: string): string | undefined {
-  if (process.platform !== 'linux' || !inWalMode(path)) return undefined;
+  if (process.platform !== 'linux') return undefined;
   let found = strangers(path);
   for (let look = 0; look < 4 && found.length > 0; look++) {
     pause(50);
