@@ -123,8 +123,13 @@ export function pasteableUrl(url: string): { arg: string; note: string } {
   } catch {
     return { arg: "'postgres://…'", note: ' (the URL cannot be shown: use the one you gave)' };
   }
-  const hadPassword = parsed.password !== '';
+  // Every credential redactUrl masks is left out here: the user part's password, and
+  // every parameter that holds one (password, sslpassword).
+  const secretParams = [...new Set(parsed.searchParams.keys())].filter((name) => /password/i.test(name));
+  const hadPassword = parsed.password !== '' || secretParams.length > 0;
   parsed.password = '';
+  for (const name of secretParams) parsed.searchParams.delete(name);
+  parsed.hash = '';
   return {
     arg: `'${parsed.toString().replaceAll("'", "'\\''")}'`,
     note: hadPassword ? ' (the password is left out: set PGPASSWORD, or put it back in the URL)' : '',

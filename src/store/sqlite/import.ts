@@ -28,6 +28,9 @@ export async function importHistory(
     `INSERT INTO api_keys (name, hash, created_at, created_by, revoked_at, revoked_by)
      VALUES (@name, @hash, @createdAt, @createdBy, @revokedAt, @revokedBy)`,
   );
+  const insertKeyEvent = db.prepare(
+    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const insertRecord = db.prepare(
     `INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
   );
@@ -46,6 +49,8 @@ export async function importHistory(
       events += page.length;
     }
     for (const entry of entries.values()) insertEntry.run(entry);
+    // The key log before the keys: the table's triggers accept a key only with its events.
+    for (const row of history.keyEvents) insertKeyEvent.run(...row);
     for (const key of history.keys) insertKey.run(key);
     let records = 0;
     for await (const page of history.idempotency ?? []) {
