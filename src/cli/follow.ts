@@ -3,7 +3,7 @@
 // the store's change token moves (another process committed), and every second anyway.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventJson } from '../feed/event-json.ts';
-import type { ChainRow } from '../store/port.ts';
+import type { ChainRow } from '../store/event-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `

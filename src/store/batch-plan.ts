@@ -9,7 +9,8 @@ import { encodeData } from '../domain/codec.ts';
 import type { RecordedEvent } from '../domain/events.ts';
 import { eventHash } from './hash-chain.ts';
 import { IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
-import { VersionConflict, type Appended, type Entry, type Outcome, type Submission } from './port.ts';
+import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
+import type { Entry } from './projection.ts';
 import { applyEvent } from './projection.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */

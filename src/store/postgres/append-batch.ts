@@ -16,7 +16,7 @@ import {
   type IdempotencyScope,
   type RecordRow,
 } from '../idempotency.ts';
-import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
+import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';

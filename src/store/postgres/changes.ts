@@ -9,7 +9,7 @@
 // one is overdue the token is read as when the connection is down, and a connection
 // silent for longer is replaced.
 import pg from 'pg';
-import type { NotificationStatus } from '../port.ts';
+import type { NotificationStatus } from '../health.ts';
 import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
 import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
 

@@ -5,7 +5,8 @@
 // replayed from them, as rebuild-projection would.
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
-import { StoreNotEmpty, type Entry, type HistoryImport, type KeyRecord } from '../port.ts';
+import { StoreNotEmpty, type HistoryImport, type KeyRecord } from '../history-copy.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL } from './changes.ts';

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { keyEventHash, type KeyEventType } from '../hash-chain.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type KeyStore } from '../keys.ts';
-import type { KeyRecord } from '../port.ts';
+import type { KeyRecord } from '../history-copy.ts';
 import { inTransaction } from './connection.ts';
 
 const FIRST_KEY_LOCK = 'petstore-inventory/first-key';

@@ -6,7 +6,8 @@
 // server, bounded by lock and query timeouts.
 import type pg from 'pg';
 import type { OpenOptions } from '../database.ts';
-import type { Entry, InventoryStore } from '../port.ts';
+import type { InventoryStore } from '../port.ts';
+import type { Entry } from '../projection.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
@@ -83,8 +84,6 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
     changeToken: () => watch.token(),
     inventoryRows: () => reads.inventoryRows(),
-    entries: () => reads.entries(),
-    lastSeq: () => reads.lastSeq(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),

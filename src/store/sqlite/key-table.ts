@@ -4,7 +4,7 @@
 // refuse a key or a revocation without its event.
 import type { Db } from '../database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import type { KeyRecord } from '../port.ts';
+import type { KeyRecord } from '../history-copy.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type Revocation } from '../keys.ts';
 
 export interface KeyWriter {

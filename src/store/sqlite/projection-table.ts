@@ -2,7 +2,7 @@
 // with rows that applyEvent made (the batch planner's, or a replay's).
 import type { Db } from '../database.ts';
 import type { PetStatus } from '../../domain/events.ts';
-import type { Entry } from '../port.ts';
+import type { Entry } from '../projection.ts';
 
 const COLUMNS = 'pet_id, quantity, status, version, updated_at';
 

@@ -13,20 +13,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from '../database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type {
-  AdjustmentRow,
-  AuditFilter,
-  ChainRow,
-  Entry,
-  InventoryRow,
-  KeyChainRow,
-  KeyHistory,
-  KeyRecord,
-  LogHead,
-  LogView,
-  ReplayRow,
-  SeqRange,
-} from '../port.ts';
+import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
+import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
+import type { KeyRecord } from '../history-copy.ts';
+import type { Entry, InventoryRow } from '../projection.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import { makeIdempotencyReader, type IdempotencyTable } from './idempotency-table.ts';
 import { makeKeyReader, type KeyReader } from './key-table.ts';

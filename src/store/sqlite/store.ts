@@ -11,7 +11,8 @@
 import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
 import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
-import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
+import { StoreUnavailable, type StorageStatus } from '../health.ts';
+import type { InventoryStore } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
 import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reader.ts';
@@ -57,8 +58,6 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     },
     changeToken: async () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
-    entries: () => reader.entries(),
-    lastSeq: () => reader.lastSeq(),
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),

@@ -2,7 +2,8 @@
 // writer's synchronous functions become asynchronous ones with the same arguments.
 import { Worker } from 'node:worker_threads';
 import type { OpenOptions } from '../database.ts';
-import { StoreUnavailable, type Outcome } from '../port.ts';
+import type { Outcome } from '../event-log.ts';
+import { StoreUnavailable } from '../health.ts';
 import { fromWire, type WireError } from './errors.ts';
 import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
