@@ -20,12 +20,13 @@ export function decide(command: Command, state: EntryState | undefined): DomainE
     case 'TrackPet':
       if (state) throw new PetAlreadyTracked(command.petId);
       return [{ type: 'PetTracked', data: { quantity: command.quantity, status: command.status } }];
-    case 'SetQuantity':
+    case 'SetQuantity': {
       if (!state) throw new PetNotTracked(command.petId);
       const failed = command.precondition?.(state.version);
       if (failed !== undefined) throw new PreconditionFailed(command.petId, state.version, failed);
       // Appended even when the quantity is unchanged: a confirmed count is a fact too.
       return [{ type: 'QuantitySet', data: { quantity: command.quantity } }];
+    }
     case 'SetStatus':
       if (!state) throw new PetNotTracked(command.petId);
       return [{ type: 'StatusSet', data: { status: command.status } }];
