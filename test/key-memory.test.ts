@@ -18,7 +18,9 @@ import { openPostgresStore } from '../src/store/postgres/store.ts';
 import { makeKeyWriter } from '../src/store/sqlite/key-table.ts';
 import { makeReader } from '../src/store/sqlite/reader.ts';
 import { commitCounter, startWriterThread } from '../src/store/sqlite/worker-client.ts';
+import { startApp } from './kit/app.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
+import { postgresTarget } from './kit/postgres-target.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -138,17 +140,20 @@ postgres.after.each(async (ctx) => {
   await ctx.database.cleanup();
 });
 
+/** Records the text of every query the pool is given. */
+function recording(queries: string[]) {
+  return (pool: pg.Pool) => {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as { query: unknown }).query = (...args: unknown[]) => {
+      queries.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
+      return query(...args);
+    };
+  };
+}
+
 /** Two instances on one database; the first one's pool queries are recorded. */
 async function twoInstances(ctx: PgCtx): Promise<[InventoryStore, InventoryStore]> {
-  const a = await openPostgresStore(ctx.database.url, {
-    inspectPool(pool) {
-      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-      (pool as { query: unknown }).query = (...args: unknown[]) => {
-        ctx.queries.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text));
-        return query(...args);
-      };
-    },
-  });
+  const a = await openPostgresStore(ctx.database.url, { inspectPool: recording(ctx.queries) });
   ctx.stores.push(a);
   const b = await openPostgresStore(ctx.database.url);
   ctx.stores.push(b);
@@ -192,6 +197,29 @@ postgres('with its notification connection up, an instance authenticates with no
   }
   assert.ok(clean, 'twenty authentications in a row without a key query');
   assert.is(await a.keys.authenticate('pinv_unknownunknownunknownunknown1'), undefined);
+});
+
+postgres('GET /v1/inventory through the service makes no key query while notifications are current', async (ctx) => {
+  const t = await startApp({
+    target: postgresTarget(),
+    open: (url, now) => openPostgresStore(url, { now, service: true, inspectPool: recording(ctx.queries) }),
+  });
+  try {
+    await t.track(1, 5);
+    assert.is(await fromMemory(t.store, t.key), 'tester');
+    let clean = false;
+    for (let round = 0; round < 5 && !clean; round++) {
+      const before = ctx.queries.length;
+      for (let i = 0; i < 20; i++) assert.is((await t.get()).status, 200);
+      // Nothing at all: the key from memory, the list from memory (NOTIFY says it is current).
+      clean = ctx.queries.length === before;
+      if (!clean) await sleep(50);
+    }
+    assert.ok(clean, `twenty GETs in a row without a query: ${ctx.queries.slice(-5).join(' | ')}`);
+    assert.is((await t.get('/v1/inventory', { Authorization: 'Bearer pinv_unknownunknownunknownunknown1' })).status, 401);
+  } finally {
+    await t.close();
+  }
 });
 
 postgres('a key revoked or created through another instance is seen within 100 ms', async (ctx) => {
