@@ -92,7 +92,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
-    keys: makeKeys(pool, options.now ?? Date.now),
+    keys: makeKeys(pool, options.now ?? Date.now, watch),
     idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
