@@ -7,6 +7,7 @@ import { fromWire, type WireError } from './errors.ts';
 import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
 import type { Writer } from './writer.ts';
+import { WORKER_ENTRY } from './worker-entry.ts';
 
 export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
   close(): Promise<void>;
@@ -33,7 +34,7 @@ export function startWriterThread(
   onMigrated?: (applied: string[]) => void,
 ): Promise<ThreadWriter> {
   const shared = walShared();
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options, shared: shared.buffer } });
+  const worker = new Worker(WORKER_ENTRY, { workerData: { path, options, shared: shared.buffer } });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: StoreUnavailable | undefined;
