@@ -7,7 +7,8 @@
 // reads the current value again each time it (re)starts listening. A connection that
 // falls silent without closing is caught by a heartbeat (listener-heartbeat.ts): while
 // one is overdue the token is read as when the connection is down, and a connection
-// silent for longer is replaced.
+// silent for longer is replaced. A process that does not follow other processes' commits
+// (an operator command) opens no listening connection: it reads the token every time.
 import pg from 'pg';
 import type { NotificationStatus } from '../port.ts';
 import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
@@ -27,7 +28,7 @@ export interface ChangeWatch {
   close(): Promise<void>;
 }
 
-export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
+export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeWatch {
   let known = -1n;
   let listening = false;
   let closed = false;
@@ -97,7 +98,7 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       lost();
     }
   };
-  void connect();
+  if (listen) void connect();
 
   return {
     async token() {
