@@ -6,7 +6,8 @@
 // pages, the migrations) are still found in src/ and migrations/: in each source file,
 // import.meta.url becomes that file's URL relative to the bundle. Each bundle is written
 // to a temporary file and renamed, so that services starting at once never load half a
-// file. Plain JavaScript, run by node alone. About a tenth of a second.
+// file; a bundle already as built is not written again. Plain JavaScript, run by node
+// alone. About a tenth of a second.
 //   node scripts/build.mjs
 import { readFile, rename, mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -34,7 +35,6 @@ const sourceUrls = {
   },
 };
 
-await mkdir(DIST, { recursive: true });
 const entries = { server: 'src/server.ts', worker: 'src/store/sqlite/worker.ts' };
 await Promise.all(
   Object.entries(entries).map(async ([name, entry]) => {
@@ -50,7 +50,12 @@ await Promise.all(
       plugins: [sourceUrls],
     });
     const out = join(DIST, `${name}.mjs`);
+    // Already as built (a start before this one): left alone, so that a checkout the
+    // service may read but not write starts once its owner has built it.
+    const current = await readFile(out).catch(() => undefined);
+    if (current?.equals(result.outputFiles[0].contents)) return;
     const temporary = `${out}.${process.pid}.tmp`;
+    await mkdir(DIST, { recursive: true });
     await writeFile(temporary, result.outputFiles[0].contents);
     await rename(temporary, out);
   }),

@@ -1,10 +1,11 @@
 // npm start runs the service compiled (scripts/build.mjs into dist/), with no TypeScript
 // loader in the service or its writer thread. Proven on a copy of the checkout whose
-// node_modules has every package but tsx: the build, the start (the writer thread opens
-// and migrates the database, and writes the first key), the files the source finds next
-// to itself (the OpenAPI document, the docs page, the migrations), and SIGTERM.
+// node_modules has every package but tsx: the build (and again, writing nothing), the
+// start (the writer thread opens and migrates the database, and writes the first key),
+// the files the source finds next to itself (the OpenAPI document, the docs page, the
+// migrations), and SIGTERM.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -25,8 +26,15 @@ test('the compiled service runs, writer thread included, where tsx cannot be loa
     const tsx = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('tsx/esm/api')"], { cwd: copy });
     assert.is.not(tsx.status, 0, 'tsx loads in the copy');
 
-    const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: copy, encoding: 'utf8', timeout: 60_000 });
-    assert.is(build.status, 0, build.stderr);
+    const build = () => spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: copy, encoding: 'utf8', timeout: 60_000 });
+    const built = build();
+    assert.is(built.status, 0, built.stderr);
+    // Built again with nothing changed, the bundles are left as they are (not written): a
+    // checkout the service may not write starts once its owner has built it.
+    const before = statSync(join(copy, 'dist/server.mjs'));
+    assert.is(build().status, 0);
+    const after = statSync(join(copy, 'dist/server.mjs'));
+    assert.equal([after.ino, after.mtimeMs], [before.ino, before.mtimeMs], 'the bundle was written again');
     const proc = spawn(process.execPath, ['dist/server.mjs'], {
       cwd: copy,
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', INVENTORY_DB: temp.path('inventory.db') },
