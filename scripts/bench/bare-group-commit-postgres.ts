@@ -6,9 +6,10 @@
 // is on); then all are answered. Each pet's version is held in memory (this server is
 // the only writer). No routing, auth or validation beyond reading the body.
 //   bare-group-commit-postgres.ts PORT URL
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import pg from 'pg';
 import { eventHash } from '../../src/store/hash-chain.ts';
+import { answer, eventRow, servePatches } from './bare-http.ts';
 
 const [port, url] = process.argv.slice(2);
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => BigInt(v));
@@ -23,6 +24,7 @@ interface Patch {
   quantity: number;
   res: ServerResponse;
   version?: number;
+  recordedAt?: string;
 }
 let waiting: Patch[] = [];
 let writing = false;
@@ -37,23 +39,13 @@ async function write(patches: Patch[]): Promise<void> {
     const head = (await client.query<{ seq: bigint; hash: string }>('SELECT seq, hash FROM chain_head FOR UPDATE')).rows[0]!;
     let seq = head.seq;
     let prevHash = head.hash;
-    const recordedAt = new Date().toISOString();
     const events: unknown[] = [];
     const latest = new Map<bigint, Patch>();
     for (const p of patches) {
-      const row = {
-        seq: ++seq,
-        petId: p.petId,
-        version: (versions.get(p.petId) ?? 0) + 1,
-        type: 'QuantitySet',
-        data: `{"quantity":${p.quantity},"schemaVersion":1}`,
-        actor: 'bench',
-        requestId: 'bench',
-        recordedAt,
-        prevHash,
-      };
+      const row = eventRow(++seq, p.petId, (versions.get(p.petId) ?? 0) + 1, p.quantity, prevHash);
       const hash = eventHash(row);
-      events.push(row.seq, p.petId, row.version, row.type, row.data, row.actor, row.requestId, recordedAt, prevHash, hash);
+      events.push(row.seq, p.petId, row.version, row.type, row.data, row.actor, row.requestId, row.recordedAt, prevHash, hash);
+      p.recordedAt = row.recordedAt;
       prevHash = hash;
       versions.set(p.petId, row.version);
       p.version = row.version;
@@ -67,7 +59,7 @@ async function write(patches: Patch[]): Promise<void> {
     await client.query(
       `INSERT INTO inventory (pet_id, quantity, status, version, updated_at) VALUES ${values(latest.size, 4, (n) => `(${n(1)}, ${n(2)}, 'available', ${n(3)}, ${n(4)})`)}
        ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, version = excluded.version, updated_at = excluded.updated_at`,
-      [...latest.values()].flatMap((p) => [p.petId, p.quantity, p.version, recordedAt]),
+      [...latest.values()].flatMap((p) => [p.petId, p.quantity, p.version, p.recordedAt]),
     );
     await client.query('UPDATE chain_head SET seq = $1, hash = $2, changes = changes + 1', [seq, prevHash]);
     await client.query('COMMIT');
@@ -84,11 +76,7 @@ function flush(): void {
   writing = true;
   write(patches).then(
     () => {
-      for (const p of patches) {
-        const body = `{"petId":${p.petId},"quantity":${p.quantity},"status":"available"}`;
-        p.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: `"${p.version}"` });
-        p.res.end(body);
-      }
+      for (const p of patches) answer(p.res, p.petId, p.quantity, p.version!);
       writing = false;
       flush();
     },
@@ -100,18 +88,6 @@ function flush(): void {
   );
 }
 
-createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const petId = BigInt(req.url!.split('/').pop()!);
-    let quantity: number;
-    try {
-      quantity = (JSON.parse(Buffer.concat(chunks).toString()) as { quantity: number }).quantity;
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    if (waiting.push({ petId, quantity, res }) === 1) setImmediate(flush);
-  });
-}).listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+servePatches(port!, (pet, quantity, res) => {
+  if (waiting.push({ petId: BigInt(pet), quantity, res }) === 1) setImmediate(flush);
+});

@@ -6,9 +6,10 @@
 // all are answered once the transaction has committed. No routing, auth or validation
 // beyond reading the body.
 //   bare-group-commit.ts PORT DB_FILE
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { openDatabase } from '../../src/store/database.ts';
 import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
+import { answer, eventRow, servePatches } from './bare-http.ts';
 
 const [port, path] = process.argv.slice(2);
 const db = openDatabase(path!);
@@ -37,22 +38,11 @@ const write = db.transaction((patches: Patch[]) => {
   const last = tip.get() as { seq: number; hash: string } | undefined;
   let seq = last?.seq ?? 0;
   let prevHash = last?.hash ?? GENESIS_HASH;
-  const recordedAt = new Date().toISOString();
   for (const p of patches) {
-    const row = {
-      seq: ++seq,
-      petId: p.petId,
-      version: (versions.get(p.petId) ?? 0) + 1,
-      type: 'QuantitySet',
-      data: `{"quantity":${p.quantity},"schemaVersion":1}`,
-      actor: 'bench',
-      requestId: 'bench',
-      recordedAt,
-      prevHash,
-    };
+    const row = eventRow(++seq, p.petId, (versions.get(p.petId) ?? 0) + 1, p.quantity, prevHash);
     prevHash = eventHash(row);
     insert.run({ ...row, hash: prevHash });
-    upsert.run(p.petId, p.quantity, row.version, recordedAt);
+    upsert.run(p.petId, p.quantity, row.version, row.recordedAt);
     versions.set(p.petId, row.version);
     p.version = row.version;
   }
@@ -68,25 +58,9 @@ function flush(): void {
     for (const p of patches) p.res.writeHead(503).end();
     throw error;
   }
-  for (const p of patches) {
-    const body = `{"petId":${p.petId},"quantity":${p.quantity},"status":"available"}`;
-    p.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: `"${p.version}"` });
-    p.res.end(body);
-  }
+  for (const p of patches) answer(p.res, p.petId, p.quantity, p.version!);
 }
 
-createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const petId = Number(req.url!.split('/').pop());
-    let quantity: number;
-    try {
-      quantity = (JSON.parse(Buffer.concat(chunks).toString()) as { quantity: number }).quantity;
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    if (batch.push({ petId, quantity, res }) === 1) setImmediate(flush);
-  });
-}).listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+servePatches(port!, (pet, quantity, res) => {
+  if (batch.push({ petId: Number(pet), quantity, res }) === 1) setImmediate(flush);
+});
