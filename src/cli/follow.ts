@@ -40,7 +40,7 @@ await run(USAGE, async (argv) => {
   if (format !== 'text' && format !== 'jsonl') throw new UsageError(`--format must be text or jsonl, not ${JSON.stringify(format)}`);
   const line = format === 'jsonl' ? eventJson : textLine;
 
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, listen: true });
   let stopping = false;
   const stop = () => (stopping = true);
   process.once('SIGINT', stop);

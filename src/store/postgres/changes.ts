@@ -7,7 +7,8 @@
 // reads the current value again each time it (re)starts listening. A connection that
 // falls silent without closing is caught by a heartbeat (listener-heartbeat.ts): while
 // one is overdue the token is read as when the connection is down, and a connection
-// silent for longer is replaced.
+// silent for longer is replaced. A process that does not follow other processes' commits
+// (an operator command) opens no listening connection: it reads the token every time.
 // The same connection hears key changes (KEYS_CHANNEL, with the key chain's new seq),
 // which keys.ts serves from memory only while a heartbeat sent within KEYS_FRESH_MS has
 // come back: then every key change committed more than KEYS_FRESH_MS ago has been heard.
@@ -38,7 +39,7 @@ export interface ChangeWatch {
   close(): Promise<void>;
 }
 
-export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
+export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeWatch {
   let known = -1n;
   let keysKnown = -1n;
   let listening = false;
@@ -118,7 +119,7 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       lost();
     }
   };
-  void connect();
+  if (listen) void connect();
 
   return {
     async token() {

@@ -27,6 +27,8 @@ export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mus
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
+  /** Follows other processes' commits on a LISTEN connection of its own (changes.ts); true unless told not. */
+  listen?: boolean;
   /** Sees the pool (tests check from it that no transaction is left open). */
   inspectPool?: (pool: pg.Pool) => void;
 }
@@ -45,7 +47,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     await pool.end();
     throw error;
   }
-  const watch = watchChanges(url, pool);
+  const watch = watchChanges(url, pool, options.listen ?? true);
   const reads = makeReads(pool);
 
   async function replaceProjection(entries: Map<bigint, Entry>, after: number) {

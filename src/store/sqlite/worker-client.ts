@@ -8,6 +8,7 @@ import { fromWire, type WireError } from './errors.ts';
 import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
 import type { Writer } from './writer.ts';
+import { WORKER_ENTRY } from './worker-entry.ts';
 
 export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
   close(): Promise<void>;
@@ -42,9 +43,7 @@ export function startWriterThread(
   commits: Int32Array = commitCounter(),
 ): Promise<ThreadWriter> {
   const shared = walShared();
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), {
-    workerData: { path, options, shared: shared.buffer, commits },
-  });
+  const worker = new Worker(WORKER_ENTRY, { workerData: { path, options, shared: shared.buffer, commits } });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: StoreUnavailable | undefined;
