@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { makeCommandHandler } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { rebuildProjection } from '../src/rebuild.ts';
-import { openDatabase } from '../src/store/database.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { scriptArgs } from './script-args.ts';
 

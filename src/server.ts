@@ -32,7 +32,7 @@ let store: InventoryStore;
 try {
   // On SQLite, writes go to a worker thread: waiting for the lock or the disk never
   // stalls requests. On PostgreSQL every wait is on the server.
-  store = await openStore(config.dbPath, { writer: 'thread', service: true });
+  store = await openStore(config.dbPath, { service: true });
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);

@@ -8,7 +8,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
-import { openDatabase } from '../src/store/database.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
 import { runCommands } from './kit/fixtures.ts';
 import { parseJson } from './kit/http.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';

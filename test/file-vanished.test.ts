@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../src/store/database.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
 import { StoreUnavailable } from '../src/store/health.ts';
 import { recordFileIdentity } from '../src/store/sqlite/file-identity.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';

@@ -10,7 +10,7 @@ import { VersionConflict } from '../src/store/event-log.ts';
 import type { InventoryStore } from '../src/store/port.ts';
 import { entriesOf, type EventRow, eventsOf, lastSeqOf } from './kit/fixtures.ts';
 import { assertErrorShape } from './kit/http.ts';
-import { openDatabase } from '../src/store/database.ts';
+import { openDatabase } from '../src/store/sqlite/database.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { tempDir, type TempDir } from './kit/paths.ts';
 import { appSuite, targetSuites, type OnTarget } from './kit/suites.ts';

@@ -12,11 +12,11 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDatabase, type Db } from '../src/store/database.ts';
+import { openDatabase, type Db } from '../src/store/sqlite/database.ts';
 import type { InventoryStore } from '../src/store/port.ts';
 import { openPostgresStore } from '../src/store/postgres/store.ts';
-import { makeKeyWriter } from '../src/store/sqlite/key-table.ts';
-import { makeReader } from '../src/store/sqlite/reader.ts';
+import { makeKeyWriter } from '../src/store/sqlite/keys.ts';
+import { makeReader } from '../src/store/sqlite/reads.ts';
 import { commitCounter, startWriterThread } from '../src/store/sqlite/worker-client.ts';
 import { startApp } from './kit/app.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';

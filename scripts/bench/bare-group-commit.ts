@@ -7,7 +7,7 @@
 // beyond reading the body.
 //   bare-group-commit.ts PORT DB_FILE
 import type { ServerResponse } from 'node:http';
-import { openDatabase } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
 import { answer, eventRow, servePatches } from './bare-http.ts';
 

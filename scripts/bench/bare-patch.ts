@@ -3,7 +3,7 @@
 // ours are) and upsert the projection row, in WAL mode with synchronous=FULL, then
 // answer. No routing, auth or validation beyond reading the body.
 //   bare-patch.ts PORT DB_FILE
-import { openDatabase } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
 import { answer, eventRow, servePatches } from './bare-http.ts';
 

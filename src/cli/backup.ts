@@ -2,8 +2,7 @@
 import { rmSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { formatDigest } from '../store/hash-chain.ts';
-import { isPostgresUrl, openStore } from '../store/open.ts';
-import { backupSqlite } from '../store/sqlite/backup.ts';
+import { backupStore, isPostgresUrl, openStore } from '../store/open.ts';
 import { verifyIdempotency, type RecordsVerdict } from '../verify-idempotency.ts';
 import { brokenAt, verifyLog, type Verdict } from '../verify-log.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
@@ -50,7 +49,7 @@ await run(USAGE, async (argv) => {
   // Until the copy has verified, OUT is ours to remove: a failed or interrupted backup
   // (Ctrl-C, a cron job's timeout) leaves nothing at OUT that could pass for a backup.
   // A signal's handler runs only when the event loop gets a turn: never inside
-  // backupSqlite, which is synchronous (so OUT is either not ours yet, and maybe someone
+  // backupStore, which is synchronous (so OUT is either not ours yet, and maybe someone
   // else's file, or the whole copy), then between pages of the verification, and once
   // more before the copy is declared good.
   let ours = false;
@@ -61,7 +60,7 @@ await run(USAGE, async (argv) => {
   };
   for (const signal of SIGNALS) process.on(signal, interrupted);
   try {
-    backupSqlite(source, out);
+    backupStore(source, out);
     ours = true;
     await signalsHandled();
     const copy = await openStore(out, { readonly: true, mustExist: true });

@@ -1,9 +1,7 @@
 // scripts/migrate: create a database, or bring its schema up to date, and say what it
 // applied. With the service's start, the one way a schema changes.
 import { existsSync } from 'node:fs';
-import { loadMigrations } from '../store/migrate.ts';
-import { describeTarget, isPostgresUrl, openStore } from '../store/open.ts';
-import { postgresMigrations } from '../store/postgres/schema.ts';
+import { describeTarget, isPostgresUrl, openStore, schemaVersion } from '../store/open.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -32,7 +30,7 @@ await run(USAGE, async (argv) => {
   // Opened as the service opens it (not mustExist): creating and upgrading is the point.
   const store = await openStore(target, { onMigrated: (names) => (applied = names), listen: false });
   await store.close();
-  const version = (postgres ? postgresMigrations() : loadMigrations()).at(-1)?.version ?? 0;
+  const version = schemaVersion(target);
   if (!existed) process.stdout.write(`created ${path}\n`);
   for (const name of applied) process.stdout.write(`applied ${name}\n`);
   process.stdout.write(

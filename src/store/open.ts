@@ -3,11 +3,15 @@
 import type { InventoryStore } from './port.ts';
 import { isPostgresUrl, pasteableUrl, redactUrl } from './postgres/connection.ts';
 import { openPostgresStore } from './postgres/store.ts';
+import { backupSqlite } from './sqlite/backup.ts';
+import { loadMigrations } from './sqlite/migrate.ts';
+import { postgresMigrations } from './postgres/schema.ts';
 import { openSqliteStore, type SqliteOpenOptions } from './sqlite/store.ts';
 
 export type StoreOpenOptions = SqliteOpenOptions & {
   now?: () => number;
-  /** The service opens it (not an operator command): on PostgreSQL its sessions are bounded to fit a request. */
+  /** The service opens it (not an operator command): on PostgreSQL its sessions are bounded
+   * to fit a request; on SQLite its writes go to a writer thread, off the event loop. */
   service?: boolean;
   /**
    * On PostgreSQL, follow other processes' commits on a LISTEN connection (true unless told
@@ -15,6 +19,22 @@ export type StoreOpenOptions = SqliteOpenOptions & {
    */
   listen?: boolean;
 };
+
+/** The schema version this code writes to the target's kind of database. */
+export function schemaVersion(target: string): number {
+  return (isPostgresUrl(target) ? postgresMigrations() : loadMigrations()).at(-1)?.version ?? 0;
+}
+
+/**
+ * A consistent copy of the database into the new file out, while writers go on: SQLite
+ * only (a PostgreSQL database is copied with its own tools, pg_dump). Synchronous.
+ */
+export function backupStore(target: string, out: string): void {
+  if (isPostgresUrl(target)) {
+    throw new Error('a PostgreSQL database is copied with its own tools (pg_dump), not by this service');
+  }
+  backupSqlite(target, out);
+}
 
 export function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
   if (isPostgresUrl(target)) {
@@ -27,7 +47,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
       listen: options.listen,
     });
   }
-  return openSqliteStore(target, options);
+  return openSqliteStore(target, { ...options, writer: options.writer ?? (options.service ? 'thread' : 'inline') });
 }
 
 /** The database as messages name it: a URL without its password, or the path. */

@@ -14,6 +14,16 @@ import type { IdempotencyStore } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 import type { Projection } from './projection.ts';
 
+/** How a store is opened, on either database. */
+export interface OpenOptions {
+  /** Read only: writes nothing, takes no write lock. Refuses a missing database or a schema not the code's. */
+  readonly?: boolean;
+  /** Use an existing database as it is: refuses a missing one or a schema not the code's; creates and upgrades nothing. */
+  mustExist?: boolean;
+  /** Told the names of the migrations this open applied (none when the schema was current). */
+  onMigrated?: (applied: string[]) => void;
+}
+
 export interface InventoryStore extends EventLog, Projection, AuditReads, HistoryCopy, StoreHealth {
   keys: KeyStore;
   /** The stored answers of requests sent with an Idempotency-Key (written by appendBatch). */

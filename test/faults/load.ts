@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
-import { openDatabase, type Db } from '../../src/store/database.ts';
+import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { isPostgresUrl } from '../../src/store/open.ts';
 import { createKey, trackPets } from '../kit/fixtures.ts';
 import { seededRandom } from '../kit/random.ts';

@@ -5,7 +5,7 @@
 // stores need it), SQLite's driver is not.
 /* eslint-disable @typescript-eslint/require-await */
 import Database from 'better-sqlite3';
-import { openDatabase, type Db } from '../../src/store/database.ts';
+import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { openSqliteStore, sqliteStoreOn } from '../../src/store/sqlite/store.ts';
 import { tempDir } from './paths.ts';

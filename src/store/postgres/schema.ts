@@ -3,14 +3,17 @@
 // schema_migrations; only the service's start and scripts/migrate upgrade; nobody uses a
 // schema newer than the code. Instances starting together on one empty database are
 // serialized by an advisory lock, so each migration runs once.
+import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { loadMigrations, POSTGRES_MIGRATIONS_DIR, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrate.ts';
+import { readMigrations, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrations.ts';
+
+const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/postgres/', import.meta.url));
 import { checkout, inTransaction, pasteableUrl } from './connection.ts';
 
 const MIGRATION_LOCK = 'petstore-inventory/migrate';
 
 export function postgresMigrations(): Migration[] {
-  return loadMigrations(POSTGRES_MIGRATIONS_DIR);
+  return readMigrations(POSTGRES_MIGRATIONS_DIR);
 }
 
 /** The versions recorded in schema_migrations; [] for a database without tables. Reads only. */

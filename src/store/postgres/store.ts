@@ -5,8 +5,7 @@
 // LISTEN/NOTIFY (changes.ts). Nothing here blocks the event loop: every wait is on the
 // server, bounded by lock and query timeouts.
 import type pg from 'pg';
-import type { OpenOptions } from '../database.ts';
-import type { InventoryStore } from '../port.ts';
+import type { InventoryStore, OpenOptions } from '../port.ts';
 import type { Entry } from '../projection.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
@@ -16,7 +15,7 @@ import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { keyRecords, makeKeys } from './keys.ts';
-import { swapProjection } from './projection-swap.ts';
+import { swapProjection } from './projection.ts';
 import { makeReads } from './reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 

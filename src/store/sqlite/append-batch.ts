@@ -5,15 +5,15 @@
 // the writes fail halfway (a constraint, a full disk) without SQLite undoing the whole
 // transaction, they are undone and redone one submission at a time, each in a
 // savepoint, so that exactly the ones that fail fail.
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
 import { scopeId, type IdempotencyRecord } from '../idempotency.ts';
 import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
 import type { Entry } from '../projection.ts';
-import { makeEntryReader } from './entry-reader.ts';
-import type { IdempotencyWriter } from './idempotency-table.ts';
-import type { ProjectionTable } from './projection-table.ts';
+import { makeEntryReader } from './entries.ts';
+import type { IdempotencyWriter } from './idempotency.ts';
+import type { ProjectionTable } from './projection.ts';
 
 export interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];

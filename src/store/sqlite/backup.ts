@@ -6,7 +6,7 @@
 // process writes in between, which under steady write load may be forever.
 import { closeSync, fsyncSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openDatabase } from '../database.ts';
+import { openDatabase } from './database.ts';
 
 /**
  * Copies the database at `source` to `out`, a file that must not exist yet: created empty

@@ -3,7 +3,7 @@
 // while it is filled), so that a failure anywhere leaves it empty. Events keep their seq,
 // times, actors and hashes (the chain must verify to the same digest as at the source);
 // the projection is replayed from them, as rebuild-projection would.
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
 import type { Entry } from '../projection.ts';

@@ -8,7 +8,7 @@
 // second writer on new side files is what destroys the file. Such a process is found by
 // what it holds open: a -wal or -shm that the kernel shows as deleted.
 import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 
 /** What became of the acknowledged writes in a log that is no longer at its path. */
 export const Rescue = {

@@ -8,14 +8,14 @@
 // Its methods are async without awaiting: this adapter implements an asynchronous port over
 // a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
 /* eslint-disable @typescript-eslint/require-await */
-import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
+import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from './database.ts';
 import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type StorageStatus } from '../health.ts';
 import type { InventoryStore } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
 import { rescueMessage } from './side-files.ts';
-import { makeReader, type Reader } from './reader.ts';
+import { makeReader, type Reader } from './reads.ts';
 import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
 import { importHistory } from './import.ts';

@@ -10,7 +10,7 @@
 // not tell which connection of which process reads, so that age is the truthful stand-in
 // for the age of the oldest reader.
 import { statSync } from 'node:fs';
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 
 /** Shared between the writer thread and the event loop (a SharedArrayBuffer). */
 export interface WalShared {

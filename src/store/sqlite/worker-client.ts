@@ -1,7 +1,7 @@
 // Starts the writer thread (worker.ts) and calls its operations as promises. The
 // writer's synchronous functions become asynchronous ones with the same arguments.
 import { Worker } from 'node:worker_threads';
-import type { OpenOptions } from '../database.ts';
+import type { OpenOptions } from './database.ts';
 import type { Outcome } from '../event-log.ts';
 import { StoreUnavailable } from '../health.ts';
 import { fromWire, type WireError } from './errors.ts';

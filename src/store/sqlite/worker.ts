@@ -3,7 +3,7 @@
 // never the event loop that parses, authenticates and answers. It runs one operation
 // at a time, in the order they arrive.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase, WAL_LIMIT_BYTES, type OpenOptions } from '../database.ts';
+import { openDatabase, WAL_LIMIT_BYTES, type OpenOptions } from './database.ts';
 import { toWire } from './errors.ts';
 import { recordFileIdentity } from './file-identity.ts';
 import { Rescue, rescueMessage, saveAcknowledged } from './side-files.ts';

@@ -2,7 +2,7 @@
 // the service (worker.ts), or that run in place for an operator command or a test.
 // Arguments and results are plain data (structured-cloneable), so the same functions
 // serve both.
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import type { Revocation } from '../keys.ts';
 import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
 import { StoreUnavailable } from '../health.ts';
@@ -10,9 +10,9 @@ import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
-import { makeIdempotencyWriter } from './idempotency-table.ts';
-import { makeKeyWriter } from './key-table.ts';
-import { makeProjectionTable } from './projection-table.ts';
+import { makeIdempotencyWriter } from './idempotency.ts';
+import { makeKeyWriter } from './keys.ts';
+import { makeProjectionTable } from './projection.ts';
 
 export interface Writer {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];

@@ -1,12 +1,12 @@
 // Reads one entry as the log has it. The log, not the projection, decides an entry's
 // version: a projection row edited by hand must not put a gap into the log, so a row
 // that disagrees with the log's version is replayed from the pet's own events.
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import type { ReplayRow } from '../event-log.ts';
 import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
-import type { ProjectionTable } from './projection-table.ts';
+import type { ProjectionTable } from './projection.ts';
 
 export function makeEntryReader(db: Db, projection: ProjectionTable): (petId: bigint) => Entry | undefined {
   // The UNIQUE (pet_id, version) index answers this.

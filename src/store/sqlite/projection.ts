@@ -1,6 +1,6 @@
 // The `inventory` table behind GET /v1/inventory. Only this module writes it, and only
 // with rows that applyEvent made (the batch planner's, or a replay's).
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import type { PetStatus } from '../../domain/events.ts';
 import type { Entry } from '../projection.ts';
 

@@ -1,38 +1,19 @@
-// Applies the numbered plain-SQL files of migrations/sqlite/ in order, all pending ones in one
+// SQLite's migrations: applies the numbered plain-SQL files of migrations/sqlite/ in order, all pending ones in one
 // transaction (an upgrade happens whole or not at all), and records in
 // schema_migrations which ran, so that a database made by an older version upgrades in
 // place and nothing runs twice. Also judges a database's schema against the code's:
 // only the service's start and scripts/migrate upgrade one; every other command needs it
 // current, and nobody touches a schema written by a newer version of this code.
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { eventHash, keyEventHash } from './hash-chain.ts';
+import { eventHash, keyEventHash } from '../hash-chain.ts';
+import { readMigrations, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrations.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
-/** PostgreSQL's own files, applied by the same rules (postgres/migrate.ts). */
-export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/postgres/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/sqlite/', import.meta.url));
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-/** A database whose schema this code must not use as it is (too old, too new, not ours). */
-export class SchemaError extends Error {
-  override name = 'SchemaError';
-}
-
+/** SQLite's migrations (those of another directory, for tests of older schemas). */
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
-    .filter((file) => /^\d+-[\w-]+\.sql$/.test(file))
-    .map((file) => ({
-      version: Number.parseInt(file, 10),
-      name: file,
-      sql: readFileSync(dir + file, 'utf8'),
-    }))
-    .sort((a, b) => a.version - b.version);
+  return readMigrations(dir);
 }
 
 /**
@@ -54,36 +35,9 @@ export function requireUpgradable(db: Database.Database, path: string, migration
   refuseNewer(appliedVersions(db, path), migrations, path);
 }
 
-/** Refuses a schema with versions this code does not know (written by a newer version). */
-export function refuseNewer(applied: number[], migrations: Migration[], path: string): void {
-  const known = new Set(migrations.map((m) => m.version));
-  const unknown = applied.filter((v) => !known.has(v));
-  if (unknown.length === 0) return;
-  throw new SchemaError(
-    `${path} has schema version ${Math.max(...applied)}, newer than this version of petstore-inventory ` +
-      `knows (${migrations.at(-1)?.version ?? 0}): use the newer version that upgraded it; nothing was changed`,
-  );
-}
-
 /** For connections that must not upgrade: refuses any schema but the code's own. Reads only. */
 export function requireCurrentSchema(db: Database.Database, path: string, migrations = loadMigrations()): void {
   requireCurrent(appliedVersions(db, path), migrations, path);
-}
-
-/**
- * Refuses applied versions that are not exactly the code's: newer, older or none. The
- * fix names the database as dbArg (path unless given), a --db value one can paste, and
- * adds dbNote (what to do about a password left out).
- */
-export function requireCurrent(applied: number[], migrations: Migration[], path: string, dbArg = path, dbNote = ''): void {
-  refuseNewer(applied, migrations, path);
-  const done = new Set(applied);
-  if (migrations.every((m) => done.has(m.version))) return;
-  const fix = `run scripts/migrate --db ${dbArg}${dbNote} (starting the service upgrades it too)`;
-  if (applied.length === 0) throw new SchemaError(`${path} is an empty database with no schema yet: ${fix}`);
-  throw new SchemaError(
-    `${path} has schema version ${Math.max(...applied)}, older than this version needs ` + `(${migrations.at(-1)?.version ?? 0}): ${fix}`,
-  );
 }
 
 /** Returns the names of the migrations it applied. Refuses a schema newer than the code. */

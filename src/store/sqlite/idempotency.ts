@@ -1,7 +1,7 @@
 // The idempotency_keys table on SQLite: what the writer checks and records inside a
 // batch's transaction, the expiry steps it runs between batches, and what the readers
 // look up. Expired records count as absent everywhere, removed or not.
-import type { Db } from '../database.ts';
+import type { Db } from './database.ts';
 import {
   PAGE_ROWS,
   RECORD_COLUMNS,

@@ -6,9 +6,11 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations, migrate, requireCurrentSchema, requireUpgradable, SchemaError } from './migrate.ts';
+import { SchemaError } from '../migrations.ts';
+import type { OpenOptions } from '../port.ts';
+import { loadMigrations, migrate, requireCurrentSchema, requireUpgradable } from './migrate.ts';
 import { explainOpenError } from './open-errors.ts';
-import { openedElsewhereProblem } from './sqlite/side-files.ts';
+import { openedElsewhereProblem } from './side-files.ts';
 
 export type Db = Database.Database;
 
@@ -24,14 +26,7 @@ export class DatabaseInUse extends Error {
  */
 export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
 
-export interface OpenOptions {
-  /** Read only: writes nothing, takes no write lock. Refuses a missing database or a schema not the code's. */
-  readonly?: boolean;
-  /** Use an existing database as it is: refuses a missing one or a schema not the code's; creates and upgrades nothing. */
-  mustExist?: boolean;
-  /** Told the names of the migrations this open applied (none when the schema was current). */
-  onMigrated?: (applied: string[]) => void;
-}
+export type { OpenOptions } from '../port.ts';
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const memory = path === ':memory:';

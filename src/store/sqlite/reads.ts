@@ -11,16 +11,16 @@
 // a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
 /* eslint-disable @typescript-eslint/require-await */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { makeChangeToken, type Db } from '../database.ts';
+import { makeChangeToken, type Db } from './database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
 import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyRecord } from '../history-copy.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
-import { makeEntryReader } from './entry-reader.ts';
-import { makeIdempotencyReader, type IdempotencyTable } from './idempotency-table.ts';
-import { makeKeyReader, type KeyReader } from './key-table.ts';
-import { makeProjectionTable } from './projection-table.ts';
+import { makeEntryReader } from './entries.ts';
+import { makeIdempotencyReader, type IdempotencyTable } from './idempotency.ts';
+import { makeKeyReader, type KeyReader } from './keys.ts';
+import { makeProjectionTable } from './projection.ts';
 
 const PAGE_ROWS = 256;
 

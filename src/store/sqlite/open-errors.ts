@@ -4,7 +4,7 @@
 // open database file") name none of these, and a guess sends people to the wrong fix.
 import { accessSync, constants, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { SchemaError } from './migrate.ts';
+import { SchemaError } from '../migrations.ts';
 
 function can(path: string, mode: number): boolean {
   try {

@@ -2,7 +2,7 @@
 // secret is ever compared byte by byte. Every creation and revocation is first entered
 // in the key log (api_key_events) with its link in the key chain: the table's triggers
 // refuse a key or a revocation without its event.
-import type { ChangeToken, Db } from '../database.ts';
+import type { ChangeToken, Db } from './database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
 import type { KeyRecord } from '../history-copy.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, knownKeys, type KeyInfo, type Revocation } from '../keys.ts';
