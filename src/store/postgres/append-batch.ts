@@ -5,12 +5,16 @@
 // statement (arrays through unnest), (4) COMMIT. Each submission is decided here, in
 // order, as a savepoint would: one that conflicts fails alone, and later ones on its
 // pets fail with it (they were decided against its result). Hashes are computed here
-// with the same encoding as on SQLite, so both stores give the same chain.
+// with the same encoding as on SQLite, so both stores give the same chain. A batch
+// holds the Idempotency-Keys of its submissions (advisory locks, idempotency.ts) from
+// its first round trip, before it waits for the chain head; a submission whose key
+// another batch holds fails at once with IdempotencyKeyInFlight.
 import type pg from 'pg';
 import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import { eventHash } from '../hash-chain.ts';
 import {
+  IdempotencyKeyInFlight,
   IdempotencyKeyTaken,
   RECORD_COLUMNS,
   recordOfRow,
@@ -32,6 +36,7 @@ import { applyEvent } from '../projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
+import { keyLockOf } from './idempotency.ts';
 
 /** The lock wait when the caller sets no deadline (operator commands). */
 const DEFAULT_LOCK_WAIT_MS = 5_000;
@@ -61,9 +66,17 @@ RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
 /** Where WRITE's parameters hold the chain's new head: $16 (seq) and $17 (hash). */
 const HEAD_SEQ = 15;
 
-/** BEGIN with a lock timeout and the chain head locked: the first round trip of every write. */
-export function beginLocked(waitMs: number): string {
-  return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}; SELECT seq, hash FROM chain_head FOR UPDATE`;
+/**
+ * BEGIN with a lock timeout and the chain head locked: the first round trip of every
+ * write. keyLocks: the advisory locks of Idempotency-Keys to try first (never waited for).
+ */
+export function beginLocked(waitMs: number, keyLocks: readonly bigint[] = []): string {
+  // The locks are numbers this process computed, not text from a client.
+  const tryKeys =
+    keyLocks.length === 0
+      ? ''
+      : ` SELECT k::text AS key_lock, pg_try_advisory_xact_lock(k) AS locked FROM unnest(ARRAY[${keyLocks.join(', ')}]::bigint[]) AS k;`;
+  return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))};${tryKeys} SELECT seq, hash FROM chain_head FOR UPDATE`;
 }
 
 export interface Head {
@@ -72,7 +85,9 @@ export interface Head {
 }
 
 export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
-  const selected = (Array.isArray(result) ? result : [result]).find((r) => r.command === 'SELECT');
+  const selected = (Array.isArray(result) ? result : [result]).find(
+    (r) => r.command === 'SELECT' && r.fields.some((f) => f.name === 'seq'),
+  );
   return selected!.rows[0] as Head;
 }
 
@@ -83,6 +98,8 @@ interface State {
   entries: Map<bigint, Entry>;
   /** By scopeId: the records stored for the batch's keys, expired ones included. */
   records: Map<string, IdempotencyRecord>;
+  /** By scopeId: the batch's keys that another batch holds (in flight there). */
+  busy: ReadonlySet<string>;
 }
 
 interface Plan {
@@ -123,6 +140,12 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
         // result that did not happen, and are decided again.
         for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
         return { ok: false, error: new IdempotencyKeyTaken(taken) };
+      }
+      // Being processed by another batch (another instance), not stored yet: refused,
+      // not waited for. A stored answer comes first: it can be replayed.
+      if (state.busy.has(scopeId(record))) {
+        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
+        return { ok: false, error: new IdempotencyKeyInFlight() };
       }
       const actual = entries.get(decidedOn.petId)?.version ?? 0;
       if (appends.length === 0 && actual !== decidedOn.version) {
@@ -185,7 +208,7 @@ function plan(submissions: readonly Submission[], state: State, failedPets: Map<
     }
     return { ok: true, value: appended };
   });
-  const next = { seq, hash: prevHash, entries, records };
+  const next = { seq, hash: prevHash, entries, records, busy: state.busy };
   if (cols[0]!.length === 0 && recordCols[0]!.length === 0) return { outcomes, next };
   const finals = [...changed.values()];
   const params = [
@@ -218,11 +241,18 @@ export async function appendBatch(
     head = { seq: BigInt(params[HEAD_SEQ] as string), hash: params[HEAD_SEQ + 1] as string };
   };
   const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, onCommitting: options.onCommitting };
+  const keyLocks = new Map<string, string>();
+  for (const s of submissions) if (s.idempotency) keyLocks.set(scopeId(s.idempotency.record), String(keyLockOf(s.idempotency.record)));
   const outcomes = await inTransaction(
     pool,
-    `${beginLocked(waitMs)}; SAVEPOINT batch`,
+    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; SAVEPOINT batch`,
     async (client, begun) => {
       const head = headOf(begun);
+      const held = new Set(
+        (Array.isArray(begun) ? begun : [begun])
+          .flatMap((r) => (r.fields.some((f) => f.name === 'key_lock') ? (r.rows as { key_lock: string; locked: boolean }[]) : []))
+          .flatMap((r) => (r.locked ? [] : [r.key_lock])),
+      );
       const petIds = [
         ...new Set(
           submissions.flatMap((s) => [...s.appends.map((a) => a.petId), ...(s.idempotency ? [s.idempotency.decidedOn.petId] : [])]),
@@ -233,6 +263,7 @@ export async function appendBatch(
         hash: head.hash,
         entries: await loadEntries(client, petIds),
         records: await loadRecords(client, submissions),
+        busy: new Set([...keyLocks].flatMap(([scope, lock]) => (held.has(lock) ? [scope] : []))),
       };
       const whole = plan(submissions, start, new Map());
       if (!whole.params) return whole.outcomes;
