@@ -2,6 +2,7 @@
 // two instances on one PostgreSQL database, clients that drop their connections and
 // retry, and a service killed after a commit whose answer never reached its client.
 // Each intended write is one event, however often it is sent.
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import pg from 'pg';
 import { suite } from 'uvu';
@@ -291,30 +292,61 @@ killed.after.each(async (ctx) => {
   await ctx.fresh.cleanup();
 });
 
-for (const target of storeTargets()) {
-  killed(`[${target.name}] the retry through a new process replays the committed answer: one event`, async (ctx) => {
-    ctx.fresh = await target.fresh();
-    const first = await startService({ db: ctx.fresh.db, expectKey: true });
-    const key = first.bootstrapKey!;
-    assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
-    await sendAndLeave(first, key, 1, 5, 'killed');
-    // Killed as soon as the event is in the log: its client never read an answer.
-    const store = await target.open(ctx.fresh.db, { readonly: true });
-    try {
-      for (let i = 0; i < 500 && (await store.lastSeq()) < 2; i++) await sleep(2);
-      first.kill();
-      assert.is(await store.lastSeq(), 2, 'the write was committed');
-    } finally {
-      await store.close();
-    }
-    await first.exited;
-    const second = await startService({ db: ctx.fresh.db, expectKey: false });
-    const retry = await keyedPatch(second, key, 1, 5, 'killed');
-    assert.is(retry.status, 200);
-    assert.is(retry.headers['idempotent-replayed'], 'true');
-    assert.is(retry.headers.etag, '"2"');
-    assert.is((await quantitySets(target, ctx.fresh.db)).length, 1);
+/** Sends a keyed PATCH whole and keeps the connection open; received() is what came back. */
+function sendAndWatch(service: Service, key: string, petId: number, quantity: number, idempotencyKey: string) {
+  const body = JSON.stringify({ quantity });
+  let received = '';
+  const socket = connect(service.port, '127.0.0.1', () => {
+    socket.write(
+      `PATCH /v1/inventory/${petId} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Idempotency-Key: ${idempotencyKey}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
   });
+  socket.setEncoding('utf8').on('data', (text: string) => (received += text));
+  // The kill resets it: expected.
+  socket.on('error', () => undefined);
+  return { socket, received: () => received };
+}
+
+/** Waits (bounded) until the process is stopped (state T in /proc, Linux). */
+async function untilStopped(pid: number): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+    if (state === 'T') return;
+    await sleep(5);
+  }
+  assert.unreachable(`process ${pid} did not stop after its commit`);
+}
+
+for (const target of storeTargets()) {
+  killed(
+    `[${target.name}] killed between the commit and the answer: the retry through a new process replays it, one event`,
+    async (ctx) => {
+      ctx.fresh = await target.fresh();
+      // This start stops itself right after it commits a stored answer, before answering.
+      const first = await startService({ db: ctx.fresh.db, expectKey: true, env: { INVENTORY_TEST_STOP_AFTER_COMMIT: '1' } });
+      const key = first.bootstrapKey!;
+      assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
+      const client = sendAndWatch(first, key, 1, 5, 'killed');
+      await untilStopped(first.proc.pid!);
+      const store = await target.open(ctx.fresh.db, { readonly: true });
+      try {
+        assert.is(await store.lastSeq(), 2, 'the write was committed');
+      } finally {
+        await store.close();
+      }
+      first.kill();
+      await first.exited;
+      assert.is(client.received(), '', 'no byte of the answer reached the client');
+      client.socket.destroy();
+      const second = await startService({ db: ctx.fresh.db, expectKey: false });
+      const retry = await keyedPatch(second, key, 1, 5, 'killed');
+      assert.is(retry.status, 200);
+      assert.is(retry.headers['idempotent-replayed'], 'true');
+      assert.is(retry.headers.etag, '"2"');
+      assert.is((await quantitySets(target, ctx.fresh.db)).length, 1);
+    },
+  );
 }
 
 killed.run();
