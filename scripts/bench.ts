@@ -49,7 +49,10 @@ const FEED_STREAMS = 300;
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 try {
   if (values.baseline !== undefined) await compareWithBaseline({ ref: values.baseline, root: ROOT, dir, seconds: SECONDS });
-  else await againstBareServers();
+  else {
+    await againstBareServers();
+    await idempotencyKeyCost();
+  }
 } finally {
   for (const child of children) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
@@ -256,6 +259,61 @@ async function againstBareServers(): Promise<void> {
   writeFileSync(
     join(ROOT, 'bench-results', 'bench.json'),
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), peakRssMb100k: rss, targets }, null, 2)}\n`,
+  );
+}
+
+/**
+ * What Idempotency-Keys cost: PATCH with a fresh key on every request (each answer stored
+ * with its event, each key looked up first) against PATCH without one, the same load on
+ * the same service, on SQLite and on PostgreSQL. Its own services, databases and
+ * PostgreSQL server; prints both rates and their ratio per store and writes them to
+ * bench-results/bench-idempotency.json.
+ */
+async function idempotencyKeyCost(): Promise<void> {
+  const PETS = 1000;
+  const CONNECTIONS = 50;
+  const results: Record<string, Load> = {};
+  const lines: string[] = [];
+  const compare = async (store: string, port: number, key: string) => {
+    const rates: number[] = [];
+    for (const mode of ['patch', 'patch-keyed'] as const) {
+      const r = await measure(port, mode, SECONDS, CONNECTIONS, key, PETS);
+      const name = `${store}: service PATCH${mode === 'patch' ? ', no key' : ', a fresh Idempotency-Key each'}, ${CONNECTIONS} conn.`;
+      results[name] = r;
+      rates.push(r.requests.average);
+      console.log(
+        `${name.padEnd(64)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
+          `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
+      );
+    }
+    lines.push(`${store}: PATCH with a key / without: ${(rates[1]! / rates[0]!).toFixed(2)}x`);
+  };
+  const serve = async (db: string) => {
+    const port = await freePort();
+    const service = start(['src/server.ts'], { PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: db, LOG_LEVEL: 'info' });
+    await ready(port, '/healthz');
+    return { port, service };
+  };
+
+  const sqliteKey = await makeDatabase(join(dir, 'idempotency.db'), PETS);
+  const sqlite = await serve(join(dir, 'idempotency.db'));
+  await compare('SQLite', sqlite.port, sqliteKey);
+  await stop(sqlite.service);
+  const postgres = await startPostgres('bench-idempotency');
+  try {
+    const url = await createDatabase(postgres.url, 'bench_idempotency');
+    const pgKey = await makeDatabase(url, PETS);
+    const pg = await serve(url);
+    await compare('PostgreSQL', pg.port, pgKey);
+    await stop(pg.service);
+  } finally {
+    await postgres.stop();
+  }
+  for (const line of lines) console.log(line);
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench-results', 'bench-idempotency.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, results, ratios: lines }, null, 2)}\n`,
   );
 }
 

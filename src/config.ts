@@ -11,6 +11,12 @@ export interface Config {
   readonly feedMaxStreams: number;
   /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
   readonly idempotencyTtlMs: number;
+  /**
+   * For the crash tests only (INVENTORY_TEST_STOP_AFTER_COMMIT=1): the process stops
+   * itself right after committing a batch that stored an Idempotency-Key's answer, before
+   * answering, so that a test can kill it exactly there. Never set in production.
+   */
+  readonly testStopAfterCommit: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -40,6 +46,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
     throw new ConfigError(`IDEMPOTENCY_TTL_HOURS must be a whole number of hours from 1 to 8760, not ${JSON.stringify(ttl)}`);
   }
+  const stopAfterCommit = env.INVENTORY_TEST_STOP_AFTER_COMMIT ?? '';
+  if (!['', '1'].includes(stopAfterCommit)) {
+    throw new ConfigError(`INVENTORY_TEST_STOP_AFTER_COMMIT must be 1 or unset, not ${JSON.stringify(stopAfterCommit)}`);
+  }
   return Object.freeze({
     port: Number(port),
     host,
@@ -48,6 +58,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins,
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
+    testStopAfterCommit: stopAfterCommit === '1',
   });
 }
 

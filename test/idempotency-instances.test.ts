@@ -2,13 +2,17 @@
 // two instances on one PostgreSQL database, clients that drop their connections and
 // retry, and a service killed after a commit whose answer never reached its client.
 // Each intended write is one event, however often it is sent.
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
+import { IdempotencyKeyInFlight } from '../src/store/idempotency.ts';
 import type { Response } from './kit/http.ts';
 import { runScript } from './kit/scripts.ts';
 import { killAll, startService, type Service } from './kit/service.ts';
-import { type EventRow, eventsOf, lastSeqOf } from './kit/fixtures.ts';
+import { eventsOf, lastSeqOf, type EventRow } from './kit/fixtures.ts';
 import { storeTargets, type FreshDatabase, type StoreTarget } from './kit/stores.ts';
 import { postgresTarget } from './kit/postgres-target.ts';
 
@@ -75,6 +79,140 @@ across('50 clients send one key at once through two instances: exactly one event
   for (const r of replayed) assert.is(r.text, appended[0]!.text);
   assert.is((await quantitySets(postgresTarget(), fresh.db)).length, 1);
 });
+
+/** Holds the chain head as a slow batch would: every batch waits for it until release(). */
+async function holdChainHead(db: string): Promise<{ client: pg.Client; release: () => Promise<void> }> {
+  const client = new pg.Client({ connectionString: db });
+  await client.connect();
+  await client.query('BEGIN; SELECT seq FROM chain_head FOR UPDATE');
+  let released = false;
+  return {
+    client,
+    release: async () => {
+      if (released) return;
+      released = true;
+      await client.query('ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
+/** Waits (bounded) until some batch holds an Idempotency-Key: an advisory lock is granted. */
+async function untilKeyHeld(client: pg.Client): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`);
+    if (Number(rows[0]!.n) > 0) return;
+    await sleep(5);
+  }
+  assert.unreachable('no batch took the key');
+}
+
+/** Waits (bounded) until n batches with Idempotency-Keys wait for the held head. */
+async function untilWaiting(client: pg.Client, n: number): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    // The holder is in a transaction, which would see one snapshot of the activity.
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+       WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%pg_try_advisory_xact_lock%'`,
+    );
+    if (Number(rows[0]!.n) >= n) return;
+    await sleep(5);
+  }
+  assert.unreachable(`fewer than ${n} sessions wait for a lock`);
+}
+
+across(
+  'a retry through the other instance while the first waits in its batch: 409 at once, then the first succeeds and a retry replays',
+  async ({ fresh }) => {
+    const a = await startService({ db: fresh.db, expectKey: true });
+    const key = a.bootstrapKey!;
+    const b = await startService({ db: fresh.db, expectKey: false });
+    assert.is((await runScript('track', ['1'], { db: fresh.db })).status, 0);
+    const head = await holdChainHead(fresh.db);
+    let first: Promise<Response> = Promise.reject(new Error('not sent'));
+    first.catch(() => undefined);
+    try {
+      first = keyedPatch(a, key, 1, 9, 'slow-order');
+      await untilKeyHeld(head.client);
+      const started = performance.now();
+      const retry = await keyedPatch(b, key, 1, 9, 'slow-order');
+      const tookMs = performance.now() - started;
+      assert.is(retry.status, 409, retry.text);
+      assert.is((JSON.parse(retry.text) as { code: string }).code, 'idempotency_key_in_flight');
+      assert.is(retry.headers['retry-after'], '1');
+      // Not a wait for the first's batch (it waits for the head as long as the test holds it).
+      assert.ok(tookMs < 1000, `answered in ${tookMs.toFixed(0)} ms`);
+    } finally {
+      await head.release();
+    }
+    const answer = await first;
+    assert.is(answer.status, 200, answer.text);
+    assert.is(answer.headers['idempotent-replayed'], undefined);
+    const later = await keyedPatch(b, key, 1, 9, 'slow-order');
+    assert.is(later.status, 200);
+    assert.is(later.headers['idempotent-replayed'], 'true');
+    assert.is(later.text, answer.text);
+    assert.is((await quantitySets(postgresTarget(), fresh.db)).length, 1);
+  },
+);
+
+across(
+  'a batch of another instance that finds the key held waits for that batch only: 409 if it did not commit, else a replay',
+  async ({ fresh }) => {
+    const one = await postgresTarget().open(fresh.db);
+    const two = await postgresTarget().open(fresh.db);
+    const tracked = await runScript('track', ['1'], { db: fresh.db });
+    assert.is(tracked.status, 0, tracked.stderr);
+    const keyed = (key: string): Idempotent => ({
+      scope: { apiKey: 'clerk', path: '/v1/inventory/1', key },
+      fingerprint: 'same request',
+      answer: (result) => ('entry' in result ? { status: 200, etag: `"${result.entry.version}"`, body: '{}' } : undefined),
+    });
+    const setTo = (quantity: number) => ({ type: 'SetQuantity' as const, petId: 1n, quantity });
+    const here = makeCommandHandler({ store: one, now: Date.now });
+    const there = makeCommandHandler({ store: two, now: Date.now });
+    const refused = (error: unknown) => assert.instance(error, IdempotencyKeyInFlight, String(error));
+    const carriedOut = () => assert.unreachable('carried out');
+    let head = await holdChainHead(fresh.db);
+    try {
+      // The first's batch gives up (its deadline passes while the head is held): the
+      // second, which tried the key while that batch held it, is refused and wrote nothing.
+      const gaveUp = here.handle(setTo(3), { actor: 'clerk', requestId: 'first' }, keyed('dropped'), Date.now() + 1500);
+      gaveUp.catch(() => undefined);
+      await untilKeyHeld(head.client);
+      // The lookup sees the key held without taking it.
+      await two.idempotency.find(keyed('dropped').scope, new Date().toISOString()).then(carriedOut, refused);
+      const second = there.handle(setTo(3), { actor: 'clerk', requestId: 'second' }, keyed('dropped'));
+      second.catch(() => undefined);
+      await untilWaiting(head.client, 2);
+      await gaveUp.then(carriedOut, () => undefined);
+      await head.release();
+      await second.then(carriedOut, refused);
+      assert.is(await lastSeqOf(two), 1);
+      // The key went with the batch that held it: free again.
+      assert.is(await two.idempotency.find(keyed('dropped').scope, new Date().toISOString()), undefined);
+      assert.is((await there.handle(setTo(3), { actor: 'clerk', requestId: 'third' }, keyed('dropped'))).version, 2);
+
+      // The first's batch commits: the second replays its answer.
+      head = await holdChainHead(fresh.db);
+      const committed = here.handle(setTo(4), { actor: 'clerk', requestId: 'fourth' }, keyed('kept'));
+      committed.catch(() => undefined);
+      await untilKeyHeld(head.client);
+      const retried = there.handle(setTo(4), { actor: 'clerk', requestId: 'fifth' }, keyed('kept'));
+      retried.catch(() => undefined);
+      await untilWaiting(head.client, 2);
+      await head.release();
+      assert.is((await committed).version, 3);
+      await retried.then(carriedOut, (error: unknown) => assert.instance(error, IdempotentReplay, String(error)));
+      assert.is(await lastSeqOf(two), 3);
+    } finally {
+      await head.release();
+      await one.close();
+      await two.close();
+    }
+  },
+);
 
 across('a retry storm through two instances, connections dropped at random: one event per intended write', async ({ fresh }) => {
   const a = await startService({ db: fresh.db, expectKey: true });
@@ -154,30 +292,61 @@ killed.after.each(async (ctx) => {
   await ctx.fresh.cleanup();
 });
 
-for (const target of storeTargets()) {
-  killed(`[${target.name}] the retry through a new process replays the committed answer: one event`, async (ctx) => {
-    ctx.fresh = await target.fresh();
-    const first = await startService({ db: ctx.fresh.db, expectKey: true });
-    const key = first.bootstrapKey!;
-    assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
-    await sendAndLeave(first, key, 1, 5, 'killed');
-    // Killed as soon as the event is in the log: its client never read an answer.
-    const store = await target.open(ctx.fresh.db, { readonly: true });
-    try {
-      for (let i = 0; i < 500 && (await lastSeqOf(store)) < 2; i++) await sleep(2);
-      first.kill();
-      assert.is(await lastSeqOf(store), 2, 'the write was committed');
-    } finally {
-      await store.close();
-    }
-    await first.exited;
-    const second = await startService({ db: ctx.fresh.db, expectKey: false });
-    const retry = await keyedPatch(second, key, 1, 5, 'killed');
-    assert.is(retry.status, 200);
-    assert.is(retry.headers['idempotent-replayed'], 'true');
-    assert.is(retry.headers.etag, '"2"');
-    assert.is((await quantitySets(target, ctx.fresh.db)).length, 1);
+/** Sends a keyed PATCH whole and keeps the connection open; received() is what came back. */
+function sendAndWatch(service: Service, key: string, petId: number, quantity: number, idempotencyKey: string) {
+  const body = JSON.stringify({ quantity });
+  let received = '';
+  const socket = connect(service.port, '127.0.0.1', () => {
+    socket.write(
+      `PATCH /v1/inventory/${petId} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Idempotency-Key: ${idempotencyKey}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
   });
+  socket.setEncoding('utf8').on('data', (text: string) => (received += text));
+  // The kill resets it: expected.
+  socket.on('error', () => undefined);
+  return { socket, received: () => received };
+}
+
+/** Waits (bounded) until the process is stopped (state T in /proc, Linux). */
+async function untilStopped(pid: number): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+    if (state === 'T') return;
+    await sleep(5);
+  }
+  assert.unreachable(`process ${pid} did not stop after its commit`);
+}
+
+for (const target of storeTargets()) {
+  killed(
+    `[${target.name}] killed between the commit and the answer: the retry through a new process replays it, one event`,
+    async (ctx) => {
+      ctx.fresh = await target.fresh();
+      // This start stops itself right after it commits a stored answer, before answering.
+      const first = await startService({ db: ctx.fresh.db, expectKey: true, env: { INVENTORY_TEST_STOP_AFTER_COMMIT: '1' } });
+      const key = first.bootstrapKey!;
+      assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
+      const client = sendAndWatch(first, key, 1, 5, 'killed');
+      await untilStopped(first.proc.pid!);
+      const store = await target.open(ctx.fresh.db, { readonly: true });
+      try {
+        assert.is(await lastSeqOf(store), 2, 'the write was committed');
+      } finally {
+        await store.close();
+      }
+      first.kill();
+      await first.exited;
+      assert.is(client.received(), '', 'no byte of the answer reached the client');
+      client.socket.destroy();
+      const second = await startService({ db: ctx.fresh.db, expectKey: false });
+      const retry = await keyedPatch(second, key, 1, 5, 'killed');
+      assert.is(retry.status, 200);
+      assert.is(retry.headers['idempotent-replayed'], 'true');
+      assert.is(retry.headers.etag, '"2"');
+      assert.is((await quantitySets(target, ctx.fresh.db)).length, 1);
+    },
+  );
 }
 
 killed.run();

@@ -71,7 +71,7 @@ export async function ready(port: number, path = '/'): Promise<void> {
   }
 }
 
-export type Mode = 'get' | 'patch' | 'mix' | 'healthz' | 'metrics';
+export type Mode = 'get' | 'patch' | 'patch-keyed' | 'mix' | 'healthz' | 'metrics';
 
 export function load(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number): Promise<Load> {
   return new Promise((resolve, reject) => {

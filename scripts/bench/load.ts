@@ -3,13 +3,19 @@
 // time. Prints autocannon's result as JSON on standard output.
 //   load.ts URL MODE SECONDS CONNECTIONS KEY PETS
 //   MODE: get (GET /v1/inventory), patch (PATCH a random pet), mix (90% get, 10% patch),
+//         patch-keyed (PATCH a random pet with a fresh Idempotency-Key on each request),
 //         healthz (GET /healthz, 100 a second: a probe beside another load),
 //         metrics (GET /metrics once a second: a Prometheus scrape beside another load)
+import { randomUUID } from 'node:crypto';
 import autocannon, { type Request } from 'autocannon';
 
 const [url, mode, seconds, connections, key, pets] = process.argv.slice(2);
-if (!url || !['get', 'patch', 'mix', 'healthz', 'metrics'].includes(mode ?? '') || !new URL(url).hostname.startsWith('127.')) {
-  process.stderr.write('usage: load.ts http://127.0.0.1:PORT get|patch|mix|healthz|metrics SECONDS CONNECTIONS KEY PETS\n');
+if (
+  !url ||
+  !['get', 'patch', 'patch-keyed', 'mix', 'healthz', 'metrics'].includes(mode ?? '') ||
+  !new URL(url).hostname.startsWith('127.')
+) {
+  process.stderr.write('usage: load.ts http://127.0.0.1:PORT get|patch|patch-keyed|mix|healthz|metrics SECONDS CONNECTIONS KEY PETS\n');
   process.exit(2);
 }
 const petCount = Number(pets);
@@ -27,11 +33,12 @@ const result = await autocannon({
     {
       setupRequest: (request: Request): Request => {
         if (probe) return { ...request, method: 'GET', path: `/${mode}`, headers: {}, body: undefined };
-        const patch = mode === 'patch' || (mode === 'mix' && Math.random() < 0.1);
+        const patch = mode === 'patch' || mode === 'patch-keyed' || (mode === 'mix' && Math.random() < 0.1);
         if (!patch) return { ...request, method: 'GET', path: '/v1/inventory', headers: getHeaders, body: undefined };
         const petId = 1 + Math.floor(Math.random() * petCount);
         const body = JSON.stringify({ quantity: Math.floor(Math.random() * 1000) });
-        return { ...request, method: 'PATCH', path: `/v1/inventory/${petId}`, headers: patchHeaders, body };
+        const headers = mode === 'patch-keyed' ? { ...patchHeaders, 'idempotency-key': randomUUID() } : patchHeaders;
+        return { ...request, method: 'PATCH', path: `/v1/inventory/${petId}`, headers, body };
       },
     },
   ],

@@ -8,7 +8,7 @@ import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idemp
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
-import type { IdempotencyStore, StoredAnswer } from '../store/idempotency.ts';
+import { IdempotencyKeyInFlight, type IdempotencyStore, type StoredAnswer } from '../store/idempotency.ts';
 import { jsonBody } from './body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
@@ -130,22 +130,19 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
         ifMatch: header('if-match'),
         ifNoneMatch: header('if-none-match'),
       });
-      // A stored answer is replayed before the entry is looked at.
-      const stored = await within(idempotency.records.find(scope, new Date(idempotency.now()).toISOString()), deadline);
+      // A stored answer is replayed before the entry is looked at; a key another
+      // instance's batch holds is in flight there.
+      const stored = await within(idempotency.records.find(scope, new Date(idempotency.now()).toISOString()), deadline).catch(
+        (err: unknown) => {
+          throw err instanceof IdempotencyKeyInFlight ? inFlightError(idempotency.onRefused) : err;
+        },
+      );
       if (stored) {
         if (stored.fingerprint !== fingerprint) throw reused(idempotency.onRefused);
         return replay(ctx, stored);
       }
       release = inFlight.claim(scope);
-      if (!release) {
-        idempotency.onRefused?.('in_flight');
-        throw new HttpError(
-          409,
-          'idempotency_key_in_flight',
-          'a request with this Idempotency-Key is still being processed; retry after its answer',
-          { 'Retry-After': '1' },
-        );
-      }
+      if (!release) throw inFlightError(idempotency.onRefused);
       idempotent = {
         scope,
         fingerprint,
@@ -164,6 +161,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     } catch (err) {
       if (err instanceof IdempotentReplay) return replay(ctx, err.record);
       if (err instanceof IdempotencyKeyReused) throw reused(idempotency.onRefused);
+      if (err instanceof IdempotencyKeyInFlight) throw inFlightError(idempotency.onRefused);
       throw refusal(err) ?? err;
     } finally {
       release?.();
@@ -171,6 +169,17 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
   });
 
   return router;
+}
+
+/** Another request with the key is being processed (here, or in another instance's batch). */
+function inFlightError(onRefused?: (why: 'in_flight') => void): HttpError {
+  onRefused?.('in_flight');
+  return new HttpError(
+    409,
+    'idempotency_key_in_flight',
+    'a request with this Idempotency-Key is still being processed; retry after its answer',
+    { 'Retry-After': '1' },
+  );
 }
 
 function reused(onRefused?: (why: 'reused') => void): HttpError {

@@ -8,7 +8,7 @@
 import { encodeData } from '../domain/codec.ts';
 import type { RecordedEvent } from '../domain/events.ts';
 import { eventHash } from './hash-chain.ts';
-import { IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
+import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
 import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
 import type { Entry } from './projection.ts';
 import { applyEvent } from './projection.ts';
@@ -20,6 +20,8 @@ export interface PlanState {
   entries: Map<bigint, Entry>;
   /** By scopeId: the records stored for the batch's keys, expired ones included. */
   records: Map<string, IdempotencyRecord>;
+  /** By scopeId: the batch's keys another batch is processing (PostgreSQL's key locks). */
+  inFlight?: ReadonlySet<string>;
 }
 
 /** An event as the log stores it, with its chain columns. */
@@ -96,6 +98,11 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
         for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
         return { ok: false, error: new IdempotencyKeyTaken(taken) };
       }
+      // Being processed by another batch and not stored yet: refused, not waited for.
+      if (state.inFlight?.has(scopeId(record))) {
+        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
+        return { ok: false, error: new IdempotencyKeyInFlight() };
+      }
       const actual = entries.get(decidedOn.petId)?.version ?? 0;
       if (appends.length === 0 && actual !== decidedOn.version) {
         return { ok: false, error: new VersionConflict(decidedOn.petId, decidedOn.version, actual) };
@@ -156,7 +163,8 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
     }
     return { ok: true, value: appended };
   });
-  return { outcomes, events, entries: [...changed.values()], records: stored, next: { seq, hash: prevHash, entries, records } };
+  const next = { seq, hash: prevHash, entries, records, ...(state.inFlight ? { inFlight: state.inFlight } : {}) };
+  return { outcomes, events, entries: [...changed.values()], records: stored, next };
 }
 
 /**

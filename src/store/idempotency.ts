@@ -50,8 +50,24 @@ export class IdempotencyKeyTaken extends Error {
   }
 }
 
+/**
+ * Another request with the key is being processed now (by another instance: a batch
+ * holds the key): nothing of the submission was written. The caller answers 409 and
+ * the client retries; the key is free again once that batch ends, committed or not.
+ */
+export class IdempotencyKeyInFlight extends Error {
+  constructor() {
+    super('a request with this idempotency key is being processed');
+    this.name = 'IdempotencyKeyInFlight';
+  }
+}
+
 export interface IdempotencyStore {
-  /** The unexpired record of a key at time `at`, or undefined. */
+  /**
+   * The unexpired record of a key at time `at`, or undefined. Throws
+   * IdempotencyKeyInFlight when there is none yet and a batch (of any instance) holds the
+   * key, where the store can tell.
+   */
   find(scope: IdempotencyScope, at: string): Promise<IdempotencyRecord | undefined>;
   /**
    * Removes at most `limit` records that expired at `at`, in one short transaction that

@@ -4,7 +4,10 @@
 // meanwhile, (3) every event inserted, every entry upserted and the head moved on in one
 // statement (arrays through unnest), (4) COMMIT. The batch planner (batch-plan.ts)
 // decides the submissions and builds the rows and hashes, as it does for SQLite, so both
-// stores give the same chain; this file only runs the SQL.
+// stores give the same chain; this file only runs the SQL. A batch holds the
+// Idempotency-Keys of its submissions (advisory locks, idempotency.ts) from its first
+// round trip, before it waits for the chain head; a submission whose key another batch
+// holds is refused (IdempotencyKeyInFlight) unless its answer is stored by then.
 import type pg from 'pg';
 import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import {
@@ -20,6 +23,7 @@ import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
+import { keyLockOf } from './idempotency.ts';
 
 /** The lock wait when the caller sets no deadline (operator commands). */
 const DEFAULT_LOCK_WAIT_MS = 5_000;
@@ -46,9 +50,17 @@ WITH new_events AS (
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
 
-/** BEGIN with a lock timeout and the chain head locked: the first round trip of every write. */
-export function beginLocked(waitMs: number): string {
-  return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}; SELECT seq, hash FROM chain_head FOR UPDATE`;
+/**
+ * BEGIN with a lock timeout and the chain head locked: the first round trip of every
+ * write. keyLocks: the advisory locks of Idempotency-Keys to try first (never waited for).
+ */
+export function beginLocked(waitMs: number, keyLocks: readonly bigint[] = []): string {
+  // The locks are numbers this process computed, not text from a client.
+  const tryKeys =
+    keyLocks.length === 0
+      ? ''
+      : ` SELECT k::text AS key_lock, pg_try_advisory_xact_lock(k) AS locked FROM unnest(ARRAY[${keyLocks.join(', ')}]::bigint[]) AS k;`;
+  return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))};${tryKeys} SELECT seq, hash FROM chain_head FOR UPDATE`;
 }
 
 export interface Head {
@@ -57,7 +69,9 @@ export interface Head {
 }
 
 export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
-  const selected = (Array.isArray(result) ? result : [result]).find((r) => r.command === 'SELECT');
+  const selected = (Array.isArray(result) ? result : [result]).find(
+    (r) => r.command === 'SELECT' && r.fields.some((f) => f.name === 'seq'),
+  );
   return selected!.rows[0] as Head;
 }
 
@@ -103,16 +117,24 @@ export async function appendBatch(
     head = { seq: plan.next.seq, hash: plan.next.hash };
   };
   const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, onCommitting: options.onCommitting };
+  // By scopeId: each key's advisory lock.
+  const keyLocks = new Map(batchScopes(submissions).map((s) => [scopeId(s), String(keyLockOf(s))]));
   const outcomes = await inTransaction(
     pool,
-    `${beginLocked(waitMs)}; SAVEPOINT batch`,
+    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; SAVEPOINT batch`,
     async (client, begun) => {
       const head = headOf(begun);
+      const refused = new Set(
+        (Array.isArray(begun) ? begun : [begun])
+          .flatMap((r) => (r.fields.some((f) => f.name === 'key_lock') ? (r.rows as { key_lock: string; locked: boolean }[]) : []))
+          .flatMap((r) => (r.locked ? [] : [r.key_lock])),
+      );
       const start: PlanState = {
         seq: head.seq,
         hash: head.hash,
         entries: await loadEntries(client, batchPets(submissions)),
         records: await loadRecords(client, batchScopes(submissions)),
+        inFlight: new Set([...keyLocks].flatMap(([scope, lock]) => (refused.has(lock) ? [scope] : []))),
       };
       const whole = planBatch(submissions, start);
       if (!writesAnything(whole)) return whole.outcomes;
