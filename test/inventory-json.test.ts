@@ -6,7 +6,7 @@ import type { PetStatus } from '../src/domain/events.ts';
 import { makeInventoryCache, renderInventory } from '../src/http/inventory-json.ts';
 import { commandsFor } from '../src/commands.ts';
 import type { InventoryRow } from '../src/store/port.ts';
-import { defaultTarget } from './kit/stores.ts';
+import { storeTargets, type StoreTarget } from './kit/stores.ts';
 
 const render = suite('renderInventory');
 
@@ -33,8 +33,7 @@ render.run();
 
 const cache = suite('the inventory cache');
 
-cache('renders one list at a time: requests during a render wait and share the next one, which shows their changes', async () => {
-  const target = defaultTarget();
+async function oneRenderAtATime(target: StoreTarget): Promise<void> {
   const fresh = await target.fresh();
   const store = await target.open(fresh.db);
   try {
@@ -88,6 +87,12 @@ cache('renders one list at a time: requests during a render wait and share the n
     await store.close();
     await fresh.cleanup();
   }
-});
+}
+
+for (const target of storeTargets()) {
+  cache(`${target.name}: renders one list at a time: requests during a render wait and share the next one, which shows their changes`, () =>
+    oneRenderAtATime(target),
+  );
+}
 
 cache.run();
