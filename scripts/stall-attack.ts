@@ -5,7 +5,8 @@
 // on 127.0.0.1 only, and prints the service's resident memory (and its peak) before and
 // after, and how many of the attacking sockets are still open afterwards.
 //   1. With a key: each socket sends a PATCH and then GET /v1/inventory, never reads.
-//      The PATCH makes every GET render a new body, so no two sockets share one.
+//      The PATCH changes the list, so every GET needs a newer body than the last one;
+//      GETs that arrive while a list is being rendered share the next render.
 //   2. Without a key: each socket sends 20 pipelined GET /openapi.json, never reads.
 // Every count and wait is bounded; the service and the database are removed at the end.
 import { spawn } from 'node:child_process';
@@ -64,6 +65,32 @@ async function seed(): Promise<string> {
   return key;
 }
 
+// The service's own view of its memory, every 50 ms on its standard error: what V8's
+// heap holds (heapUsed of heapTotal) and what Buffers hold outside it (arrayBuffers,
+// part of external). RSS above their sum is code, SQLite's cache, and what the
+// allocator keeps after it was freed.
+const SAMPLER = 'data:text/javascript,setInterval(()=>process.stderr.write("MEM "+JSON.stringify(process.memoryUsage())+"\\n"),50).unref()';
+type Usage = Record<'rss' | 'heapTotal' | 'heapUsed' | 'external' | 'arrayBuffers', number>;
+const ZERO: Usage = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };
+/** The highest of each since the last reset, and the split when RSS was highest. */
+let usage = { peak: { ...ZERO }, atPeakRss: { ...ZERO }, last: { ...ZERO } };
+let partial = '';
+function heard(chunk: Buffer): void {
+  const lines = (partial + chunk.toString()).split('\n');
+  partial = lines.pop()!;
+  for (const line of lines) {
+    if (!line.startsWith('MEM ')) continue;
+    const m = JSON.parse(line.slice(4)) as Usage;
+    usage.last = m;
+    if (m.rss > usage.peak.rss) usage.atPeakRss = m;
+    for (const k of Object.keys(ZERO) as (keyof Usage)[]) usage.peak[k] = Math.max(usage.peak[k], m[k]);
+  }
+}
+const mb = (u: Usage) =>
+  Object.entries(u)
+    .map(([k, v]) => `${k} ${(v / 1024 / 1024).toFixed(0)}`)
+    .join(', ');
+
 function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
@@ -105,6 +132,7 @@ async function attack(
   payload: (i: number) => string[],
 ): Promise<void> {
   const before = memory(pid);
+  usage = { peak: { ...ZERO }, atPeakRss: { ...ZERO }, last: { ...ZERO } };
   const baseSockets = socketsOf(pid);
   const t0 = Date.now();
   const attackers: Socket[] = [];
@@ -148,6 +176,9 @@ async function attack(
       `${after.rss.toFixed(0)} MB ${WATCH_S} s after it was idle; the service still had open, of ${sockets}: ${at(0)} when idle, ${at(5)} at 5 s, ` +
       `${at(20)} at 20 s, ${at(35)} at 35 s, ${at(WATCH_S)} at ${WATCH_S} s`,
   );
+  console.log(
+    `${name}: in MB, the highest of each: ${mb(usage.peak)}; at the highest RSS: ${mb(usage.atPeakRss)}; at the end: ${mb(usage.last)}`,
+  );
   for (const s of attackers) s.destroy();
   await sleep(1000);
 }
@@ -156,7 +187,7 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const key = await seed();
   console.log(`seeded ${PETS} pets in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const proc = spawn(process.execPath, ['--import', SAMPLER, '--import', 'tsx', 'src/server.ts'], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', INVENTORY_DB: dbPath },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -175,7 +206,7 @@ async function main(): Promise<void> {
       };
       // The 'listening' line (standard output) names the port; keep both pipes drained.
       proc.stdout.on('data', listen);
-      proc.stderr.on('data', () => undefined);
+      proc.stderr.on('data', heard);
     });
     // A first GET renders the list once, as any real service would have.
     const warm = await opened(port);

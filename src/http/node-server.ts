@@ -67,6 +67,12 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `X-Request-Id: ${randomUUID()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // Node's server sockets allow half-open connections: ended, this one would wait for
+  // the client's FIN for ever, and a client that never sends one would hold it open
+  // (no timeout covers a connection that has no request). Closed once the answer is
+  // handed to the kernel, which still delivers it; an answer the client does not take
+  // stays waiting on the socket, where the stall guard sees it.
+  socket.once('finish', () => socket.destroy());
 }
 
 /** logger hears, at most once a second, of connections closed for not reading. */
