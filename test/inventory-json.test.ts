@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import type { PetStatus } from '../src/domain/events.ts';
 import { makeInventoryCache, renderInventory } from '../src/http/inventory-json.ts';
 import { commandsFor } from '../src/commands.ts';
-import type { InventoryRow } from '../src/store/port.ts';
+import type { InventoryRow } from '../src/store/projection.ts';
 import { storeTargets, type StoreTarget } from './kit/stores.ts';
 
 const render = suite('renderInventory');

@@ -11,7 +11,8 @@
 // is filtered by the stream's cursor, so an event its catch-up already sent is skipped.
 // Seqs become visible in order on both stores, so a query never skips an older one.
 //
-// The hub reads after a change: at once when this process committed (committed()), and
+// The hub reads after a change: when this process committed (committed(); at most once
+// per commitReadGapMs, so that a stream of commits costs a read per gap, not per commit), and
 // when the store's change token moved (SQLite: data_version, another process's commit;
 // PostgreSQL: LISTEN/NOTIFY, or chain_head read while the listener is down), looked at
 // every pollMs; and every second regardless, in case a notification was lost.
@@ -41,6 +42,9 @@ export interface FeedLimits {
   pollMs: number;
   /** How often the keys of open streams are checked (revocation). */
   keyCheckMs: number;
+  /** After this process commits, the hub reads at most once in this long: under a stream
+   * of writes, each read (and each stream's write) then carries many commits, not one. */
+  commitReadGapMs: number;
   /** At shutdown, how long a stream may take to receive what was committed. */
   closeGraceMs: number;
 }
@@ -52,6 +56,7 @@ export const DEFAULT_FEED_LIMITS: FeedLimits = {
   heartbeatMs: 15_000,
   pollMs: 100,
   keyCheckMs: 500,
+  commitReadGapMs: 10,
   closeGraceMs: 5_000,
 };
 
@@ -131,6 +136,8 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
   let closing = false;
   /** Every live stream was sent every event up to here; undefined until one goes live. */
   let tailSeq: bigint | undefined;
+  /** A read scheduled after a commit, while the last one is too recent. */
+  let coalesced: ReturnType<typeof setTimeout> | undefined;
   let reading = false;
   let readAgain = false;
   let lastRead = 0;
@@ -329,7 +336,16 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
       s.pump = catchUp(s, false).catch((error: unknown) => failed(s, error));
     },
     committed() {
-      if (streams.size > 0) void readTail();
+      if (streams.size === 0 || coalesced) return;
+      const wait = lastRead + limits.commitReadGapMs - now();
+      if (wait <= 0) {
+        void readTail();
+        return;
+      }
+      coalesced = setTimeout(() => {
+        coalesced = undefined;
+        void readTail();
+      }, wait);
     },
     size: () => streams.size,
     async close() {
