@@ -1,6 +1,6 @@
 // ESLint over the TypeScript sources with type information (typescript-eslint's
-// type-checked recommended rules). Promises get the strictest attention: writes are
-// about to become asynchronous, and a promise nobody awaits loses its error silently.
+// type-checked recommended rules). Promises get the strictest attention: every write and
+// most reads are asynchronous, and a promise nobody awaits loses its error silently.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';

@@ -1,5 +1,6 @@
-// Reads the environment once, validates it, and hands down a frozen configuration.
-// Nothing else reads process.env.
+// Reads the service's environment once, validates it, and hands down a frozen
+// configuration: nothing else in the service reads process.env. (The operator commands
+// read their own few variables, INVENTORY_DB and the user's name, in cli/common.ts.)
 export interface Config {
   readonly port: number;
   readonly host: string;

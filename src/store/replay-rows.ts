@@ -9,8 +9,3 @@ export function toAppliedEvent([seq, petId, version, type, data, recordedAt]: Re
   // replay of millions of events fast.
   return { type: event.type, data: event.data, seq: Number(seq), petId, version: Number(version), recordedAt } as AppliedEvent;
 }
-
-/** The events of pages of rows, in order. */
-export async function* appliedEvents(pages: AsyncIterable<ReplayRow[]>): AsyncIterable<AppliedEvent[]> {
-  for await (const rows of pages) yield rows.map(toAppliedEvent);
-}

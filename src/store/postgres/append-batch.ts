@@ -20,6 +20,7 @@ import {
   type RecordRow,
 } from '../idempotency.ts';
 import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
+import { entryColumns, upsertEntries } from './projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
@@ -33,10 +34,7 @@ WITH new_events AS (
   INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
 ), new_entries AS (
-  INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
-  SELECT * FROM unnest($11::bigint[], $12::integer[], $13::text[], $14::integer[], $15::text[])
-  ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
-    version = excluded.version, updated_at = excluded.updated_at
+  ${upsertEntries(11)}
 ), new_records AS (
   -- In place of an expired record of the same key, not yet removed.
   INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
@@ -90,11 +88,7 @@ function paramsOf(plan: BatchPlan): unknown[] {
     column(events, (e) => e.recordedAt),
     column(events, (e) => e.prevHash),
     column(events, (e) => e.hash),
-    column(entries, (e) => String(e.petId)),
-    column(entries, (e) => e.quantity),
-    column(entries, (e) => e.status),
-    column(entries, (e) => e.version),
-    column(entries, (e) => e.updatedAt),
+    ...entryColumns(entries),
     String(next.seq),
     next.hash,
     ...RECORD_COLUMNS.map((_, i) => records.map((r) => rowOfRecord(r)[i])),

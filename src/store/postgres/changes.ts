@@ -32,8 +32,6 @@ export interface ChangeWatch {
   keysSeq(): bigint | undefined;
   /** This instance changed a key (seq in the key chain): its own next request must see it. */
   sawKeys(seq: bigint): void;
-  /** Whether notifications are being received now (for tests and readiness detail). */
-  listening(): boolean;
   /** The listening connection's state and the last change seen, for readiness. */
   status(): NotificationStatus;
   close(): Promise<void>;
@@ -129,7 +127,6 @@ export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeW
     saw: note,
     keysSeq: () => (listening && heartbeat !== undefined && heartbeat.sentHeardAt() >= Date.now() - KEYS_FRESH_MS ? keysKnown : undefined),
     sawKeys: noteKeys,
-    listening: () => listening,
     status() {
       const heard = heartbeat?.lastHeardAt();
       const overdue = listening && heartbeat?.overdue() === true;

@@ -10,14 +10,11 @@ import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
+import { writeEntries } from './projection.ts';
 
 const INSERT_EVENTS = `
 INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`;
-
-const INSERT_ENTRIES = `
-INSERT INTO inventory (pet_id, quantity, status, version, updated_at)
-SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[], $5::text[])`;
 
 const INSERT_KEYS = `
 INSERT INTO api_keys (name, hash, created_at, created_by, revoked_at, revoked_by)
@@ -29,8 +26,6 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer
 const INSERT_KEY_EVENTS = `
 INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`;
-
-const CHUNK = 10_000;
 
 /** Runs inside a transaction that holds the chain head (SELECT … FOR UPDATE). */
 export async function importHistory(client: pg.ClientBase, history: HistoryImport) {
@@ -55,17 +50,7 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
     head = { seq: last[0], hash: last[9]! };
     events += page.length;
   }
-  const all = [...entries.values()];
-  for (let i = 0; i < all.length; i += CHUNK) {
-    const chunk = all.slice(i, i + CHUNK);
-    await client.query(INSERT_ENTRIES, [
-      chunk.map((e) => String(e.petId)),
-      chunk.map((e) => e.quantity),
-      chunk.map((e) => e.status),
-      chunk.map((e) => e.version),
-      chunk.map((e) => e.updatedAt),
-    ]);
-  }
+  await writeEntries(client, entries.values());
   // The key log before the keys: the table's triggers accept a key only with its events.
   const keyEvents = history.keyEvents;
   if (keyEvents.length > 0) {
@@ -101,5 +86,5 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
       [String(head.seq), head.hash],
     );
   }
-  return { events, keys: keys.length, entries: all.length, idempotency: records };
+  return { events, keys: keys.length, entries: entries.size, idempotency: records };
 }

@@ -1,3 +1,7 @@
+// The inventory table on PostgreSQL: the one module that writes it. A batch's entries
+// are written by upsertEntries (within the batch's statement), a copy's by the same, and
+// rebuild-projection swaps in a shadow table built here.
+//
 // rebuild-projection on PostgreSQL: a shadow table built and swapped in, as on SQLite, so
 // that the instances' writers wait on the rebuild only for the swap, never for the
 // rebuild's size. In two steps:
@@ -78,24 +82,38 @@ function liveRows(rows: LiveRow[]): Map<bigint, Entry | null> {
   return differing;
 }
 
-async function writeShadow(client: pg.ClientBase, entries: Iterable<Entry>): Promise<void> {
+/**
+ * A statement that writes entries' rows (applyEvent's results) into table, from five
+ * array parameters starting at $first (entryColumns gives them).
+ */
+export function upsertEntries(first: number, table = 'inventory'): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `INSERT INTO ${table} (${COLUMNS})
+  SELECT * FROM unnest(${$(0)}::bigint[], ${$(1)}::integer[], ${$(2)}::text[], ${$(3)}::integer[], ${$(4)}::text[])
+  ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
+    version = excluded.version, updated_at = excluded.updated_at`;
+}
+
+/** upsertEntries' parameters. */
+export function entryColumns(entries: readonly Entry[]): unknown[] {
+  return [
+    entries.map((e) => String(e.petId)),
+    entries.map((e) => e.quantity),
+    entries.map((e) => e.status),
+    entries.map((e) => e.version),
+    entries.map((e) => e.updatedAt),
+  ];
+}
+
+/** Writes entries into table (the live one for a copy, the shadow for a rebuild), in chunks. */
+export async function writeEntries(client: pg.ClientBase, entries: Iterable<Entry>, table = 'inventory'): Promise<void> {
   const all = [...entries];
-  for (let i = 0; i < all.length; i += INSERT_CHUNK) {
-    const chunk = all.slice(i, i + INSERT_CHUNK);
-    await client.query(
-      `INSERT INTO ${SHADOW} (${COLUMNS})
-       SELECT * FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::integer[], $5::text[])
-       ON CONFLICT (pet_id) DO UPDATE SET quantity = excluded.quantity, status = excluded.status,
-         version = excluded.version, updated_at = excluded.updated_at`,
-      [
-        chunk.map((e) => String(e.petId)),
-        chunk.map((e) => e.quantity),
-        chunk.map((e) => e.status),
-        chunk.map((e) => e.version),
-        chunk.map((e) => e.updatedAt),
-      ],
-    );
-  }
+  for (let i = 0; i < all.length; i += INSERT_CHUNK)
+    await client.query(upsertEntries(1, table), entryColumns(all.slice(i, i + INSERT_CHUNK)));
+}
+
+function writeShadow(client: pg.ClientBase, entries: Iterable<Entry>): Promise<void> {
+  return writeEntries(client, entries, SHADOW);
 }
 
 export interface SwapDeps {
