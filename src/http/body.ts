@@ -1,10 +1,13 @@
 // Reads a JSON request body: the media type first (415), then at most 4 KiB (413, also
 // for a chunked body, which raw-body stops reading past the limit), then the bytes as
-// strict UTF-8 and the text as JSON. A body that is missing, not UTF-8 or not JSON is
-// only recorded here: the path id is judged before the body.
+// strict UTF-8 and the text as JSON, read once by the strict reader (which sees what
+// JSON.parse hides: a member named twice, a number as it was written). A body that is
+// missing, not UTF-8 or not JSON is only recorded here: the path id is judged before
+// the body.
 import contentType from 'content-type';
 import type { Context, Middleware } from 'koa';
 import bodyParser from 'koa-bodyparser';
+import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
 export const BODY_LIMIT_BYTES = 4096;
@@ -12,9 +15,12 @@ export const BODY_LIMIT_BYTES = 4096;
 export type ReadBody =
   | { kind: 'missing' }
   | { kind: 'malformed'; reason: string }
+  /** One object names this member twice. */
+  | { kind: 'duplicate'; member: string }
   /** Valid JSON with a member the parser refuses to build (__proto__). */
   | { kind: 'forbidden'; member: string }
-  | { kind: 'parsed'; value: unknown };
+  /** The value (numbers as JSON.parse would give them) and the text as read, numbers as written. */
+  | { kind: 'parsed'; value: unknown; node: JsonNode };
 
 const ACCEPT_PATCH = { 'Accept-Patch': 'application/json' };
 
@@ -104,21 +110,46 @@ function decodeUtf8(bytes: Buffer): string | undefined {
 
 /** JSON text as a ReadBody. A __proto__ member anywhere is refused, not built. */
 function parseJson(text: string): ReadBody {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return { kind: 'malformed', reason: (err as Error).message };
+  const read = readStrictJson(text);
+  if (!read.ok)
+    return read.problem === 'duplicate' ? { kind: 'duplicate', member: read.member } : { kind: 'malformed', reason: read.reason };
+  const value = valueOf(read.value);
+  return value === FORBIDDEN ? { kind: 'forbidden', member: '__proto__' } : { kind: 'parsed', value, node: read.value };
+}
+
+const FORBIDDEN = Symbol('__proto__');
+
+/** The JavaScript value of a node, as JSON.parse builds it; FORBIDDEN for a __proto__ member anywhere. */
+function valueOf(node: JsonNode): unknown {
+  switch (node.kind) {
+    case 'null':
+      return null;
+    case 'boolean':
+    case 'string':
+      return node.value;
+    case 'number':
+      // The same rounding as JSON.parse: the literal is a JSON number.
+      return Number(node.literal);
+    case 'array': {
+      const items: unknown[] = [];
+      for (const item of node.items) {
+        const value = valueOf(item);
+        if (value === FORBIDDEN) return FORBIDDEN;
+        items.push(value);
+      }
+      return items;
+    }
+    case 'object': {
+      const object: Record<string, unknown> = {};
+      for (const [name, member] of node.members) {
+        if (name === '__proto__') return FORBIDDEN;
+        const value = valueOf(member);
+        if (value === FORBIDDEN) return FORBIDDEN;
+        object[name] = value;
+      }
+      return object;
+    }
   }
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (node === null || typeof node !== 'object') continue;
-    if (Object.prototype.hasOwnProperty.call(node, '__proto__')) return { kind: 'forbidden', member: '__proto__' };
-    const children: unknown[] = Object.values(node);
-    pending.push(...children);
-  }
-  return { kind: 'parsed', value };
 }
 
 /**

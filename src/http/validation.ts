@@ -7,7 +7,7 @@ import { parsePetId } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { ReadBody } from './body.ts';
 import { readNumberLiteral } from '../json/json-number.ts';
-import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
+import type { JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
@@ -38,16 +38,14 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
     if (body.kind === 'malformed') {
       throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${body.reason.slice(0, 200)}`);
     }
+    if (body.kind === 'duplicate') {
+      throw new HttpError(400, 'invalid_body', `member ${show(body.member)} appears more than once: send it once`);
+    }
     if (body.kind === 'forbidden') {
       throw new HttpError(400, 'invalid_body', `unknown member ${show(body.member)}: the body takes only "quantity"`);
     }
-    // The strict reader sees what JSON.parse hides: a repeated member, a number as written.
-    const strict = readStrictJson(ctx.request.rawBody);
-    if (!strict.ok && strict.problem === 'duplicate') {
-      throw new HttpError(400, 'invalid_body', `member ${show(strict.member)} appears more than once: send it once`);
-    }
-    if (!strict.ok) throw new HttpError(400, 'malformed_json', `the body is not valid JSON: ${strict.reason}`);
-    const members = strict.value.kind === 'object' ? strict.value.members : undefined;
+    // The body as written: a number is judged (and quoted) as the client wrote it.
+    const members = body.node.kind === 'object' ? body.node.members : undefined;
     if (!check(body.value)) {
       throw new HttpError(400, 'invalid_body', describe(check.errors?.[0], schema, body.value, members));
     }
