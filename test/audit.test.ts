@@ -15,6 +15,7 @@ import { runScript, type ScriptResult as Result } from './kit/scripts.ts';
 import { sqliteTarget } from './kit/sqlite-target.ts';
 import type { StoreTarget } from './kit/stores.ts';
 import { targetSuites, type OnTarget } from './kit/suites.ts';
+import { needing, tools } from './kit/tools.ts';
 
 const BIG = 9007199254740993n; // 2^53 + 1: a double would round it to ...992
 
@@ -418,12 +419,8 @@ const PETS = 100;
 /**
  * Peak resident memory is read from Linux's /proc/<pid>/status (VmHWM, the high-water
  * mark, in KiB), sampled while the child runs: it only grows, so the last sample is the
- * peak up to a few milliseconds before the exit. Elsewhere there is nothing to read.
+ * peak up to a few milliseconds before the exit. Elsewhere the test is skipped.
  */
-const PROC_STATUS = existsSync(`/proc/${process.pid}/status`);
-if (!PROC_STATUS) {
-  console.log('SKIPPED: scripts/audit peak memory (no /proc/<pid>/status here); only the streaming itself is tested');
-}
 
 function peakKiB(pid: number): number | undefined {
   try {
@@ -462,7 +459,7 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
     const now = child.pid === undefined ? undefined : peakKiB(child.pid);
     if (now !== undefined) peak = Math.max(peak ?? 0, now);
   };
-  const sampler = PROC_STATUS ? setInterval(sample, 10) : undefined;
+  const sampler = setInterval(sample, 10);
   let lines = 0;
   let bytes = 0;
   let head = '';
@@ -482,9 +479,7 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     // The last sample is taken when the output ends, before the process is reaped.
-    child.stdout.on('end', () => {
-      if (PROC_STATUS) sample();
-    });
+    child.stdout.on('end', sample);
     child.on('close', (status) => {
       clearInterval(sampler);
       const first = head.split('\n')[0]!;
@@ -494,11 +489,7 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
   });
 }
 
-const streamingName = PROC_STATUS
-  ? `streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded memory`
-  : `streams ${ROWS} rows as JSON lines, waiting for a slow reader (peak memory not measured here)`;
-
-test(streamingName, async (ctx) => {
+needing(test, [tools.procStatus])(`streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded memory`, async (ctx) => {
   // Seeding: one handleAll, so one transaction and one commit.
   const now = () => Date.parse('2026-11-21T10:00:00.000Z');
   const store = await ctx.target.open(ctx.db, { now });
@@ -535,8 +526,6 @@ test(streamingName, async (ctx) => {
     ),
     r.last,
   );
-  if (!PROC_STATUS) return; // said at load time, and in the test's name
-
   assert.ok(r.peakKiB !== undefined && empty.peakKiB !== undefined, 'peak memory was sampled from /proc');
   const extraMiB = (r.peakKiB - empty.peakKiB) / 1024;
   const outputMiB = r.bytes / 1024 / 1024;

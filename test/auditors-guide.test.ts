@@ -39,6 +39,7 @@ import { freshPostgresDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
 import { startApp } from './kit/app.ts';
 import { recomputeChain, withFile } from './kit/tamper.ts';
+import { needing, tools } from './kit/tools.ts';
 
 const PAGE = 'docs/auditors.md';
 const KEEPING = "Keeping the head's digests";
@@ -238,10 +239,6 @@ const tidy = (text: string) =>
     .join('\n')
     .trim();
 
-function available(command: string): boolean {
-  return spawnSync(command, ['--version'], { encoding: 'utf8' }).status === 0;
-}
-
 /** One shell command line as the page writes it, with the example's path for data/inventory.db. */
 function shell(command: string, db: string, options: { cwd?: string; input?: string } = {}): { output: string; status: number } {
   const r = spawnSync('bash', ['-c', `exec 2>&1\n${command.replaceAll(PAGE_DB, db)}`], {
@@ -326,195 +323,183 @@ test('the example database is the one the page describes: every time and request
   }
 });
 
-test('every block of docs/auditors.md is run and prints what the page shows, or is listed as not run', async () => {
-  const page = pageText();
-  const all = blocks(page);
-  const sqliteShell = available('sqlite3');
-  const python = available('python3');
-  if (!sqliteShell) console.log("SKIPPED the auditors' guide's sqlite3 examples: no sqlite3 shell here (apt-get install -y sqlite3)");
-  if (!python) console.log("SKIPPED the auditors' guide's Python verifier: no python3 here");
+needing(test, [tools.sqlite3, tools.python3])(
+  'every block of docs/auditors.md is run and prints what the page shows, or is listed as not run',
+  async () => {
+    const page = pageText();
+    const all = blocks(page);
 
-  // The page says how its queries ran: `sqlite3 … data/inventory.db "…"`.
-  const how = /Each query ran\s+as shown, with `sqlite3 ([^`]*?) data\/inventory\.db "…"`/.exec(page);
-  assert.ok(how, 'the page says how its queries ran');
-  const queryArgs = how[1]!.split(' ');
-  assert.equal(queryArgs, ['-readonly', '-header', '-column']);
+    // The page says how its queries ran: `sqlite3 … data/inventory.db "…"`.
+    const how = /Each query ran\s+as shown, with `sqlite3 ([^`]*?) data\/inventory\.db "…"`/.exec(page);
+    assert.ok(how, 'the page says how its queries ran');
+    const queryArgs = how[1]!.split(' ');
+    assert.equal(queryArgs, ['-readonly', '-header', '-column']);
 
-  const scratch = tempDir('auditors-guide-');
-  const db = scratch.path('inventory.db');
-  const postgres = await freshPostgresDatabase();
-  try {
-    const seen = await buildExample(db);
-    const unlisted = NOT_RUN.map(([pattern]) => pattern);
-    const handled = new Set<number>();
-    const postgresForms: { block: Block; twin: string }[] = [];
+    const scratch = tempDir('auditors-guide-');
+    const db = scratch.path('inventory.db');
+    const postgres = await freshPostgresDatabase();
+    try {
+      const seen = await buildExample(db);
+      const unlisted = NOT_RUN.map(([pattern]) => pattern);
+      const handled = new Set<number>();
+      const postgresForms: { block: Block; twin: string }[] = [];
 
-    for (let i = 0; i < all.length; i++) {
-      const block = all[i]!;
-      const where = `${PAGE}:${block.line}`;
-      const next = all[i + 1];
-      const shown = next && next.lang === '' && !next.text.startsWith('$ ') ? next : undefined;
-      const consume = () => {
-        handled.add(i);
-        if (shown) handled.add(++i);
-      };
+      for (let i = 0; i < all.length; i++) {
+        const block = all[i]!;
+        const where = `${PAGE}:${block.line}`;
+        const next = all[i + 1];
+        const shown = next && next.lang === '' && !next.text.startsWith('$ ') ? next : undefined;
+        const consume = () => {
+          handled.add(i);
+          if (shown) handled.add(++i);
+        };
 
-      const listed = NOT_RUN.findIndex(([pattern]) => pattern.test(block.text));
-      if (listed >= 0) {
-        assert.ok(unlisted.includes(NOT_RUN[listed]![0]), `${where}: NOT_RUN's ${String(NOT_RUN[listed]![0])} matches one block only`);
-        unlisted.splice(unlisted.indexOf(NOT_RUN[listed]![0]), 1);
-        handled.add(i);
-        continue;
-      }
+        const listed = NOT_RUN.findIndex(([pattern]) => pattern.test(block.text));
+        if (listed >= 0) {
+          assert.ok(unlisted.includes(NOT_RUN[listed]![0]), `${where}: NOT_RUN's ${String(NOT_RUN[listed]![0])} matches one block only`);
+          unlisted.splice(unlisted.indexOf(NOT_RUN[listed]![0]), 1);
+          handled.add(i);
+          continue;
+        }
 
-      if (block.lang === 'sql' && block.heading === 'On PostgreSQL') {
-        const letter = [...block.before.matchAll(/\(([a-f])\)/g)].at(-1)?.[1];
-        assert.ok(letter, `${where}: the text before it says which query this is the PostgreSQL form of`);
-        postgresForms.push({ block, twin: letter });
-        handled.add(i);
-        continue;
-      }
+        if (block.lang === 'sql' && block.heading === 'On PostgreSQL') {
+          const letter = [...block.before.matchAll(/\(([a-f])\)/g)].at(-1)?.[1];
+          assert.ok(letter, `${where}: the text before it says which query this is the PostgreSQL form of`);
+          postgresForms.push({ block, twin: letter });
+          handled.add(i);
+          continue;
+        }
 
-      if (block.lang === 'sql') {
-        assert.ok(shown, `${where}: a query whose output the page does not show`);
-        if (sqliteShell) {
+        if (block.lang === 'sql') {
+          assert.ok(shown, `${where}: a query whose output the page does not show`);
           const r = spawnSync('sqlite3', [...queryArgs, db, block.text], { encoding: 'utf8', timeout: 60_000 });
           assert.is(r.status, 0, `${where}: sqlite3 failed: ${r.stderr}`);
           assert.is(r.stderr, '', `${where}: sqlite3 warned`);
           assert.fixture(tidy(r.stdout), tidy(shown.text), `${where}: what the query prints`);
+          consume();
+          continue;
         }
-        consume();
-        continue;
-      }
 
-      if (block.lang === 'sh' && block.text.startsWith(`sqlite3 -readonly -header -column ${PAGE_DB} "`)) {
-        if (!shown)
-          assert.ok(/printed nothing/.test(block.before), `${where}: no output shown, and the text does not say it printed nothing`);
-        if (sqliteShell) {
+        if (block.lang === 'sh' && block.text.startsWith(`sqlite3 -readonly -header -column ${PAGE_DB} "`)) {
+          if (!shown)
+            assert.ok(/printed nothing/.test(block.before), `${where}: no output shown, and the text does not say it printed nothing`);
           const r = shell(block.text, db);
           assert.is(r.status, 0, `${where}: ${r.output}`);
           assert.fixture(tidy(r.output), tidy(shown?.text ?? ''), `${where}: what the command prints`);
+          consume();
+          continue;
         }
-        consume();
-        continue;
-      }
 
-      if (block.lang === 'sh' && block.heading === 'Opening the database read-only') {
-        // The ways to open the database: each refuses a write, and none changes the file.
-        const write = 'UPDATE inventory SET quantity = 99 WHERE pet_id = 1;\n';
-        const state = () =>
-          JSON.stringify(
-            sqliteRows(
-              db,
-              'SELECT (SELECT json_group_array(hash) FROM events), (SELECT json_group_array(json_array(pet_id, quantity)) FROM inventory)',
-            ),
-          );
-        const before = state();
-        for (const line of block.text.trim().split('\n')) {
-          if (line.startsWith('sqlite3 ') && !sqliteShell) continue;
-          const r = shell(line, db, { input: write });
-          if (line.startsWith('sqlite3 ')) assert.match(r.output, /attempt to write a readonly database/, `${where}: ${line}`);
-          else assert.is(r.status, 0, `${where}: ${line}: ${r.output}`);
-        }
-        assert.is(state(), before, `${where}: the database is unchanged`);
-        handled.add(i);
-        continue;
-      }
-
-      if (block.lang === '' && block.text.startsWith('$ ')) {
-        if (!python && block.text.includes('python3 ')) {
+        if (block.lang === 'sh' && block.heading === 'Opening the database read-only') {
+          // The ways to open the database: each refuses a write, and none changes the file.
+          const write = 'UPDATE inventory SET quantity = 99 WHERE pet_id = 1;\n';
+          const state = () =>
+            JSON.stringify(
+              sqliteRows(
+                db,
+                'SELECT (SELECT json_group_array(hash) FROM events), (SELECT json_group_array(json_array(pet_id, quantity)) FROM inventory)',
+              ),
+            );
+          const before = state();
+          for (const line of block.text.trim().split('\n')) {
+            const r = shell(line, db, { input: write });
+            if (line.startsWith('sqlite3 ')) assert.match(r.output, /attempt to write a readonly database/, `${where}: ${line}`);
+            else assert.is(r.status, 0, `${where}: ${line}: ${r.output}`);
+          }
+          assert.is(state(), before, `${where}: the database is unchanged`);
           handled.add(i);
           continue;
         }
-        // The verify-log story tampers with its database: it runs on a second build of the example.
-        const story = block.text.split('\n').some((l) => l.startsWith('$ ') && /\s#\s/.test(l));
-        const on = story ? scratch.path('story.db') : db;
-        if (story) await buildExample(on);
-        assert.fixture(transcript(block.text, on, scratch.dir), tidy(block.text), `${where}: what the commands print`);
-        handled.add(i);
-        continue;
+
+        if (block.lang === '' && block.text.startsWith('$ ')) {
+          // The verify-log story tampers with its database: it runs on a second build of the example.
+          const story = block.text.split('\n').some((l) => l.startsWith('$ ') && /\s#\s/.test(l));
+          const on = story ? scratch.path('story.db') : db;
+          if (story) await buildExample(on);
+          assert.fixture(transcript(block.text, on, scratch.dir), tidy(block.text), `${where}: what the commands print`);
+          handled.add(i);
+          continue;
+        }
+
+        if (block.lang === 'python') {
+          writeFileSync(scratch.path('verify_chain.py'), block.text);
+          handled.add(i);
+          continue;
+        }
+
+        // Run against a live service by the test of their own below.
+        if (block.heading === KEEPING) {
+          handled.add(i);
+          continue;
+        }
+
+        assert.unreachable(`${where}: a \`\`\`${block.lang} block that is neither run nor listed in NOT_RUN:\n${block.text}`);
       }
+      assert.equal(unlisted, [], 'every NOT_RUN entry matches a block');
+      assert.is(handled.size, all.length, 'every block was run, shown as an output, or listed');
 
-      if (block.lang === 'python') {
-        writeFileSync(scratch.path('verify_chain.py'), block.text);
-        handled.add(i);
-        continue;
-      }
-
-      // Run against a live service by the test of their own below.
-      if (block.heading === KEEPING) {
-        handled.add(i);
-        continue;
-      }
-
-      assert.unreachable(`${where}: a \`\`\`${block.lang} block that is neither run nor listed in NOT_RUN:\n${block.text}`);
-    }
-    assert.equal(unlisted, [], 'every NOT_RUN entry matches a block');
-    assert.is(handled.size, all.length, 'every block was run, shown as an output, or listed');
-
-    // The page shows the Python verifier on an intact log only; on the story's edit it must
-    // see the break too, or it would verify nothing.
-    if (python) {
+      // The page shows the Python verifier on an intact log only; on the story's edit it must
+      // see the break too, or it would verify nothing.
       const edited = scratch.path('edited.db');
       await buildExample(edited);
       Object.values(STORY)[0]!(edited);
       const r = shell(`python3 verify_chain.py ${PAGE_DB}`, edited, { cwd: scratch.dir });
       assert.equal([r.output.trim(), r.status], ['BROKEN at seq 1', 1], 'the Python verifier on an edited log');
-    }
 
-    // GET /v1/inventory, called while the example was built, matched (f) at the times the page names.
-    const f = all.find((b) => b.lang === 'sql' && b.heading.startsWith('(f)'));
-    assert.ok(f, 'the page has (f)');
-    assert.is(seen.length, 2);
-    for (const read of seen) {
-      const asOf = f.text.replace("'2026-11-21T18:57:41Z'", `'${read.matches}'`);
-      const replayed = sqliteRows(db, asOf).rows.map((r) => r.slice(0, 3));
-      assert.equal(replayed, read.rows, `(f) as of ${read.matches} is what GET /v1/inventory answered then`);
-    }
-
-    // PostgreSQL: a copy of the example, made with scripts/copy-store as an operator would.
-    const migrated = await runScript('migrate', [], { db: postgres.url });
-    assert.is(migrated.status, 0, migrated.stderr);
-    const copy = await runScript('copy-store', ['--from', db, '--to', postgres.url]);
-    assert.is(copy.status, 0, copy.stderr);
-    const client = new pg.Client({ connectionString: postgres.url });
-    await client.connect();
-    try {
-      const sqliteForm = (letter: string) => {
-        const found = all.find((b) => b.lang === 'sql' && b.heading.startsWith(`(${letter})`));
-        assert.ok(found, `the page has a query (${letter})`);
-        return found;
-      };
-      assert.equal(
-        postgresForms.map((p) => p.twin),
-        ['c', 'f'],
-        'the PostgreSQL forms of (c) and (f)',
-      );
-      for (const { block, twin } of postgresForms) {
-        const expected = sqliteRows(db, sqliteForm(twin).text);
-        assert.ok(expected.rows.length > 0, `(${twin}) has rows`);
-        assert.equal(await postgresRows(client, block.text), expected, `${PAGE}:${block.line}: the same rows as (${twin}) on SQLite`);
+      // GET /v1/inventory, called while the example was built, matched (f) at the times the page names.
+      const f = all.find((b) => b.lang === 'sql' && b.heading.startsWith('(f)'));
+      assert.ok(f, 'the page has (f)');
+      assert.is(seen.length, 2);
+      for (const read of seen) {
+        const asOf = f.text.replace("'2026-11-21T18:57:41Z'", `'${read.matches}'`);
+        const replayed = sqliteRows(db, asOf).rows.map((r) => r.slice(0, 3));
+        assert.equal(replayed, read.rows, `(f) as of ${read.matches} is what GET /v1/inventory answered then`);
       }
-      // "The queries of (a), (b) and (d) below run unchanged in psql."
-      const unchanged = /The queries of ([^.]*?) below run unchanged in `psql`/.exec(page);
-      assert.ok(unchanged, 'the page says which queries run unchanged on PostgreSQL');
-      const letters = [...unchanged[1]!.matchAll(/\(([a-f])\)/g)].map((m) => m[1]!);
-      assert.equal(letters, ['a', 'b', 'd']);
-      for (const letter of letters) {
-        const queries = all.filter((b) => b.lang === 'sql' && b.heading.startsWith(`(${letter})`));
-        assert.ok(queries.length > 0);
-        for (const q of queries) {
-          assert.equal(await postgresRows(client, q.text), sqliteRows(db, q.text), `${PAGE}:${q.line} on PostgreSQL, unchanged`);
+
+      // PostgreSQL: a copy of the example, made with scripts/copy-store as an operator would.
+      const migrated = await runScript('migrate', [], { db: postgres.url });
+      assert.is(migrated.status, 0, migrated.stderr);
+      const copy = await runScript('copy-store', ['--from', db, '--to', postgres.url]);
+      assert.is(copy.status, 0, copy.stderr);
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      try {
+        const sqliteForm = (letter: string) => {
+          const found = all.find((b) => b.lang === 'sql' && b.heading.startsWith(`(${letter})`));
+          assert.ok(found, `the page has a query (${letter})`);
+          return found;
+        };
+        assert.equal(
+          postgresForms.map((p) => p.twin),
+          ['c', 'f'],
+          'the PostgreSQL forms of (c) and (f)',
+        );
+        for (const { block, twin } of postgresForms) {
+          const expected = sqliteRows(db, sqliteForm(twin).text);
+          assert.ok(expected.rows.length > 0, `(${twin}) has rows`);
+          assert.equal(await postgresRows(client, block.text), expected, `${PAGE}:${block.line}: the same rows as (${twin}) on SQLite`);
         }
+        // "The queries of (a), (b) and (d) below run unchanged in psql."
+        const unchanged = /The queries of ([^.]*?) below run unchanged in `psql`/.exec(page);
+        assert.ok(unchanged, 'the page says which queries run unchanged on PostgreSQL');
+        const letters = [...unchanged[1]!.matchAll(/\(([a-f])\)/g)].map((m) => m[1]!);
+        assert.equal(letters, ['a', 'b', 'd']);
+        for (const letter of letters) {
+          const queries = all.filter((b) => b.lang === 'sql' && b.heading.startsWith(`(${letter})`));
+          assert.ok(queries.length > 0);
+          for (const q of queries) {
+            assert.equal(await postgresRows(client, q.text), sqliteRows(db, q.text), `${PAGE}:${q.line} on PostgreSQL, unchanged`);
+          }
+        }
+      } finally {
+        await client.end();
       }
     } finally {
-      await client.end();
+      await postgres.cleanup();
+      scratch.cleanup();
     }
-  } finally {
-    await postgres.cleanup();
-    scratch.cleanup();
-  }
-});
+  },
+);
 
 test('the counts the page states for naive and normalized times are those of the example', async () => {
   const page = pageText();
@@ -592,147 +577,146 @@ test("the revoked key's query lists the adjustments a key made after its revocat
   }
 });
 
-test('the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated', async () => {
-  if (!available('python3')) {
-    console.log("SKIPPED the auditors' guide's Python verifier: no python3 here");
-    return;
-  }
-  const python = blocks(pageText()).find((b) => b.lang === 'python')!;
-  const scratch = tempDir('auditors-python-');
-  const dropAll = (raw: Database.Database) => {
-    for (const name of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[])
-      raw.exec(`DROP TRIGGER "${name}"`);
-  };
-  const cases: [string, (raw: Database.Database) => void, RegExp][] = [
-    [
-      'an event removed, the chain recomputed',
-      (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
-      /^BROKEN at seq 6$/,
-    ],
-    [
-      'the newest events cut, the chain recomputed',
-      (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
-      /^BROKEN: events was cut after seq 11$/,
-    ],
-    ['a key deleted', (raw) => raw.exec("DELETE FROM api_keys WHERE name = 'store-front'"), /^BROKEN: \('KeyCreated', 'store-front'\)/],
-    [
-      'a key deleted and created again',
-      (raw) =>
-        raw.exec(`DELETE FROM api_key_events WHERE name = 'store-front';
+needing(test, [tools.python3])(
+  'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
+  async () => {
+    const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+    const scratch = tempDir('auditors-python-');
+    const dropAll = (raw: Database.Database) => {
+      for (const name of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[])
+        raw.exec(`DROP TRIGGER "${name}"`);
+    };
+    const cases: [string, (raw: Database.Database) => void, RegExp][] = [
+      [
+        'an event removed, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
+        /^BROKEN at seq 6$/,
+      ],
+      [
+        'the newest events cut, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
+        /^BROKEN: events was cut after seq 11$/,
+      ],
+      ['a key deleted', (raw) => raw.exec("DELETE FROM api_keys WHERE name = 'store-front'"), /^BROKEN: \('KeyCreated', 'store-front'\)/],
+      [
+        'a key deleted and created again',
+        (raw) =>
+          raw.exec(`DELETE FROM api_key_events WHERE name = 'store-front';
           UPDATE api_keys SET created_at = '2026-11-21T18:58:00.000Z' WHERE name = 'store-front';
           INSERT INTO api_key_events (type, name, key_hash, recorded_at, actor, prev_hash, hash)
             SELECT 'KeyCreated', name, hash, created_at, created_by, '', '' FROM api_keys WHERE name = 'store-front'`),
-      /^BROKEN at key seq 3$/,
-    ],
-    [
-      'a revocation back-dated',
-      (raw) => raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
-      /^BROKEN: api_keys row store-front does not match the key log$/,
-    ],
-  ];
-  try {
-    writeFileSync(scratch.path('verify_chain.py'), python.text);
-    for (const [what, tamper, verdict] of cases) {
-      const db = scratch.path(`${what.replaceAll(/\W+/g, '-')}.db`);
-      await buildExample(db);
-      withFile(db, (raw) => {
-        dropAll(raw);
-        tamper(raw);
-      });
-      const r = shell(`python3 verify_chain.py ${PAGE_DB}`, db, { cwd: scratch.dir });
-      assert.is(r.status, 1, `${what}: ${r.output}`);
-      assert.match(r.output.trim(), verdict, what);
-      const v = shell('scripts/verify-log', db);
-      assert.is(v.status, 1, `${what}: verify-log: ${v.output}`);
-      assert.match(v.output, /^error: BROKEN at /, what);
-    }
-  } finally {
-    scratch.cleanup();
-  }
-});
-
-test("the auditor's cron keeps the service's head digests; verify-log and the Python verifier check the kept list", async () => {
-  const page = pageText();
-  const kept = blocks(page).filter((b) => b.heading === KEEPING);
-  assert.equal(
-    kept.map((b) => b.lang),
-    ['crontab', 'sh'],
-  );
-  if (!available('jq') || !available('curl')) {
-    console.log("SKIPPED the auditors' guide's cron example: no jq or curl here");
-    return;
-  }
-  const python = blocks(page).find((b) => b.lang === 'python')!;
-  // The crontab line: five fields of schedule, then the command, as cron hands it to sh.
-  const line = kept[0]!.text.trim();
-  assert.ok(line.startsWith('*/10 * * * * '), 'every ten minutes');
-  const cron = line.replace(/^(\S+\s+){5}/, '');
-  const checks = kept[1]!.text.trim().split('\n');
-  const scratch = tempDir('auditors-cron-');
-  const t = await startApp();
-  try {
-    writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
-    writeFileSync(scratch.path('verify_chain.py'), python.text);
-    // Not spawnSync: the service answering curl runs in this process.
-    const run = (line: string, db = t.db) =>
-      new Promise<{ output: string; status: number | null }>((resolve, reject) => {
-        const child = spawn('bash', ['-c', `exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`], {
-          cwd: root,
-          env: { ...process.env, HOME: scratch.dir },
-          stdio: ['ignore', 'pipe', 'inherit'],
-          timeout: 60_000,
-        });
-        let output = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-        child.on('error', reject);
-        child.on('close', (status) => resolve({ output, status }));
-      });
-    const fetch = async () => {
-      const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
-      assert.is(r.status, 0, r.output);
-    };
-    await fetch();
-    await t.track(7, 3);
-    assert.is((await t.patch(7, { quantity: 4 })).status, 200);
-    await t.keys.create('auditor', 'cli:root');
-    await fetch();
-    const lines = readFileSync(scratch.path('inventory-digests.txt'), 'utf8').trim().split('\n');
-    assert.is(lines.length, 2);
-    assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:1:[0-9a-f]{64}$/);
-    assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:2:[0-9a-f]{64}$/);
-
-    // The kept list as the page checks it, on a consistent copy of the database.
-    const copy = scratch.path('copy.db');
-    const source = new Database(t.db, { readonly: true });
+        /^BROKEN at key seq 3$/,
+      ],
+      [
+        'a revocation back-dated',
+        (raw) =>
+          raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
+        /^BROKEN: api_keys row store-front does not match the key log$/,
+      ],
+    ];
     try {
-      source.prepare('VACUUM INTO ?').run(copy);
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      for (const [what, tamper, verdict] of cases) {
+        const db = scratch.path(`${what.replaceAll(/\W+/g, '-')}.db`);
+        await buildExample(db);
+        withFile(db, (raw) => {
+          dropAll(raw);
+          tamper(raw);
+        });
+        const r = shell(`python3 verify_chain.py ${PAGE_DB}`, db, { cwd: scratch.dir });
+        assert.is(r.status, 1, `${what}: ${r.output}`);
+        assert.match(r.output.trim(), verdict, what);
+        const v = shell('scripts/verify-log', db);
+        assert.is(v.status, 1, `${what}: verify-log: ${v.output}`);
+        assert.match(v.output, /^error: BROKEN at /, what);
+      }
     } finally {
-      source.close();
+      scratch.cleanup();
     }
-    const copyAs = (line: string) => line.replace(/^python3 verify_chain\.py/, `python3 ${scratch.path('verify_chain.py')}`);
-    for (const line of checks) {
-      const r = await run(copyAs(line), copy);
-      assert.is(r.status, 0, `${line}: ${r.output}`);
-      assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
+  },
+);
+
+needing(test, [tools.jq, tools.curl, tools.python3])(
+  "the auditor's cron keeps the service's head digests; verify-log and the Python verifier check the kept list",
+  async () => {
+    const page = pageText();
+    const kept = blocks(page).filter((b) => b.heading === KEEPING);
+    assert.equal(
+      kept.map((b) => b.lang),
+      ['crontab', 'sh'],
+    );
+    const python = blocks(page).find((b) => b.lang === 'python')!;
+    // The crontab line: five fields of schedule, then the command, as cron hands it to sh.
+    const line = kept[0]!.text.trim();
+    assert.ok(line.startsWith('*/10 * * * * '), 'every ten minutes');
+    const cron = line.replace(/^(\S+\s+){5}/, '');
+    const checks = kept[1]!.text.trim().split('\n');
+    const scratch = tempDir('auditors-cron-');
+    const t = await startApp();
+    try {
+      writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      // Not spawnSync: the service answering curl runs in this process.
+      const run = (line: string, db = t.db) =>
+        new Promise<{ output: string; status: number | null }>((resolve, reject) => {
+          const child = spawn('bash', ['-c', `exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`], {
+            cwd: root,
+            env: { ...process.env, HOME: scratch.dir },
+            stdio: ['ignore', 'pipe', 'inherit'],
+            timeout: 60_000,
+          });
+          let output = '';
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+          child.on('error', reject);
+          child.on('close', (status) => resolve({ output, status }));
+        });
+      const fetch = async () => {
+        const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
+        assert.is(r.status, 0, r.output);
+      };
+      await fetch();
+      await t.track(7, 3);
+      assert.is((await t.patch(7, { quantity: 4 })).status, 200);
+      await t.keys.create('auditor', 'cli:root');
+      await fetch();
+      const lines = readFileSync(scratch.path('inventory-digests.txt'), 'utf8').trim().split('\n');
+      assert.is(lines.length, 2);
+      assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:1:[0-9a-f]{64}$/);
+      assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:2:[0-9a-f]{64}$/);
+
+      // The kept list as the page checks it, on a consistent copy of the database.
+      const copy = scratch.path('copy.db');
+      const source = new Database(t.db, { readonly: true });
+      try {
+        source.prepare('VACUUM INTO ?').run(copy);
+      } finally {
+        source.close();
+      }
+      const copyAs = (line: string) => line.replace(/^python3 verify_chain\.py/, `python3 ${scratch.path('verify_chain.py')}`);
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 0, `${line}: ${r.output}`);
+        assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
+      }
+      // The newest event cut off, the chain and the counter made consistent again: only the
+      // kept digest catches it, with both.
+      withFile(copy, (raw) => {
+        raw.exec(
+          "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
+        );
+        recomputeChain(raw);
+      });
+      assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 1, `${line}: ${r.output}`);
+        assert.match(r.output, /BROKEN/);
+      }
+    } finally {
+      await t.close();
+      scratch.cleanup();
     }
-    // The newest event cut off, the chain and the counter made consistent again: only the
-    // kept digest catches it, with both.
-    withFile(copy, (raw) => {
-      raw.exec(
-        "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
-      );
-      recomputeChain(raw);
-    });
-    assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
-    for (const line of checks) {
-      const r = await run(copyAs(line), copy);
-      assert.is(r.status, 1, `${line}: ${r.output}`);
-      assert.match(r.output, /BROKEN/);
-    }
-  } finally {
-    await t.close();
-    scratch.cleanup();
-  }
-});
+  },
+);
 
 test.run();
