@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ErrorBody, Response } from './kit/http.ts';
+import { assertErrorShape, type Response } from './kit/http.ts';
 import { appSuite } from './kit/suites.ts';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
 
@@ -127,9 +127,8 @@ live('listInventory: If-Match is judged too: 412 with the current ETag, before I
   for (const ifMatch of ['"stale"', `W/${current}`, 'not-a-tag', '']) {
     for (const sent of [{ 'If-Match': ifMatch }, { 'If-Match': ifMatch, 'If-None-Match': current }] as Record<string, string>[]) {
       const res = await t.get('/v1/inventory', sent);
-      assert.is(res.status, 412, JSON.stringify(sent));
+      assertErrorShape(res, 412, 'precondition_failed', JSON.stringify(sent));
       assert.is(res.headers.etag, current, 'the 412 carries the current ETag');
-      assert.is(res.json<ErrorBody>().code, 'precondition_failed');
       conforms('GET', '/v1/inventory', res, sent);
     }
   }
@@ -194,8 +193,7 @@ live('updateInventory: 415 for any media type but application/json with charset=
   ];
   for (const type of refused) {
     const res = await t.patch(7, { quantity: 5 }, { 'Content-Type': type });
-    assert.is(res.status, 415, type);
-    assert.is(res.json<ErrorBody>().code, 'unsupported_media_type', type);
+    assertErrorShape(res, 415, 'unsupported_media_type', type);
     conforms('PATCH', '/v1/inventory/7', res);
   }
   for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf-8"']) {
@@ -212,8 +210,7 @@ live('updateInventory: a body that is not UTF-8 is 400 malformed_json; a malform
   // {"quantity":1} with a lone continuation byte inside the member name.
   const body = Buffer.from([0x7b, 0x22, 0x71, 0x80, 0x22, 0x3a, 0x31, 0x7d]);
   const notUtf8 = await t.request({ method: 'PATCH', path, headers, body });
-  assert.is(notUtf8.status, 400);
-  assert.is(notUtf8.json<ErrorBody>().code, 'malformed_json');
+  assertErrorShape(notUtf8, 400, 'malformed_json');
   conforms('PATCH', path, notUtf8);
   for (const inm of ['not-a-tag', '', '"1" "2"']) {
     const res = await t.patch(7, { quantity: 5 }, { 'If-None-Match': inm });
