@@ -1,11 +1,10 @@
 // scripts/audit streams: 50,000 rows as JSON lines to a slow reader, in bounded memory,
 // on every store (test/kit/audit.ts).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
 import { commandsOn } from './kit/fixtures.ts';
-import { root, scriptPath } from './kit/paths.ts';
+import { spawnScript } from './kit/scripts.ts';
 import { needing, tools } from './kit/tools.ts';
 import { auditSuite, BIG, track, set } from './kit/audit.ts';
 
@@ -48,9 +47,8 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
   // A small young generation: short-lived garbage (pages of rows already written) is
   // collected at once instead of piling up to V8's default semi-space size, so peak RSS
   // shows what the child holds, whichever store's driver made the garbage.
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=1`.trim() };
-  delete env.INVENTORY_DB;
-  const child = spawn(scriptPath('audit'), args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+  const env = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=1`.trim() };
+  const child = spawnScript('audit', args, { env, timeoutMs: 120_000 });
   child.stdout.pause();
   let peak: number | undefined;
   const sample = () => {

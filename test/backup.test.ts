@@ -1,7 +1,7 @@
 // scripts/backup (SQLite only: PostgreSQL has pg_dump): an online copy that refuses to
 // overwrite, is readable by its owner only, verifies, and, in a restore drill under
 // write load, holds every write acknowledged before it began.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
@@ -10,8 +10,8 @@ import { openStore } from '../src/store/open.ts';
 import { commandsOn, trackPets } from './kit/fixtures.ts';
 import { createDatabase, startPostgres } from '../scripts/embedded-postgres.ts';
 import { freshPostgresDatabase, postgresServerUrl, type TestDatabase } from './kit/postgres-server.ts';
-import { root, scriptPath, tempDir, type TempDir } from './kit/paths.ts';
-import { runScript } from './kit/scripts.ts';
+import { tempDir, type TempDir } from './kit/paths.ts';
+import { runScript, spawnScript } from './kit/scripts.ts';
 import { query } from './kit/sql.ts';
 import { startService, type Service } from './kit/service.ts';
 import { withFile } from './kit/tamper.ts';
@@ -101,7 +101,7 @@ test('interrupted (SIGINT, SIGTERM) while copying or verifying: exits 1 and leav
   await database(dir.path('inventory.db'), 30_000);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const out = dir.path(`copy-${signal}.db`);
-    const child = spawn(scriptPath('backup'), ['--db', dir.path('inventory.db'), out], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnScript('backup', [out], { db: dir.path('inventory.db') });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
