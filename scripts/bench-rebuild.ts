@@ -38,7 +38,7 @@ try {
   const t0 = performance.now();
   const meta = { actor: 'bench', requestId: 'bench' };
   const BATCH = 20_000;
-  let made = reuse ? await store.lastSeq() : 0;
+  let made = reuse ? await store.snapshot((view) => Promise.resolve(view.lastSeq)) : 0;
   let seed = 42;
   const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   while (made < EVENTS) {

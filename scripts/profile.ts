@@ -1,15 +1,23 @@
-// Where the service's CPU goes, per request and by stage: the service on SQLite (1,000
-// pets) under GET and then PATCH load at 50 connections, profiled with node --cpu-prof
-// (every thread: the main one and the SQLite writer), and the samples taken during the
-// measured load (not the start, not the warm-up) summed by the stage their nearest
-// JavaScript frame belongs to, divided by the requests served. Prints a Markdown table.
-//   node --import tsx scripts/profile.ts [SECONDS]     (about a minute with 10 s)
+// Where the service's CPU goes, per request and by stage, on each store: the service
+// (1,000 pets) on SQLite, then on PostgreSQL (an embedded server of its own, fsync on),
+// under GET and then PATCH load at 50 connections, profiled with node --cpu-prof (every
+// thread: the main one and the SQLite writer), and the samples taken during the measured
+// load (not the start, not the warm-up) summed by the stage their nearest JavaScript
+// frame belongs to, divided by the requests served. Prints a Markdown table per store.
+//   node --import tsx scripts/profile.ts [SECONDS]     (about two minutes with 10 s)
+// The service runs from its source (tsx), so that each frame keeps its file's name.
 // The V8 profiler samples wall time on each thread: a thread blocked in a call (the
-// writer waiting for its disk sync) counts as busy in that call, so the writer's figure
-// is its time busy or blocked per request, not CPU alone.
+// writer waiting for its disk sync) counts as busy in that call. So the CPU itself is
+// read from the kernel: each thread's user and system time (/proc/<pid>/task/<tid>/stat,
+// the writer thread found by the name a --require preload gives it, bench/
+// name-threads.cjs), and on PostgreSQL that of the server processes serving the service's
+// sessions, before and after the measured load. Linux only; the same on Node 20 and 24.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
 import { scriptArgs } from './script-args.ts';
@@ -101,54 +109,134 @@ function byStage(profile: Profile, from: number, to: number, requests: number): 
   return new Map([...sums].map(([stage, us]) => [stage, us / requests]));
 }
 
-async function profileUnder(mode: Mode): Promise<{ main: Map<string, number>; writer: Map<string, number>; rps: number }> {
+/** Clock ticks per second of /proc's CPU times. */
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** User plus system CPU time, in µs, of a thread or process from its /proc stat file. */
+function cpuMicros(statPath: string): number {
+  // After "pid (comm) ", field 3 (state) is the first: utime and stime are fields 14 and 15.
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
+}
+
+/** The CPU of the service's main thread, its writer thread and, on PostgreSQL, the server processes serving it. */
+async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer?: number; server?: Map<number, number> }> {
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  const writer = tasks.find((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith('worker-'));
+  const result = {
+    main: cpuMicros(`/proc/${pid}/task/${pid}/stat`),
+    writer: writer === undefined ? undefined : cpuMicros(`/proc/${pid}/task/${writer}/stat`),
+  };
+  if (url === undefined) return result;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    return { ...result, server: new Map(rows.map((r) => [r.pid, cpuMicros(`/proc/${r.pid}/stat`)])) };
+  } finally {
+    await client.end();
+  }
+}
+
+interface Run {
+  main: Map<string, number>;
+  writer: Map<string, number>;
+  rps: number;
+  /** Kernel CPU µs per request: main thread, writer thread (SQLite), PostgreSQL server processes. */
+  cpu: { main: number; writer?: number; server?: number };
+}
+
+async function profileUnder(mode: Mode, target: string): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'profile-'));
   try {
-    const db = join(dir, 'inventory.db');
+    const url = target.startsWith('postgres') ? target : undefined;
+    const db = url ?? join(dir, 'inventory.db');
     const key = await makeDatabase(db, PETS);
     const port = await freePort();
-    const service = start([`--cpu-prof`, `--cpu-prof-dir=${dir}`, 'src/server.ts'], {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      INVENTORY_DB: db,
-      LOG_LEVEL: 'info',
-    });
+    const service = start(
+      ['--require', join(import.meta.dirname, 'bench/name-threads.cjs'), `--cpu-prof`, `--cpu-prof-dir=${dir}`, 'src/server.ts'],
+      {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        INVENTORY_DB: db,
+        LOG_LEVEL: 'info',
+      },
+    );
     await ready(port, '/healthz');
     await load(port, mode, WARMUP_SECONDS, 50, key, PETS);
+    const before = await cpuNow(service.pid!, url);
     // The profiler's clock is the monotonic one, as process.hrtime's: the same in every process.
     const from = Number(process.hrtime.bigint() / 1000n);
     const result = await load(port, mode, SECONDS, 50, key, PETS);
     const to = Number(process.hrtime.bigint() / 1000n);
+    const after = await cpuNow(service.pid!, url);
     await stop(service);
+    const served = result['2xx'];
+    const serverCpu = after.server && [...after.server].reduce((sum, [pid, us]) => sum + us - (before.server?.get(pid) ?? 0), 0) / served;
+    const cpu = {
+      main: (after.main - before.main) / served,
+      ...(after.writer === undefined ? {} : { writer: (after.writer - before.writer!) / served }),
+      ...(serverCpu === undefined ? {} : { server: serverCpu }),
+    };
     // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the main one.
     const thread = (f: string) => Number(f.split('.')[4]);
     const profiles = readdirSync(dir)
       .filter((f) => f.endsWith('.cpuprofile'))
       .sort((a, b) => thread(a) - thread(b))
       .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Profile);
-    const stages = profiles.map((p) => byStage(p, from, to, result['2xx']));
+    const stages = profiles.map((p) => byStage(p, from, to, served));
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
     // Of the other threads (tsx's loader, the writer), the busiest is the writer.
     const [main, ...others] = stages;
     const writer = others.sort((a, b) => total(b) - total(a))[0] ?? new Map<string, number>();
-    return { main: main!, writer, rps: result.requests.average };
+    return { main: main!, writer, rps: result.requests.average, cpu };
   } finally {
     for (const child of children) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const get = await profileUnder('get');
-const patch = await profileUnder('patch');
 const stages = [...STAGES.map(([name]) => name), 'other'];
 const cell = (m: Map<string, number>, s: string) => (m.get(s) ?? 0).toFixed(1);
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0).toFixed(1);
-console.log(`CPU profile, SQLite, ${PETS} pets, 50 connections, ${SECONDS} s each; node ${process.version}`);
-console.log(`GET ${get.rps.toFixed(0)} req/s, PATCH ${patch.rps.toFixed(0)} req/s while profiled\n`);
-console.log('| stage (µs per request) | GET, main thread | PATCH, main thread | PATCH, writer thread |');
-console.log('|---|---|---|---|');
-for (const s of stages) {
-  if ([get.main, patch.main, patch.writer].every((m) => (m.get(s) ?? 0) < 0.05)) continue;
-  console.log(`| ${s} | ${cell(get.main, s)} | ${cell(patch.main, s)} | ${cell(patch.writer, s)} |`);
+const us = (n: number | undefined) => (n === undefined ? 'n/a' : n.toFixed(1));
+
+function table(store: string, get: Run, patch: Run): void {
+  const sqlite = store === 'SQLite';
+  console.log(`\nCPU profile, ${store}, ${PETS} pets, 50 connections, ${SECONDS} s each; node ${process.version}`);
+  console.log(`GET ${get.rps.toFixed(0)} req/s, PATCH ${patch.rps.toFixed(0)} req/s while profiled\n`);
+  console.log(
+    `| stage (µs per request) | GET, main thread | PATCH, main thread |${sqlite ? ' PATCH, writer thread (busy or blocked) |' : ''}`,
+  );
+  console.log(`|---|---|---|${sqlite ? '---|' : ''}`);
+  for (const s of stages) {
+    if ([get.main, patch.main, ...(sqlite ? [patch.writer] : [])].every((m) => (m.get(s) ?? 0) < 0.05)) continue;
+    console.log(`| ${s} | ${cell(get.main, s)} | ${cell(patch.main, s)} |${sqlite ? ` ${cell(patch.writer, s)} |` : ''}`);
+  }
+  console.log(
+    `| **all (profiler samples)** | **${sum(get.main)}** | **${sum(patch.main)}** |${sqlite ? ` **${sum(patch.writer)}** |` : ''}`,
+  );
+  console.log(
+    `| **CPU (kernel: user + system)** | **${us(get.cpu.main)}** | **${us(patch.cpu.main)}** |${sqlite ? ` **${us(patch.cpu.writer)}** |` : ''}`,
+  );
+  if (!sqlite) {
+    console.log(
+      `\nPostgreSQL server processes serving the service, CPU per request: GET ${us(get.cpu.server)} µs, PATCH ${us(patch.cpu.server)} µs`,
+    );
+  }
 }
-console.log(`| **all** | **${sum(get.main)}** | **${sum(patch.main)}** | **${sum(patch.writer)}** |`);
+
+const sqliteGet = await profileUnder('get', 'sqlite');
+const sqlitePatch = await profileUnder('patch', 'sqlite');
+table('SQLite', sqliteGet, sqlitePatch);
+const postgres = await startPostgres('profile');
+try {
+  const get = await profileUnder('get', await createDatabase(postgres.url, 'profile_get'));
+  const patch = await profileUnder('patch', await createDatabase(postgres.url, 'profile_patch'));
+  table('PostgreSQL', get, patch);
+} finally {
+  await postgres.stop();
+}

@@ -12,18 +12,11 @@ import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { decide, type Command } from './domain/decide.ts';
 import type { EventMeta } from './domain/events.ts';
 import { evolve } from './domain/evolve.ts';
-import { CommitFailed, groupCommit, type GroupCommitHooks } from './store/group-commit.ts';
+import { CommitFailed, groupCommit, type GroupCommitHooks } from './group-commit.ts';
 import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from './store/idempotency.ts';
-import {
-  CommitUnconfirmed,
-  DeadlinePassed,
-  VersionConflict,
-  type Entry,
-  type InventoryStore,
-  type Outcome,
-  type StreamAppend,
-  type Submission,
-} from './store/port.ts';
+import { CommitUnconfirmed, VersionConflict, type EventLog, type Outcome, type StreamAppend, type Submission } from './store/event-log.ts';
+import { DeadlinePassed } from './store/health.ts';
+import type { Entry, Projection } from './store/projection.ts';
 
 /**
  * A command sent with an Idempotency-Key: its answer is stored with its event (or alone,
@@ -80,7 +73,8 @@ const OUTCOME_RETRY_MS = 1_000;
 const OUTCOME_GIVE_UP_MS = 10 * 60_000;
 
 export interface CommandDeps extends GroupCommitHooks {
-  store: InventoryStore;
+  /** The write path: the entries a command is decided against, the log it appends to. */
+  store: Pick<EventLog, 'appendBatch' | 'commitOutcome'> & Pick<Projection, 'loadEntries'>;
   now: () => number;
   /** How often a command is decided in all when other writers keep coming first. */
   maxAttempts?: number;
@@ -302,6 +296,6 @@ export function makeCommandHandler({
 }
 
 /** A command handler over a store, as the operator commands use it. */
-export function commandsFor(store: InventoryStore, now: () => number = Date.now): CommandHandler {
+export function commandsFor(store: CommandDeps['store'], now: () => number = Date.now): CommandHandler {
   return makeCommandHandler({ store, now });
 }

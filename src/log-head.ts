@@ -3,12 +3,12 @@
 // anyone having to ask.
 import { logHeadJson } from './http/log-routes.ts';
 import type { Logger } from './logger.ts';
-import type { InventoryStore } from './store/port.ts';
+import type { AuditReads } from './store/audit-reads.ts';
 
 export const HEAD_LOG_INTERVAL_MS = 60_000;
 
 export interface HeadLogDeps {
-  store: Pick<InventoryStore, 'logHead'>;
+  store: Pick<AuditReads, 'logHead'>;
   logger: Logger;
   now?: () => number;
   intervalMs?: number;

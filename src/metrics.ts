@@ -6,7 +6,9 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { within } from './deadline.ts';
-import { DeadlinePassed, StoreUnavailable, VersionConflict, type InventoryStore, type StorageFault } from './store/port.ts';
+import { VersionConflict } from './store/event-log.ts';
+import { DeadlinePassed, StoreUnavailable, type StorageFault, type StoreHealth } from './store/health.ts';
+import type { InventoryStore } from './store/port.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -26,7 +28,7 @@ export interface Metrics {
 
 export interface MetricsOptions {
   /** The store whose log and pool the gauges read when scraped. */
-  store: Pick<InventoryStore, 'storageStatus' | 'poolStatus' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
+  store: Pick<StoreHealth, 'storageStatus' | 'poolStatus' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
   /** prom-client's process metrics (CPU, memory, event loop lag, handles). Each call
    * starts its own event-loop monitor, so tests that build many apps leave them off. */
   processMetrics?: boolean;

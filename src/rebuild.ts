@@ -6,8 +6,9 @@
 // events appended meanwhile, writes a shadow table and swaps it in, in one transaction:
 // no PATCH is lost or overwritten, and readers see the old projection until the commit.
 import type { AppliedEvent } from './domain/events.ts';
-import type { InventoryStore, ReplayRow } from './store/port.ts';
-import { applyEvent, type Entry } from './store/projection.ts';
+import type { ReplayRow } from './store/event-log.ts';
+import type { AuditReads } from './store/audit-reads.ts';
+import { applyEvent, type Entry, type Projection } from './store/projection.ts';
 import { toAppliedEvent } from './store/replay-rows.ts';
 
 export interface Difference {
@@ -80,7 +81,10 @@ export function compare(current: Entry[], replayed: Map<bigint, Entry>): Differe
   return differences.sort((a, b) => (a.petId < b.petId ? -1 : a.petId > b.petId ? 1 : 0));
 }
 
-export async function rebuildProjection(store: InventoryStore, options: RebuildOptions): Promise<RebuildReport> {
+export async function rebuildProjection(
+  store: Pick<AuditReads, 'snapshot'> & Pick<Projection, 'replaceProjection'>,
+  options: RebuildOptions,
+): Promise<RebuildReport> {
   const entries = new Map<bigint, Entry>();
 
   // One snapshot: the replay and (for --check) the comparison see the same state.

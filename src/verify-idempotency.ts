@@ -6,14 +6,14 @@
 // client believe a write happened).
 import { decodeEvent } from './domain/codec.ts';
 import type { IdempotencyStore } from './store/idempotency.ts';
-import type { InventoryStore } from './store/port.ts';
+import type { EventLog } from './store/event-log.ts';
 
 export type RecordsVerdict = { ok: true; records: number } | { ok: false; records: number; reason: string };
 
 const ITEM_PATH = /^\/v1\/inventory\/([1-9][0-9]*)$/;
 
 export async function verifyIdempotency(
-  store: Pick<InventoryStore, 'chainRows'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
+  store: Pick<EventLog, 'chainRows'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
 ): Promise<RecordsVerdict> {
   // By "petId:version": the quantity each stored 200 says was set.
   const expected = new Map<string, { quantity: unknown; path: string }>();

@@ -8,7 +8,8 @@
 // digests, and must account exactly for the api_keys table: a key deleted, recreated
 // or back-dated no longer matches its events.
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
-import type { ChainRow, InventoryStore, KeyHistory } from './store/port.ts';
+import type { KeyHistory, AuditReads } from './store/audit-reads.ts';
+import type { ChainRow, EventLog } from './store/event-log.ts';
 
 export type Verdict =
   | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest }
@@ -122,7 +123,7 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
 }
 
 export async function verifyLog(
-  store: Pick<InventoryStore, 'chainRows' | 'keyHistory'>,
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'>,
   digest?: Digest | readonly Digest[],
 ): Promise<Verdict> {
   const digests = digest === undefined ? [] : Array.isArray(digest) ? (digest as readonly Digest[]) : [digest as Digest];

@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
 import { openStore } from '../src/store/open.ts';
-import { commandsOn, createKey, eventsOf, trackPets } from './kit/fixtures.ts';
+import { commandsOn, createKey, entriesOf, eventsOf, trackPets } from './kit/fixtures.ts';
 import { root, tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
@@ -117,7 +117,7 @@ async function assertSameHistory(a: string, b: string): Promise<void> {
   try {
     assert.equal(await eventsOf(target), await eventsOf(source), 'every event, every column');
     assert.equal(await target.keyRecords(), await source.keyRecords(), 'every key, by hash');
-    assert.equal(await target.entries(), await source.entries(), 'the projection');
+    assert.equal(await entriesOf(target), await entriesOf(source), 'the projection');
   } finally {
     await source.close();
     await target.close();

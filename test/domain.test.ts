@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeEvent, encodeData } from '../src/domain/codec.ts';
 import { decide, type Command } from '../src/domain/decide.ts';
-import { PetAlreadyTracked, PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
+import { PetAlreadyTracked, PetNotTracked, PreconditionFailed } from '../src/domain/errors.ts';
 import { parsePetId, type DomainEvent, type EntryState } from '../src/domain/events.ts';
 import { evolve } from '../src/domain/evolve.ts';
 
@@ -39,11 +39,11 @@ rules('SetQuantity on an untracked pet is refused', () => {
 
 rules('SetQuantity with a precondition: refused unless the version satisfies it', () => {
   const state = given(tracked, { type: 'QuantitySet', data: { quantity: 4 } });
-  const at = (v: number) => (version: number) => version === v;
+  const at = (v: number) => (version: number) => (version === v ? undefined : 'if-match-failed');
   assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(2) }, state).length, 1);
   assert.throws(
     () => decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, state),
-    (e: unknown) => e instanceof VersionMismatch && e.currentVersion === 2,
+    (e: unknown) => e instanceof PreconditionFailed && e.currentVersion === 2 && e.failed === 'if-match-failed',
   );
   // Not tracked beats a failed precondition (404 before 412).
   assert.throws(

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/store/database.ts';
-import { StoreUnavailable } from '../src/store/port.ts';
+import { StoreUnavailable } from '../src/store/health.ts';
 import { recordFileIdentity } from '../src/store/sqlite/file-identity.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';
 import { startApp, type TestApp } from './kit/app.ts';

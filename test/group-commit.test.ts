@@ -4,10 +4,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommandHandler } from '../src/commands.ts';
-import { PetNotTracked, VersionMismatch } from '../src/domain/errors.ts';
-import { CommitFailed } from '../src/store/group-commit.ts';
-import { VersionConflict, type InventoryStore } from '../src/store/port.ts';
-import { eventsOf, type EventRow } from './kit/fixtures.ts';
+import { PetNotTracked, PreconditionFailed } from '../src/domain/errors.ts';
+import { CommitFailed } from '../src/group-commit.ts';
+import { VersionConflict } from '../src/store/event-log.ts';
+import type { InventoryStore } from '../src/store/port.ts';
+import { entriesOf, type EventRow, eventsOf, lastSeqOf } from './kit/fixtures.ts';
 import { assertErrorShape } from './kit/http.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
@@ -24,7 +25,7 @@ interface Ctx {
 }
 
 const meta = (requestId: string) => ({ actor: 'k', requestId });
-const at = (version: number) => (v: number) => v === version;
+const at = (version: number) => (v: number) => (v === version ? undefined : 'if-match-failed');
 
 /** Request id and version of the events that keep() picks, in log order. */
 async function written(store: InventoryStore, keep: (e: EventRow) => boolean) {
@@ -92,7 +93,7 @@ batch('appends of one turn share one commit; each gets its own result, in arriva
   assert.ok(a.status === 'fulfilled' && a.value.quantity === 10 && a.value.version === 2);
   assert.ok(b.status === 'rejected' && b.reason instanceof PetNotTracked);
   assert.ok(c.status === 'fulfilled' && c.value.version === 3, 'the second write to pet 1 sees the first');
-  assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
+  assert.ok(d.status === 'rejected' && d.reason instanceof PreconditionFailed);
   assert.ok(e.status === 'fulfilled' && e.value.version === 2);
   assert.ok(f.status === 'fulfilled' && f.value.version === 4, 'its precondition saw version 3, from c in the same batch');
   assert.equal(await written(ctx.store, (ev) => ev.requestId !== 'seed'), [
@@ -125,7 +126,7 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
   // statement succeeded.
   await ctx.target.tamper.failCommitsOf(ctx.db, 'doomed');
   const before = (await eventsOf(ctx.store)).length;
-  const inventoryBefore = await ctx.store.entries();
+  const inventoryBefore = await entriesOf(ctx.store);
   const first = await Promise.allSettled([
     ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
     ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
@@ -135,7 +136,7 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
   assert.ok(first[0].status === 'rejected' && first[0].reason instanceof CommitFailed);
   assert.ok(first[1].status === 'rejected' && first[1].reason instanceof CommitFailed);
   assert.is((await eventsOf(ctx.store)).length, before, 'no event of the batch remains');
-  assert.equal(await ctx.store.entries(), inventoryBefore, 'no row changed');
+  assert.equal(await entriesOf(ctx.store), inventoryBefore, 'no row changed');
   assert.equal(ctx.commits, [], 'nothing was reported committed');
   // The next batch, without the doomed request, commits normally.
   const next = await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'));
@@ -193,7 +194,7 @@ batch('a precondition is judged again on the reloaded entry after a conflict', a
     const refused = await commands
       .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
       .catch((e: unknown) => e);
-    assert.ok(refused instanceof VersionMismatch, 'If-Match "1" no longer holds: 412, not a lost update');
+    assert.ok(refused instanceof PreconditionFailed, 'If-Match "1" no longer holds: 412, not a lost update');
     assert.is(refused.currentVersion, 2);
     assert.equal(await written(ctx.store, (e) => e.requestId === 'stale'), []);
   } finally {
@@ -274,9 +275,9 @@ thread('one commit per turn, results in arrival order, the same pet chained, ref
   assert.ok(a.status === 'fulfilled' && a.value.version === 2);
   assert.ok(b.status === 'rejected' && b.reason instanceof PetNotTracked);
   assert.ok(c.status === 'fulfilled' && c.value.version === 3);
-  assert.ok(d.status === 'rejected' && d.reason instanceof VersionMismatch);
+  assert.ok(d.status === 'rejected' && d.reason instanceof PreconditionFailed);
   assert.ok(f.status === 'fulfilled' && f.value.version === 4 && f.value.quantity === 12);
-  const entries = await ctx.store.entries();
+  const entries = await entriesOf(ctx.store);
   assert.equal(
     entries.map((e) => [e.petId, e.quantity, e.version]),
     [
@@ -305,7 +306,7 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
     'the cause keeps its SQLite code across the thread',
   );
   assert.equal(ctx.commits, []);
-  assert.is(await ctx.store.lastSeq(), 2, 'no event of the batch remains');
+  assert.is(await lastSeqOf(ctx.store), 2, 'no event of the batch remains');
   assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'))).version, 2);
 });
 

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { logHeadWhileGrowing } from '../src/log-head.ts';
 import { createLogger } from '../src/logger.ts';
 import { formatDigest, GENESIS_HASH } from '../src/store/hash-chain.ts';
-import type { LogHead } from '../src/store/port.ts';
+import type { LogHead } from '../src/store/audit-reads.ts';
 import { verifyLog } from '../src/verify-log.ts';
 import { appSuite } from './kit/suites.ts';
 

@@ -11,6 +11,7 @@ import { killAll, startService } from './kit/service.ts';
 import { query } from './kit/sql.ts';
 import { storeTargets, type StoreTarget } from './kit/stores.ts';
 import { targetSuites } from './kit/suites.ts';
+import { lastSeqOf } from './kit/fixtures.ts';
 
 const PETS = 20;
 
@@ -140,7 +141,7 @@ rebuild('with the service running and writing: acknowledged writes survive three
   await service.stop();
   const check = await target.open(path);
   try {
-    assert.is(await check.lastSeq(), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
+    assert.is(await lastSeqOf(check), PETS + 20_000 + writes, 'one event per acknowledged write, none lost');
     assert.equal((await rebuildProjection(check, { check: true })).differences, []);
   } finally {
     await check.close();

@@ -10,6 +10,7 @@ import { compare, rebuildProjection, replayPages } from '../src/rebuild.ts';
 import type { Entry } from '../src/store/projection.ts';
 import { seededRandom } from './kit/random.ts';
 import { targetSuites } from './kit/suites.ts';
+import { entriesOf, lastSeqOf } from './kit/fixtures.ts';
 
 const property = targetSuites('replay equals the live projection');
 
@@ -29,7 +30,7 @@ property('for 40 random histories of up to 300 commands over ids small and above
       // Some quantity changes carry an idempotency key from a small pool: a key used again
       // for the same change is replayed (nothing appended), for another one refused.
       const stored = new Map<string, { fingerprint: string; body: string }>();
-      let appended = await store.lastSeq();
+      let appended = await lastSeqOf(store);
       const keyed = (key: string, petId: bigint, quantity: number): Idempotent => ({
         scope: { apiKey: 'k', path: `/v1/inventory/${petId}`, key },
         fingerprint: `${petId}:${quantity}`,
@@ -87,15 +88,15 @@ property('for 40 random histories of up to 300 commands over ids small and above
             stored.set(scoped, { fingerprint: idempotent.fingerprint, body: 'PetNotTracked' });
         }
       }
-      assert.is(await store.lastSeq(), appended, `seed ${seed}: one event per request carried out, none per replay`);
-      const live = await store.entries();
+      assert.is(await lastSeqOf(store), appended, `seed ${seed}: one event per request carried out, none per replay`);
+      const live = await entriesOf(store);
       const entries = new Map<bigint, Entry>();
       await replayPages(store.replayRows(), entries);
       assert.equal(compare(live, entries), [], `seed ${seed}`);
       assert.is(entries.size, live.length, `seed ${seed}`);
       const report = await rebuildProjection(store, { check: false });
       assert.equal(report.differences, [], `seed ${seed}`);
-      assert.equal(await store.entries(), live, `seed ${seed}: rebuilding changes nothing`);
+      assert.equal(await entriesOf(store), live, `seed ${seed}: rebuilding changes nothing`);
     } finally {
       await store.close();
       await fresh.cleanup();

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommitOutcomeReport } from '../src/commands.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
-import { CommitUnconfirmed, type Submission } from '../src/store/port.ts';
+import { CommitUnconfirmed, type Submission } from '../src/store/event-log.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';
 import { trackPets } from './kit/fixtures.ts';

@@ -2,7 +2,7 @@
 // on every store target: the same answer the projection gave then, and now.
 import * as assert from 'uvu/assert';
 import type { Command } from '../src/domain/decide.ts';
-import { seedSteps } from './kit/fixtures.ts';
+import { entriesOf, seedSteps } from './kit/fixtures.ts';
 import { runScript, type ScriptResult } from './kit/scripts.ts';
 import { targetSuites } from './kit/suites.ts';
 
@@ -90,7 +90,7 @@ test('a moment after the last event gives the stock as the projection has it now
   const rows = await csvAt(db, '2099-01-01', [], true);
   const store = await target.open(db, { readonly: true });
   try {
-    const now = (await store.entries()).map((e) => [String(e.petId), String(e.quantity), e.status, String(e.version), e.updatedAt]);
+    const now = (await entriesOf(store)).map((e) => [String(e.petId), String(e.quantity), e.status, String(e.version), e.updatedAt]);
     assert.equal(rows, now);
   } finally {
     await store.close();

@@ -9,9 +9,12 @@ import type { CommandHandler } from '../src/commands.ts';
 import { PetAlreadyTracked } from '../src/domain/errors.ts';
 import { openDatabase, type Db } from '../src/store/database.ts';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
-import { StoreUnavailable, type AdjustmentRow, type Entry, type InventoryStore } from '../src/store/port.ts';
+import type { AdjustmentRow } from '../src/store/audit-reads.ts';
+import { StoreUnavailable } from '../src/store/health.ts';
+import type { InventoryStore } from '../src/store/port.ts';
+import type { Entry } from '../src/store/projection.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
-import { commandsOn, eventsOf } from './kit/fixtures.ts';
+import { commandsOn, entriesOf, eventsOf } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { targetSuites } from './kit/suites.ts';
 
@@ -45,7 +48,7 @@ const shape = (e: Entry) => ({ petId: e.petId, quantity: e.quantity, status: e.s
 log('the projection row is written in the same transaction as the event', async ({ store, commands }) => {
   await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
   await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 6 }, meta());
-  assert.equal((await store.entries()).map(shape), [
+  assert.equal((await entriesOf(store)).map(shape), [
     { petId: 5n, quantity: 6, status: 'pending', version: 2, updatedAt: '2026-03-04T05:06:09.089Z' },
   ]);
 });
@@ -64,7 +67,7 @@ log('a failure inside the transaction leaves neither event nor row', async ({ st
   assert.match(String((outcome as { error: Error }).error.message), /check constraint/i);
   assert.is((await eventsOf(store)).length, 1);
   assert.equal(
-    (await store.entries()).map((e) => e.quantity),
+    (await entriesOf(store)).map((e) => e.quantity),
     [2],
   );
 });
@@ -82,7 +85,7 @@ log('handleAll is all or nothing', async ({ store, commands }) => {
   }
   assert.ok(refused instanceof PetAlreadyTracked, `refused as already tracked: ${String(refused)}`);
   assert.equal(
-    (await store.entries()).map((e) => e.petId),
+    (await entriesOf(store)).map((e) => e.petId),
     [2n],
   );
   assert.is((await eventsOf(store)).length, 1);
@@ -181,7 +184,10 @@ guards('a projection row edited by hand cannot put a gap into the log', async ({
   await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
   await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 3 }, meta());
   db.exec("UPDATE inventory SET version = 10, quantity = 999, status = 'sold' WHERE pet_id = 5");
-  const entry = await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => v === 2 }, meta());
+  const entry = await commands.handle(
+    { type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => (v === 2 ? undefined : 'if-match-failed') },
+    meta(),
+  );
   assert.equal({ quantity: entry.quantity, status: entry.status, version: entry.version }, { quantity: 4, status: 'pending', version: 3 });
   assert.equal(db.prepare('SELECT version FROM events WHERE pet_id = 5 ORDER BY seq').pluck().all(), [1, 2, 3]);
   assert.equal(db.prepare('SELECT quantity, status, version FROM inventory WHERE pet_id = 5').get(), {

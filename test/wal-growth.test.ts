@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { commandsFor } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { openDatabase, WAL_LIMIT_BYTES } from '../src/store/database.ts';
-import type { StorageStatus } from '../src/store/port.ts';
+import type { StorageStatus } from '../src/store/health.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { walBytes } from '../src/store/sqlite/wal-keeper.ts';
 import { startApp } from './kit/app.ts';

@@ -6,9 +6,9 @@
 // reading the body. The pool holds 10 connections, node-postgres's default: more would
 // only queue on the chain-head lock inside the server instead of in the pool.
 //   bare-patch-postgres.ts PORT URL
-import { createServer } from 'node:http';
 import pg from 'pg';
 import { eventHash } from '../../src/store/hash-chain.ts';
+import { answer, eventRow, servePatches } from './bare-http.ts';
 
 const [port, url] = process.argv.slice(2);
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => BigInt(v));
@@ -20,17 +20,7 @@ async function write(petId: bigint, quantity: number): Promise<number> {
     await client.query('BEGIN');
     const head = (await client.query<{ seq: bigint; hash: string }>('SELECT seq, hash FROM chain_head FOR UPDATE')).rows[0]!;
     const current = (await client.query<{ version: number }>('SELECT version FROM inventory WHERE pet_id = $1', [petId])).rows[0];
-    const row = {
-      seq: head.seq + 1n,
-      petId,
-      version: (current?.version ?? 0) + 1,
-      type: 'QuantitySet',
-      data: `{"quantity":${quantity},"schemaVersion":1}`,
-      actor: 'bench',
-      requestId: 'bench',
-      recordedAt: new Date().toISOString(),
-      prevHash: head.hash,
-    };
+    const row = eventRow(head.seq + 1n, petId, (current?.version ?? 0) + 1, quantity, head.hash);
     const hash = eventHash(row);
     await client.query(
       `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
@@ -53,25 +43,10 @@ async function write(petId: bigint, quantity: number): Promise<number> {
   }
 }
 
-createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const petId = BigInt(req.url!.split('/').pop()!);
-    let quantity: number;
-    try {
-      quantity = (JSON.parse(Buffer.concat(chunks).toString()) as { quantity: number }).quantity;
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    write(petId, quantity).then(
-      (v) => {
-        const body = `{"petId":${petId},"quantity":${quantity},"status":"available"}`;
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: `"${v}"` });
-        res.end(body);
-      },
-      () => res.writeHead(503).end(),
-    );
-  });
-}).listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+servePatches(port!, (pet, quantity, res) => {
+  const petId = BigInt(pet);
+  write(petId, quantity).then(
+    (version) => answer(res, petId, quantity, version),
+    () => res.writeHead(503).end(),
+  );
+});

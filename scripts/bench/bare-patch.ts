@@ -3,9 +3,9 @@
 // ours are) and upsert the projection row, in WAL mode with synchronous=FULL, then
 // answer. No routing, auth or validation beyond reading the body.
 //   bare-patch.ts PORT DB_FILE
-import { createServer } from 'node:http';
 import { openDatabase } from '../../src/store/database.ts';
 import { eventHash, GENESIS_HASH } from '../../src/store/hash-chain.ts';
+import { answer, eventRow, servePatches } from './bare-http.ts';
 
 const [port, path] = process.argv.slice(2);
 const db = openDatabase(path!);
@@ -21,37 +21,19 @@ const upsert = db.prepare(
 );
 const write = db.transaction((petId: number, quantity: number) => {
   const last = tip.get() as { seq: number; hash: string } | undefined;
-  const row = {
-    seq: (last?.seq ?? 0) + 1,
+  const row = eventRow(
+    (last?.seq ?? 0) + 1,
     petId,
-    version: ((version.get(petId) as number | undefined) ?? 0) + 1,
-    type: 'QuantitySet',
-    data: `{"quantity":${quantity},"schemaVersion":1}`,
-    actor: 'bench',
-    requestId: 'bench',
-    recordedAt: new Date().toISOString(),
-    prevHash: last?.hash ?? GENESIS_HASH,
-  };
+    ((version.get(petId) as number | undefined) ?? 0) + 1,
+    quantity,
+    last?.hash ?? GENESIS_HASH,
+  );
   insert.run({ ...row, hash: eventHash(row) });
   upsert.run(petId, quantity, row.version, row.recordedAt);
   return row.version;
 });
 
-createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const petId = Number(req.url!.split('/').pop());
-    let quantity: number;
-    try {
-      quantity = (JSON.parse(Buffer.concat(chunks).toString()) as { quantity: number }).quantity;
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const v = write(petId, quantity);
-    const body = `{"petId":${petId},"quantity":${quantity},"status":"available"}`;
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ETag: `"${v}"` });
-    res.end(body);
-  });
-}).listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+servePatches(port!, (pet, quantity, res) => {
+  const petId = Number(pet);
+  answer(res, petId, quantity, write(petId, quantity));
+});

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
-import { children, load, measure, peakRssMb, ready, start, stop, type Load, type Mode } from './harness.ts';
+import { children, load, measure, peakRssMb, ready, startService as startServiceAt, stop, type Load, type Mode } from './harness.ts';
 
 const ROUNDS = 3;
 const PETS = 1000;
@@ -37,7 +37,7 @@ function median(values: number[]): number {
 
 async function startService(side: Side, db: string): Promise<{ port: number; stop(): Promise<void>; pid: number }> {
   const port = await freePort();
-  const child = start(['src/server.ts'], { PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: db, LOG_LEVEL: 'info' }, side.root);
+  const child = startServiceAt({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: db, LOG_LEVEL: 'info' }, side.root);
   await ready(port, '/healthz');
   return { port, pid: child.pid!, stop: () => stop(child) };
 }

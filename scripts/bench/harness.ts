@@ -1,12 +1,14 @@
 // What the benchmark's parts share: starting a server process on 127.0.0.1 (the
 // service from any checkout, or a bare baseline), waiting until it answers, driving it
 // with the load generator (a process of its own), and reading its peak memory.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 // Long enough for the JIT and the caches to settle; short enough that the whole bench,
-// on both stores, stays under five minutes.
-export const WARMUP_SECONDS = 3;
+// on both stores, stays under five minutes. BENCH_WARMUP_SECONDS shortens it for a run
+// that only checks that every part works (its figures mean nothing).
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** Every process started, so that the benchmark can kill what is left when it ends. */
 export const children = new Set<ChildProcess>();
@@ -23,6 +25,29 @@ export interface Load {
 /** Starts `node --import tsx ARGS` in root (this checkout by default). */
 export function start(args: string[], env: Record<string, string> = {}, root = ROOT): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+const built = new Set<string>();
+
+/**
+ * Starts the service of the checkout at root as `npm start` runs it: compiled once
+ * (scripts/build.mjs) and run by node alone, with nodeArgs before the bundle. A checkout
+ * from before the service was compiled runs its source through tsx, as its npm start did.
+ */
+export function startService(env: Record<string, string>, root = ROOT, nodeArgs: string[] = []): ChildProcess {
+  if (!existsSync(join(root, 'scripts/build.mjs'))) return start([...nodeArgs, 'src/server.ts'], env, root);
+  if (!built.has(root)) {
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    built.add(root);
+  }
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/server.mjs'], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

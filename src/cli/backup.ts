@@ -3,11 +3,12 @@ import { rmSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { formatDigest } from '../store/hash-chain.ts';
 import { isPostgresUrl, openStore } from '../store/open.ts';
-import type { InventoryStore } from '../store/port.ts';
 import { backupSqlite } from '../store/sqlite/backup.ts';
 import { verifyIdempotency, type RecordsVerdict } from '../verify-idempotency.ts';
 import { brokenAt, verifyLog, type Verdict } from '../verify-log.ts';
 import { dbPathArg, parse, run, UsageError } from './common.ts';
+import type { AuditReads } from '../store/audit-reads.ts';
+import type { EventLog } from '../store/event-log.ts';
 
 const USAGE = `
 Usage: scripts/backup [--db PATH] OUT
@@ -107,7 +108,9 @@ async function signalsHandled(): Promise<void> {
 }
 
 /** The copy's log with a turn of the event loop after each page, so that a long verification can be interrupted. */
-function withTurns(store: Pick<InventoryStore, 'chainRows' | 'keyHistory'>): Pick<InventoryStore, 'chainRows' | 'keyHistory'> {
+function withTurns(
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'>,
+): Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'> {
   return {
     keyHistory: () => store.keyHistory(),
     async *chainRows() {

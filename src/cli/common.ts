@@ -45,10 +45,11 @@ export function dbPathArg(values: Parsed['values']): string {
 /**
  * The storage port over an existing database whose schema is current (read-only if
  * asked), writing in place: an operator command serves no one else while it waits, and
- * never creates a database or changes a schema; scripts/migrate does that.
+ * never creates a database or changes a schema; scripts/migrate does that. On PostgreSQL
+ * it opens no LISTEN connection unless asked (listen: scripts/follow follows commits).
  */
-export function openStore(values: Parsed['values'], options: Pick<StoreOpenOptions, 'readonly'> = {}): Promise<InventoryStore> {
-  return openAnyStore(dbPathArg(values), { ...options, mustExist: true });
+export function openStore(values: Parsed['values'], options: Pick<StoreOpenOptions, 'readonly' | 'listen'> = {}): Promise<InventoryStore> {
+  return openAnyStore(dbPathArg(values), { listen: false, ...options, mustExist: true });
 }
 
 /** The operator's events: actor cli:<user name>, one request id for the whole command. */

@@ -45,12 +45,12 @@ await run(USAGE, async (argv) => {
   if (to.trim() === '') throw new UsageError('--to is required: the empty store to fill');
   if (from === to) throw new UsageError('--from and --to name the same store');
 
-  const source = await openStore(from, { readonly: true, mustExist: true });
+  const source = await openStore(from, { readonly: true, mustExist: true, listen: false });
   try {
     // Checked before anything is read: a broken source is not worth copying.
     const before = await verifyLog(source);
     if (!before.ok) throw new Error(`the source's log is broken at seq ${before.seq} (${before.reason}): nothing was copied`);
-    const target = await openStore(to, { mustExist: true });
+    const target = await openStore(to, { mustExist: true, listen: false });
     try {
       if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target`);
       const { events: keyEvents, keys } = await source.keyHistory();

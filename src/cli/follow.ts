@@ -3,7 +3,7 @@
 // the store's change token moves (another process committed), and every second anyway.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventJson } from '../feed/event-json.ts';
-import type { ChainRow } from '../store/port.ts';
+import type { ChainRow } from '../store/event-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
@@ -40,7 +40,7 @@ await run(USAGE, async (argv) => {
   if (format !== 'text' && format !== 'jsonl') throw new UsageError(`--format must be text or jsonl, not ${JSON.stringify(format)}`);
   const line = format === 'jsonl' ? eventJson : textLine;
 
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, listen: true });
   let stopping = false;
   const stop = () => (stopping = true);
   process.once('SIGINT', stop);

@@ -30,7 +30,7 @@ await run(USAGE, async (argv) => {
   const existed = postgres || existsSync(target);
   let applied: string[] = [];
   // Opened as the service opens it (not mustExist): creating and upgrading is the point.
-  const store = await openStore(target, { onMigrated: (names) => (applied = names) });
+  const store = await openStore(target, { onMigrated: (names) => (applied = names), listen: false });
   await store.close();
   const version = (postgres ? postgresMigrations() : loadMigrations()).at(-1)?.version ?? 0;
   if (!existed) process.stdout.write(`created ${path}\n`);

@@ -1,6 +1,6 @@
 // The business rules: given a command and the entry's current state, which events
 // happen. Pure: no clock, no database; refusals are thrown.
-import { PetAlreadyTracked, PetNotTracked, VersionMismatch } from './errors.ts';
+import { PetAlreadyTracked, PetNotTracked, PreconditionFailed } from './errors.ts';
 import type { DomainEvent, EntryState, PetStatus } from './events.ts';
 
 export type Command =
@@ -9,8 +9,9 @@ export type Command =
       type: 'SetQuantity';
       petId: bigint;
       quantity: number;
-      /** From If-Match: does the entry's current version satisfy it? */
-      precondition?: (version: number) => boolean;
+      /** From If-Match / If-None-Match: the name of the condition the entry's current
+       * version fails, or undefined when it may be written. */
+      precondition?: (version: number) => string | undefined;
     }
   | { type: 'SetStatus'; petId: bigint; status: PetStatus };
 
@@ -19,13 +20,13 @@ export function decide(command: Command, state: EntryState | undefined): DomainE
     case 'TrackPet':
       if (state) throw new PetAlreadyTracked(command.petId);
       return [{ type: 'PetTracked', data: { quantity: command.quantity, status: command.status } }];
-    case 'SetQuantity':
+    case 'SetQuantity': {
       if (!state) throw new PetNotTracked(command.petId);
-      if (command.precondition && !command.precondition(state.version)) {
-        throw new VersionMismatch(command.petId, state.version);
-      }
+      const failed = command.precondition?.(state.version);
+      if (failed !== undefined) throw new PreconditionFailed(command.petId, state.version, failed);
       // Appended even when the quantity is unchanged: a confirmed count is a fact too.
       return [{ type: 'QuantitySet', data: { quantity: command.quantity } }];
+    }
     case 'SetStatus':
       if (!state) throw new PetNotTracked(command.petId);
       return [{ type: 'StatusSet', data: { status: command.status } }];

@@ -15,12 +15,16 @@ export class PetAlreadyTracked extends Error {
   }
 }
 
-export class VersionMismatch extends Error {
+/** The command's precondition refused the entry's current version; `failed` names which
+ * condition (as the precondition called it). Not to be confused with the store's
+ * VersionConflict: that is another writer coming first, and the command is decided again. */
+export class PreconditionFailed extends Error {
   constructor(
     readonly petId: bigint,
     readonly currentVersion: number,
+    readonly failed: string,
   ) {
-    super(`pet ${petId} is at version ${currentVersion}, which the precondition does not match`);
-    this.name = 'VersionMismatch';
+    super(`pet ${petId} is at version ${currentVersion}, which the precondition (${failed}) refuses`);
+    this.name = 'PreconditionFailed';
   }
 }

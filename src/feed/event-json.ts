@@ -2,7 +2,7 @@
 // that a consumer can check the chain it has seen. seq and petId are printed from their
 // BigInt as bare digits (exact above 2^53); data is the stored JSON text itself, so that
 // JSON.stringify of the parsed member gives back the very text that was hashed.
-import type { ChainRow } from '../store/port.ts';
+import type { ChainRow } from '../store/event-log.ts';
 
 export function eventJson([seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash]: ChainRow): string {
   return (

@@ -24,8 +24,9 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { HttpError } from '../http/errors.ts';
 import { repeatedWarnings, type Logger } from '../logger.ts';
 import type { KeyStore } from '../store/keys.ts';
-import type { ChainRow, InventoryStore } from '../store/port.ts';
+import type { ChainRow, EventLog } from '../store/event-log.ts';
 import { sseMessage } from './event-json.ts';
+import type { Projection } from '../store/projection.ts';
 
 export interface FeedLimits {
   /** Streams open at once in this process; one more is answered 503. */
@@ -60,7 +61,7 @@ const TAIL_PAGE = 1000;
 /** The hub reads after the tail at least this often, whatever the change token says. */
 const FALLBACK_MS = 1_000;
 
-export type FeedStore = Pick<InventoryStore, 'eventsAfter' | 'changeToken'> & { keys: Pick<KeyStore, 'authenticate'> };
+export type FeedStore = Pick<EventLog, 'eventsAfter'> & Pick<Projection, 'changeToken'> & { keys: Pick<KeyStore, 'authenticate'> };
 
 export interface Feed {
   /** Throws the 503 to answer when no stream can be opened now (full, or shutting down). */

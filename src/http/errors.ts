@@ -3,8 +3,9 @@
 // database is unavailable) or a 500 that reveals nothing internal.
 import type { Middleware } from 'koa';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
-import { CommitFailed } from '../store/group-commit.ts';
-import { CommitUnconfirmed, StoreUnavailable, type StorageFault } from '../store/port.ts';
+import { CommitFailed } from '../group-commit.ts';
+import { CommitUnconfirmed } from '../store/event-log.ts';
+import { StoreUnavailable, type StorageFault } from '../store/health.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [

@@ -6,10 +6,10 @@ import Router from '@koa/router';
 import type { Feed } from '../feed/hub.ts';
 import { eventJson } from '../feed/event-json.ts';
 import { readFeedQuery } from '../feed/position.ts';
-import type { InventoryStore } from '../store/port.ts';
+import type { EventLog } from '../store/event-log.ts';
 
 export interface EventsDeps {
-  store: Pick<InventoryStore, 'eventsAfter'>;
+  store: Pick<EventLog, 'eventsAfter'>;
   feed: Feed;
 }
 

@@ -2,7 +2,7 @@
 // their BigInt as bare digits: JSON.stringify cannot, and a Number would round them.
 import { createHash } from 'node:crypto';
 import type { PetStatus } from '../domain/events.ts';
-import type { Entry, InventoryRow, InventoryStore } from '../store/port.ts';
+import type { Entry, InventoryRow, Projection } from '../store/projection.ts';
 
 function item(petId: bigint, quantity: number, status: PetStatus): string {
   // status is one of three fixed words: it needs no escaping.
@@ -83,7 +83,7 @@ export interface InventoryCacheCounts {
  * Requests that arrive during a render share it.
  */
 export function makeInventoryCache(
-  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows'>,
+  store: Pick<Projection, 'changeToken' | 'inventoryRows'>,
   counts: InventoryCacheCounts = {},
 ): { current(): Promise<InventoryBody> } {
   let cached: { token: string; body: InventoryBody } | undefined;

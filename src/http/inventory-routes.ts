@@ -5,20 +5,20 @@
 import Router from '@koa/router';
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import { IdempotencyKeyReused, IdempotentReplay, type CommandHandler, type Idempotent } from '../commands.ts';
-import { PetNotTracked, VersionMismatch } from '../domain/errors.ts';
+import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { IdempotencyStore, StoredAnswer } from '../store/idempotency.ts';
-import type { InventoryStore } from '../store/port.ts';
 import { jsonBody } from './body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
 import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
-import { hasConditions, judgeRead, judgeWrite, readConditions, weakTagNote } from './preconditions.ts';
+import { entryTag, judgeRead, readConditions, setQuantityCommand, weakTagNote } from './preconditions.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
+import type { Projection } from '../store/projection.ts';
 
 export interface InventoryDeps {
-  store: Pick<InventoryStore, 'changeToken' | 'inventoryRows' | 'loadEntries'>;
+  store: Pick<Projection, 'changeToken' | 'inventoryRows' | 'loadEntries'>;
   commands: CommandHandler;
   openapi: OpenApiDocument;
   cacheCounts?: InventoryCacheCounts;
@@ -60,7 +60,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     const petId = pathPetId(ctx.params);
     const entry = (await store.loadEntries([petId], { waitUntil: Date.now() + REQUEST_BUDGET_MS })).get(petId);
     if (!entry) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
-    const etag = `"${entry.version}"`;
+    const etag = entryTag(entry.version);
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
     const conditions = readConditions(ctx.req.headers);
@@ -97,21 +97,18 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     // The authentication and request-id middleware in front of this route set both.
     const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
-    const conditions = readConditions(ctx.req.headers);
-    const tagOf = (version: number) => `"${version}"`;
-    const precondition = hasConditions(conditions) ? (version: number) => judgeWrite(conditions, tagOf(version)) === 'proceed' : undefined;
+    const command = setQuantityCommand(petId, quantity, ctx.req.headers);
     const refusal = (err: unknown): HttpError | undefined => {
       if (err instanceof PetNotTracked) {
         return new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
       }
-      if (err instanceof VersionMismatch) {
-        const current = tagOf(err.currentVersion);
-        const failed =
-          judgeWrite(conditions, current) === 'if-none-match-failed'
-            ? 'If-None-Match matches or cannot be read'
-            : 'If-Match does not match';
-        const note = failed.startsWith('If-Match') ? weakTagNote(conditions) : '';
-        return new HttpError(412, 'precondition_failed', `${failed}: pet ${petId} is at version ${current}${note}`, { ETag: current });
+      if (err instanceof PreconditionFailed) {
+        const current = entryTag(err.currentVersion);
+        const message =
+          err.failed === 'if-none-match-failed'
+            ? `If-None-Match matches or cannot be read: pet ${petId} is at version ${current}`
+            : `If-Match does not match: pet ${petId} is at version ${current}${weakTagNote(readConditions(ctx.req.headers))}`;
+        return new HttpError(412, 'precondition_failed', message, { ETag: current });
       }
       return undefined;
     };
@@ -153,15 +150,15 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
         scope,
         fingerprint,
         answer: (result) => {
-          if ('entry' in result) return { status: 200, etag: tagOf(result.entry.version), body: itemJson(result.entry) };
+          if ('entry' in result) return { status: 200, etag: entryTag(result.entry.version), body: itemJson(result.entry) };
           const error = refusal(result.error);
           return error && { status: error.status, etag: error.headers.ETag ?? null, body: errorBody(error) };
         },
       };
     }
     try {
-      const entry = await commands.handle({ type: 'SetQuantity', petId, quantity, precondition }, meta, idempotent, deadline);
-      ctx.set('ETag', tagOf(entry.version));
+      const entry = await commands.handle(command, meta, idempotent, deadline);
+      ctx.set('ETag', entryTag(entry.version));
       ctx.type = 'application/json';
       ctx.body = itemJson(entry);
     } catch (err) {

@@ -3,7 +3,7 @@
 // database's owner cannot change; any later log must still extend them.
 import Router from '@koa/router';
 import { formatDigest } from '../store/hash-chain.ts';
-import type { InventoryStore, LogHead } from '../store/port.ts';
+import type { LogHead, AuditReads } from '../store/audit-reads.ts';
 
 export interface LogHeadJson {
   seq: number;
@@ -26,7 +26,7 @@ export function logHeadJson(head: LogHead, time: number): LogHeadJson {
   };
 }
 
-export function logRouter({ store, now }: { store: Pick<InventoryStore, 'logHead'>; now: () => number }): Router {
+export function logRouter({ store, now }: { store: Pick<AuditReads, 'logHead'>; now: () => number }): Router {
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
   router.get('/log/head', async (ctx) => {
     const head = await store.logHead();

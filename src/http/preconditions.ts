@@ -4,6 +4,7 @@
 // matching If-None-Match. Only entity tags count here: the service sends no
 // Last-Modified, so If-Modified-Since and If-Unmodified-Since have nothing to compare
 // with and are ignored (RFC 9110 13.1.3, 13.1.4), and it serves no ranges (If-Range).
+import type { Command } from '../domain/decide.ts';
 
 /** A parsed If-Match / If-None-Match value. */
 export type TagCondition =
@@ -117,4 +118,32 @@ export function weakTagNote(conditions: Conditions): string {
   const ifMatch = conditions.ifMatch;
   if (ifMatch?.kind !== 'tags' || !ifMatch.tags.some((t) => t.weak)) return '';
   return '; weak tags (W/"…") never match: If-Match uses strong comparison, send the ETag as given';
+}
+
+/** An entry's ETag: its version, quoted (a strong tag). */
+export function entryTag(version: number): string {
+  return `"${version}"`;
+}
+
+/**
+ * The SetQuantity command of a PATCH: the pet, the quantity and the request's
+ * conditions as its precondition, which names the condition that fails (a
+ * WriteVerdict). The route and the tests build it here, so they cannot judge apart.
+ */
+export function setQuantityCommand(
+  petId: bigint,
+  quantity: number,
+  headers: Record<string, string | string[] | undefined>,
+): Command & { type: 'SetQuantity' } {
+  const conditions = readConditions(headers);
+  if (!hasConditions(conditions)) return { type: 'SetQuantity', petId, quantity };
+  return {
+    type: 'SetQuantity',
+    petId,
+    quantity,
+    precondition: (version) => {
+      const verdict = judgeWrite(conditions, entryTag(version));
+      return verdict === 'proceed' ? undefined : verdict;
+    },
+  };
 }

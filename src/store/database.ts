@@ -84,13 +84,42 @@ function createOwnerOnly(path: string): void {
   }
 }
 
+/** What the database may have changed since: makeChangeToken. */
+export interface ChangeToken {
+  /** Asks SQLite now: one statement (PRAGMA data_version) and the own-commit count. */
+  check: () => string;
+  /** The same, but a check made earlier in this event-loop turn is reused while this
+   * process committed nothing since: for the list cache, which runs after a request's
+   * authentication has checked, and for pollers. */
+  current: () => string;
+}
+
 /**
  * A token that changes whenever the database may have changed: a commit by another
- * connection (PRAGMA data_version) or a change made through this one (total_changes()).
- * Caches check it to know when to refresh.
+ * connection (PRAGMA data_version: the writer thread's or another process's) or one
+ * made by this process. ownCommits counts the latter when the writes go through
+ * another connection of this process (the writer thread says so after each commit);
+ * without it the writes go through this very connection and total_changes() counts
+ * them (operator commands and tests: nothing is reused between calls then).
  */
-export function makeChangeToken(db: Db): () => string {
+export function makeChangeToken(db: Db, ownCommits?: () => number): ChangeToken {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
-  const ownChanges = db.prepare('SELECT total_changes()').pluck();
-  return () => `${dataVersion.get() as number}:${ownChanges.get() as number}`;
+  if (!ownCommits) {
+    const ownChanges = db.prepare('SELECT total_changes()').pluck();
+    const check = () => `${dataVersion.get() as number}:${ownChanges.get() as number}`;
+    return { check, current: check };
+  }
+  const own = ownCommits;
+  // The check of this event-loop turn (undefined once the turn ended) and the own-commit
+  // count it saw.
+  let turnToken: string | undefined;
+  let turnOwn = 0;
+  const endTurn = () => (turnToken = undefined);
+  const check = () => {
+    turnOwn = own();
+    if (turnToken === undefined) setImmediate(endTurn);
+    turnToken = `${dataVersion.get() as number}:${turnOwn}`;
+    return turnToken;
+  };
+  return { check, current: () => (turnToken !== undefined && turnOwn === own() ? turnToken : check()) };
 }

@@ -9,6 +9,11 @@ export type StoreOpenOptions = SqliteOpenOptions & {
   now?: () => number;
   /** The service opens it (not an operator command): on PostgreSQL its sessions are bounded to fit a request. */
   service?: boolean;
+  /**
+   * On PostgreSQL, follow other processes' commits on a LISTEN connection (true unless told
+   * not): the service and scripts/follow do; the other operator commands do not.
+   */
+  listen?: boolean;
 };
 
 export function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
@@ -19,6 +24,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
       onMigrated: options.onMigrated,
       now: options.now,
       service: options.service,
+      listen: options.listen,
     });
   }
   return openSqliteStore(target, options);

@@ -1,11 +1,11 @@
-// The projection's one rule: applyEvent turns an event into the entry's next row. The
-// live write path (every adapter's append) and the replay (rebuild-projection) both use
-// it, so they cannot drift apart. Only the adapter's projection table writes the rows.
+// The projection's role of the storage port: the entries (one row per tracked pet) that
+// GET /v1/inventory lists and a PATCH is decided against, the signal that they changed,
+// and their replacement by a rebuild. And the projection's one rule: applyEvent turns
+// an event into the entry's next row. The live write path (the batch planner) and the
+// replay (rebuild-projection) both use it, so they cannot drift apart. Only the
+// adapter's projection module writes the rows.
 import { evolve } from '../domain/evolve.ts';
-import type { AppliedEvent } from '../domain/events.ts';
-import type { Entry } from './port.ts';
-
-export type { Entry } from './port.ts';
+import type { AppliedEvent, EntryState, PetStatus } from '../domain/events.ts';
 
 export function applyEvent(entry: Entry | undefined, event: AppliedEvent): Entry {
   const state = evolve(entry, event);
@@ -13,4 +13,37 @@ export function applyEvent(entry: Entry | undefined, event: AppliedEvent): Entry
     throw new Error(`event ${event.seq} has version ${event.version}, the entry expects ${state.version}`);
   }
   return { petId: event.petId, quantity: state.quantity, status: state.status, version: state.version, updatedAt: event.recordedAt };
+}
+
+/** One inventory entry: a row of the projection. */
+export interface Entry extends EntryState {
+  petId: bigint;
+  updatedAt: string;
+}
+
+/** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
+export type InventoryRow = [petId: bigint, quantity: number, status: PetStatus, version: number];
+
+export interface EntryReadOptions {
+  /** Wall-clock time (Date.now) by which the read answers or fails. */
+  waitUntil?: number;
+}
+
+export interface Projection {
+  /** The current entries of these pets; a pet that is not tracked is absent. */
+  loadEntries(petIds: readonly bigint[], options?: EntryReadOptions): Promise<Map<bigint, Entry>>;
+  /** Changes whenever the projection may have changed, by this process or another. */
+  changeToken(): Promise<string>;
+  /** The projection by petId, a page at a time, from one snapshot. */
+  inventoryRows(): AsyncIterable<InventoryRow[]>;
+  /**
+   * Holding the write lock: applies the events after seq `after` to entries (the replay
+   * of a snapshot), then replaces the projection with them (a shadow table swapped in,
+   * so readers see the old one until the commit). Returns the caught-up count, the
+   * projection as it was, and the entries written.
+   */
+  replaceProjection(
+    entries: Map<bigint, Entry>,
+    after: number,
+  ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 }

@@ -1,7 +1,7 @@
 // Decodes the event rows a replay reads into the events applyEvent takes.
 import { decodeEvent } from '../domain/codec.ts';
 import type { AppliedEvent } from '../domain/events.ts';
-import type { ReplayRow } from './port.ts';
+import type { ReplayRow } from './event-log.ts';
 
 export function toAppliedEvent([seq, petId, version, type, data, recordedAt]: ReplayRow): AppliedEvent {
   const event = decodeEvent(type, data);

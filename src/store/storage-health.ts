@@ -3,7 +3,7 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
-import { StoreUnavailable, type ConnectionStatus, type InventoryStore, type StorageStatus } from './port.ts';
+import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from './health.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -17,7 +17,7 @@ export interface StorageHealth {
 }
 
 /** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
-function storageFault(store: Pick<InventoryStore, 'fault'>, error: unknown): string | undefined {
+function storageFault(store: Pick<StoreHealth, 'fault'>, error: unknown): string | undefined {
   for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (e instanceof StoreUnavailable) return e.message;
   }
@@ -26,8 +26,8 @@ function storageFault(store: Pick<InventoryStore, 'fault'>, error: unknown): str
 }
 
 export function makeStorageHealth(
-  store: Pick<InventoryStore, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> &
-    Partial<Pick<InventoryStore, 'storageStatus' | 'connectionStatus'>>,
+  store: Pick<StoreHealth, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> &
+    Partial<Pick<StoreHealth, 'storageStatus' | 'connectionStatus'>>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;

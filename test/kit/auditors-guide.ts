@@ -9,11 +9,11 @@ import pg from 'pg';
 import * as assert from 'uvu/assert';
 import { createBootstrapKey } from '../../src/bootstrap.ts';
 import type { Command } from '../../src/domain/decide.ts';
-import { VersionMismatch } from '../../src/domain/errors.ts';
+import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
-import { judgeWrite, readConditions } from '../../src/http/preconditions.ts';
+import { setQuantityCommand } from '../../src/http/preconditions.ts';
 import { openStore } from '../../src/store/open.ts';
-import { commandsOn, createKey } from './fixtures.ts';
+import { commandsOn, createKey, entriesOf, lastSeqOf } from './fixtures.ts';
 import { root } from './paths.ts';
 import { recomputeChain, withFile } from './tamper.ts';
 
@@ -52,12 +52,9 @@ export const track = (petId: bigint, quantity: number, status: PetStatus = 'avai
   quantity,
   status,
 });
-/** A PATCH, with If-Match judged the way the route judges it. */
-export const patch = (petId: bigint, quantity: number, ifMatch?: string): Command => {
-  if (ifMatch === undefined) return { type: 'SetQuantity', petId, quantity };
-  const conditions = readConditions({ 'if-match': ifMatch });
-  return { type: 'SetQuantity', petId, quantity, precondition: (version) => judgeWrite(conditions, `"${version}"`) === 'proceed' };
-};
+/** A PATCH, built by the route's own function. */
+export const patch = (petId: bigint, quantity: number, ifMatch?: string): Command =>
+  setQuantityCommand(petId, quantity, ifMatch === undefined ? {} : { 'if-match': ifMatch });
 export const setStatus = (petId: bigint, status: PetStatus): Command => ({ type: 'SetStatus', petId, status });
 export const run = (...commands: Command[]): Act => ({ kind: 'commands', commands });
 
@@ -114,7 +111,7 @@ export async function buildExample(db: string): Promise<InventorySeen[]> {
       clock = Date.parse(step.at);
       const meta = { actor: step.actor, requestId: step.requestId };
       const { act } = step;
-      const before = await store.lastSeq();
+      const before = await lastSeqOf(store);
       switch (act.kind) {
         case 'bootstrap key':
           assert.ok(await createBootstrapKey(store.keys), 'the first start creates the bootstrap key');
@@ -132,17 +129,17 @@ export async function buildExample(db: string): Promise<InventorySeen[]> {
             await commands.handle(act.command, meta);
             assert.unreachable(`${step.at}: the request is refused`);
           } catch (err) {
-            if (!(err instanceof VersionMismatch)) throw err;
+            if (!(err instanceof PreconditionFailed)) throw err;
           }
           break;
         case 'GET /v1/inventory':
           seen.push({
             matches: act.matches,
-            rows: (await store.entries()).map((e) => [String(e.petId), String(e.quantity), e.status]),
+            rows: (await entriesOf(store)).map((e) => [String(e.petId), String(e.quantity), e.status]),
           });
           break;
       }
-      const after = await store.lastSeq();
+      const after = await lastSeqOf(store);
       assert.equal(
         Array.from({ length: after - before }, (_, i) => before + 1 + i),
         step.seqs,

@@ -5,6 +5,7 @@ import { commandsFor, type CommandHandler } from '../../src/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
+import type { Entry } from '../../src/store/projection.ts';
 import type { StoreTarget } from './stores.ts';
 
 /** A command handler over store (the operator commands' way: one command at a time). */
@@ -89,4 +90,14 @@ export async function seedSteps({ target, db }: { target: StoreTarget; db: strin
   } finally {
     await store.close();
   }
+}
+
+/** The whole projection by petId, from one snapshot. */
+export function entriesOf(store: Pick<InventoryStore, 'snapshot'>): Promise<Entry[]> {
+  return store.snapshot((view) => view.entries());
+}
+
+/** The newest event's seq, 0 for an empty log. */
+export function lastSeqOf(store: Pick<InventoryStore, 'snapshot'>): Promise<number> {
+  return store.snapshot((view) => Promise.resolve(view.lastSeq));
 }

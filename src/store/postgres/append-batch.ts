@@ -2,33 +2,21 @@
 // it holds: (1) BEGIN, the lock timeout and the chain head locked FOR UPDATE, (2) the
 // entries of the batch's pets, read after the lock so no other instance can change them
 // meanwhile, (3) every event inserted, every entry upserted and the head moved on in one
-// statement (arrays through unnest), (4) COMMIT. Each submission is decided here, in
-// order, as a savepoint would: one that conflicts fails alone, and later ones on its
-// pets fail with it (they were decided against its result). Hashes are computed here
-// with the same encoding as on SQLite, so both stores give the same chain.
+// statement (arrays through unnest), (4) COMMIT. The batch planner (batch-plan.ts)
+// decides the submissions and builds the rows and hashes, as it does for SQLite, so both
+// stores give the same chain; this file only runs the SQL.
 import type pg from 'pg';
-import { encodeData } from '../../domain/codec.ts';
-import type { RecordedEvent } from '../../domain/events.ts';
-import { eventHash } from '../hash-chain.ts';
+import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import {
-  IdempotencyKeyTaken,
   RECORD_COLUMNS,
   recordOfRow,
   rowOfRecord,
   scopeId,
   type IdempotencyRecord,
+  type IdempotencyScope,
   type RecordRow,
 } from '../idempotency.ts';
-import {
-  CommitUnconfirmed,
-  VersionConflict,
-  type Appended,
-  type BatchOptions,
-  type Entry,
-  type Outcome,
-  type Submission,
-} from '../port.ts';
-import { applyEvent } from '../projection.ts';
+import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
@@ -58,9 +46,6 @@ WITH new_events AS (
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
 
-/** Where WRITE's parameters hold the chain's new head: $16 (seq) and $17 (hash). */
-const HEAD_SEQ = 15;
-
 /** BEGIN with a lock timeout and the chain head locked: the first round trip of every write. */
 export function beginLocked(waitMs: number): string {
   return `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}; SELECT seq, hash FROM chain_head FOR UPDATE`;
@@ -76,130 +61,30 @@ export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
   return selected!.rows[0] as Head;
 }
 
-/** The chain head, the entries and the idempotency records as a batch has moved them so far. */
-interface State {
-  seq: bigint;
-  hash: string;
-  entries: Map<bigint, Entry>;
-  /** By scopeId: the records stored for the batch's keys, expired ones included. */
-  records: Map<string, IdempotencyRecord>;
-}
-
-interface Plan {
-  outcomes: Outcome<Appended[]>[];
-  /** The WRITE statement's parameters; undefined when nothing is to be written. */
-  params?: unknown[];
-  /** The state after the plan's events. */
-  next: State;
-}
-
-/**
- * Decides submissions in order against state, as savepoints would: one that conflicts
- * fails alone, and later ones on its pets fail with it (they were decided against its
- * result). Returns the events to write and the state after them; state is not changed.
- */
-function plan(submissions: readonly Submission[], state: State, failedPets: Map<bigint, unknown>): Plan {
-  const entries = new Map(state.entries);
-  const records = new Map(state.records);
-  const cols = Array.from({ length: 10 }, () => [] as unknown[]);
-  const recordCols = Array.from({ length: RECORD_COLUMNS.length }, () => [] as unknown[]);
-  const changed = new Map<bigint, Entry>();
-  let seq = state.seq;
-  let prevHash = state.hash;
-  const outcomes = submissions.map(({ meta, recordedAt, appends, idempotency }): Outcome<Appended[]> => {
-    const stale = appends.find((a) => failedPets.has(a.petId));
-    if (stale) {
-      const cause = failedPets.get(stale.petId);
-      return {
-        ok: false,
-        error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
-      };
-    }
-    if (idempotency) {
-      const { record, decidedOn } = idempotency;
-      const taken = records.get(scopeId(record));
-      if (taken && taken.expiresAt > record.createdAt) {
-        // Nothing written: later submissions on these pets were decided against a
-        // result that did not happen, and are decided again.
-        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
-        return { ok: false, error: new IdempotencyKeyTaken(taken) };
-      }
-      const actual = entries.get(decidedOn.petId)?.version ?? 0;
-      if (appends.length === 0 && actual !== decidedOn.version) {
-        return { ok: false, error: new VersionConflict(decidedOn.petId, decidedOn.version, actual) };
-      }
-    }
-    // Each append is checked against the entry as the submission's earlier appends left
-    // it; a conflict anywhere undoes the whole submission.
-    const mark = { rows: cols[0]!.length, seq, prevHash };
-    // The entries this submission touched, as they were before it.
-    const touched = new Map<bigint, [Entry | undefined, Entry | undefined]>();
-    const appended: Appended[] = [];
-    for (const { petId, expectedVersion, events: decided } of appends) {
-      let entry = entries.get(petId);
-      if ((entry?.version ?? 0) !== expectedVersion) {
-        const error = new VersionConflict(petId, expectedVersion, entry?.version ?? 0);
-        for (const col of cols) col.length = mark.rows;
-        ({ seq, prevHash } = mark);
-        for (const [pet, [before, changedBefore]] of touched) {
-          if (before) entries.set(pet, before);
-          else entries.delete(pet);
-          if (changedBefore) changed.set(pet, changedBefore);
-          else changed.delete(pet);
-        }
-        for (const a of appends) failedPets.set(a.petId, error);
-        return { ok: false, error };
-      }
-      const events: RecordedEvent[] = [];
-      for (const event of decided) {
-        seq += 1n;
-        const row = {
-          prevHash,
-          seq,
-          petId,
-          version: (entry?.version ?? 0) + 1,
-          type: event.type,
-          data: encodeData(event),
-          actor: meta.actor,
-          requestId: meta.requestId,
-          recordedAt,
-        };
-        const hash = eventHash(row);
-        [String(seq), String(petId), row.version, row.type, row.data, row.actor, row.requestId, recordedAt, prevHash, hash].forEach(
-          (v, i) => cols[i]!.push(v),
-        );
-        prevHash = hash;
-        const recorded: RecordedEvent = { ...event, ...meta, seq: Number(seq), petId, version: row.version, recordedAt };
-        entry = applyEvent(entry, recorded);
-        events.push(recorded);
-      }
-      if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
-      if (!touched.has(petId)) touched.set(petId, [entries.get(petId), changed.get(petId)]);
-      entries.set(petId, entry);
-      changed.set(petId, entry);
-      appended.push({ entry, events });
-    }
-    if (idempotency) {
-      records.set(scopeId(idempotency.record), idempotency.record);
-      rowOfRecord(idempotency.record).forEach((v, i) => recordCols[i]!.push(v));
-    }
-    return { ok: true, value: appended };
-  });
-  const next = { seq, hash: prevHash, entries, records };
-  if (cols[0]!.length === 0 && recordCols[0]!.length === 0) return { outcomes, next };
-  const finals = [...changed.values()];
-  const params = [
-    ...cols,
-    finals.map((e) => String(e.petId)),
-    finals.map((e) => e.quantity),
-    finals.map((e) => e.status),
-    finals.map((e) => e.version),
-    finals.map((e) => e.updatedAt),
-    String(seq),
-    prevHash,
-    ...recordCols,
+/** The WRITE statement's parameters for a plan's rows (arrays through unnest). */
+function paramsOf(plan: BatchPlan): unknown[] {
+  const { events, entries, records, next } = plan;
+  const column = <T>(rows: readonly T[], value: (row: T) => unknown) => rows.map(value);
+  return [
+    column(events, (e) => String(e.seq)),
+    column(events, (e) => String(e.petId)),
+    column(events, (e) => e.version),
+    column(events, (e) => e.type),
+    column(events, (e) => e.data),
+    column(events, (e) => e.actor),
+    column(events, (e) => e.requestId),
+    column(events, (e) => e.recordedAt),
+    column(events, (e) => e.prevHash),
+    column(events, (e) => e.hash),
+    column(entries, (e) => String(e.petId)),
+    column(entries, (e) => e.quantity),
+    column(entries, (e) => e.status),
+    column(entries, (e) => e.version),
+    column(entries, (e) => e.updatedAt),
+    String(next.seq),
+    next.hash,
+    ...RECORD_COLUMNS.map((_, i) => records.map((r) => rowOfRecord(r)[i])),
   ];
-  return { outcomes, params, next };
 }
 
 export async function appendBatch(
@@ -213,9 +98,9 @@ export async function appendBatch(
   // The chain's new head as the batch's writes left it: where to look for the batch
   // later if its commit cannot be confirmed.
   let head: { seq: bigint; hash: string } | undefined;
-  const write = async (client: pg.PoolClient, params: unknown[]) => {
-    changes = (await client.query<{ changes: bigint }>(WRITE, params)).rows[0]!.changes;
-    head = { seq: BigInt(params[HEAD_SEQ] as string), hash: params[HEAD_SEQ + 1] as string };
+  const write = async (client: pg.PoolClient, plan: BatchPlan) => {
+    changes = (await client.query<{ changes: bigint }>(WRITE, paramsOf(plan))).rows[0]!.changes;
+    head = { seq: plan.next.seq, hash: plan.next.hash };
   };
   const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, onCommitting: options.onCommitting };
   const outcomes = await inTransaction(
@@ -223,21 +108,16 @@ export async function appendBatch(
     `${beginLocked(waitMs)}; SAVEPOINT batch`,
     async (client, begun) => {
       const head = headOf(begun);
-      const petIds = [
-        ...new Set(
-          submissions.flatMap((s) => [...s.appends.map((a) => a.petId), ...(s.idempotency ? [s.idempotency.decidedOn.petId] : [])]),
-        ),
-      ];
-      const start: State = {
+      const start: PlanState = {
         seq: head.seq,
         hash: head.hash,
-        entries: await loadEntries(client, petIds),
-        records: await loadRecords(client, submissions),
+        entries: await loadEntries(client, batchPets(submissions)),
+        records: await loadRecords(client, batchScopes(submissions)),
       };
-      const whole = plan(submissions, start, new Map());
-      if (!whole.params) return whole.outcomes;
+      const whole = planBatch(submissions, start);
+      if (!writesAnything(whole)) return whole.outcomes;
       try {
-        await write(client, whole.params);
+        await write(client, whole);
         return whole.outcomes;
       } catch (error) {
         // One submission's rows broke a constraint or found no room: undo the statement
@@ -263,32 +143,22 @@ export async function appendBatch(
 async function oneByOne(
   client: pg.PoolClient,
   submissions: readonly Submission[],
-  start: State,
-  write: (client: pg.PoolClient, params: unknown[]) => Promise<void>,
+  start: PlanState,
+  write: (client: pg.PoolClient, plan: BatchPlan) => Promise<void>,
 ): Promise<Outcome<Appended[]>[]> {
-  let state = start;
-  const failedPets = new Map<bigint, unknown>();
-  const outcomes: Outcome<Appended[]>[] = [];
-  for (const submission of submissions) {
-    const single = plan([submission], state, failedPets);
-    const outcome = single.outcomes[0]!;
-    if (!single.params) {
-      outcomes.push(outcome);
-      continue;
-    }
+  const steps = oneAtATime(submissions, start);
+  for (let step = steps.next(); ;) {
+    if (step.done) return step.value;
     await client.query('SAVEPOINT submission');
     try {
-      await write(client, single.params);
+      await write(client, step.value);
       await client.query('RELEASE SAVEPOINT submission');
-      state = single.next;
-      outcomes.push(outcome);
+      step = steps.next(undefined);
     } catch (error) {
       await client.query('ROLLBACK TO SAVEPOINT submission').catch(() => Promise.reject(error as Error));
-      for (const a of submission.appends) failedPets.set(a.petId, error);
-      outcomes.push({ ok: false, error });
+      step = steps.next({ error });
     }
   }
-  return outcomes;
 }
 
 const RECORDS = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
@@ -296,8 +166,7 @@ const RECORDS = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
 
 /** The stored records of the batch's keys, read under the chain head's lock (every writer
  * of records holds it), so that no other instance can store one of them meanwhile. */
-async function loadRecords(client: pg.PoolClient, submissions: readonly Submission[]): Promise<Map<string, IdempotencyRecord>> {
-  const scopes = submissions.flatMap((s) => (s.idempotency ? [s.idempotency.record] : []));
+async function loadRecords(client: pg.PoolClient, scopes: readonly IdempotencyScope[]): Promise<Map<string, IdempotencyRecord>> {
   const found = new Map<string, IdempotencyRecord>();
   if (scopes.length === 0) return found;
   const { rows } = await client.query<RecordRow>(RECORDS, [

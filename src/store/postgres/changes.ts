@@ -7,19 +7,31 @@
 // reads the current value again each time it (re)starts listening. A connection that
 // falls silent without closing is caught by a heartbeat (listener-heartbeat.ts): while
 // one is overdue the token is read as when the connection is down, and a connection
-// silent for longer is replaced.
+// silent for longer is replaced. A process that does not follow other processes' commits
+// (an operator command) opens no listening connection: it reads the token every time.
+// The same connection hears key changes (KEYS_CHANNEL, with the key chain's new seq),
+// which keys.ts serves from memory only while a heartbeat sent within KEYS_FRESH_MS has
+// come back: then every key change committed more than KEYS_FRESH_MS ago has been heard.
 import pg from 'pg';
-import type { NotificationStatus } from '../port.ts';
+import type { NotificationStatus } from '../health.ts';
 import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
 import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
 
 export const CHANGES_CHANNEL = 'inventory_changes';
+export const KEYS_CHANNEL = 'inventory_keys';
+/** How late a key change may be seen by another instance (ms). */
+export const KEYS_FRESH_MS = 100;
 const RECONNECT_MS = 1_000;
 
 export interface ChangeWatch {
   token(): Promise<string>;
   /** This instance committed: its own next request must see it without waiting for NOTIFY. */
   saw(changes: bigint): void;
+  /** The key chain's seq as far as heard, while notifications prove current (a heartbeat
+   * sent within KEYS_FRESH_MS came back); undefined while they do not. */
+  keysSeq(): bigint | undefined;
+  /** This instance changed a key (seq in the key chain): its own next request must see it. */
+  sawKeys(seq: bigint): void;
   /** Whether notifications are being received now (for tests and readiness detail). */
   listening(): boolean;
   /** The listening connection's state and the last change seen, for readiness. */
@@ -27,8 +39,9 @@ export interface ChangeWatch {
   close(): Promise<void>;
 }
 
-export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
+export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeWatch {
   let known = -1n;
+  let keysKnown = -1n;
   let listening = false;
   let closed = false;
   let client: pg.Client | undefined;
@@ -45,6 +58,9 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
     // The first value is read at start: it says nothing of when that commit was.
     if (value > known && known >= 0n) changedAt = Date.now();
     if (value > known) known = value;
+  };
+  const noteKeys = (seq: bigint) => {
+    if (seq > keysKnown) keysKnown = seq;
   };
   const trusted = () => listening && heartbeat?.overdue() === false;
   const current = async () => (await pool.query<{ changes: bigint }>('SELECT changes FROM chain_head')).rows[0]!.changes;
@@ -78,13 +94,19 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
     c.on('error', lost);
     c.on('end', lost);
     c.on('notification', (message) => {
-      if (message.channel === CHANGES_CHANNEL && message.payload && /^\d+$/.test(message.payload)) note(BigInt(message.payload));
+      if (!message.payload || !/^\d+$/.test(message.payload)) return;
+      if (message.channel === CHANGES_CHANNEL) note(BigInt(message.payload));
+      else if (message.channel === KEYS_CHANNEL) noteKeys(BigInt(message.payload));
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${CHANGES_CHANNEL}`);
+      await c.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${KEYS_CHANNEL}`);
       // Read after LISTEN: a commit between the two is heard or read, never lost.
-      note(BigInt((await c.query<{ changes: string }>('SELECT changes::text FROM chain_head')).rows[0]!.changes));
+      const { rows } = await c.query<{ changes: string; keys: string }>(
+        'SELECT (SELECT changes::text FROM chain_head) AS changes, (SELECT seq::text FROM key_chain_head) AS keys',
+      );
+      note(BigInt(rows[0]!.changes));
+      noteKeys(BigInt(rows[0]!.keys));
       const beat = await startHeartbeat(c, lost);
       if (client !== c) beat.stop();
       else {
@@ -97,7 +119,7 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       lost();
     }
   };
-  void connect();
+  if (listen) void connect();
 
   return {
     async token() {
@@ -105,6 +127,8 @@ export function watchChanges(url: string, pool: pg.Pool): ChangeWatch {
       return String(known);
     },
     saw: note,
+    keysSeq: () => (listening && heartbeat !== undefined && heartbeat.sentHeardAt() >= Date.now() - KEYS_FRESH_MS ? keysKnown : undefined),
+    sawKeys: noteKeys,
     listening: () => listening,
     status() {
       const heard = heartbeat?.lastHeardAt();

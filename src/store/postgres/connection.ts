@@ -2,7 +2,8 @@
 // columns read as BigInt (ids above 2^53 stay exact), bounded waits (a database that is
 // gone or stuck answers with an error, never a hang), and a URL shown without its password.
 import pg from 'pg';
-import { CommitUnconfirmed, DeadlinePassed } from '../port.ts';
+import { CommitUnconfirmed } from '../event-log.ts';
+import { DeadlinePassed } from '../health.ts';
 
 /** pg's parsers, except int8 (OID 20) as BigInt instead of a string. */
 const int8 = (value: string) => BigInt(value);

@@ -3,7 +3,8 @@
 // replayed from the pet's own events, so no append can put a gap into the log.
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
-import type { Entry, ReplayRow } from '../port.ts';
+import type { ReplayRow } from '../event-log.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 

@@ -2,7 +2,7 @@
 // long, a deadlock or a serialization failure is contention; a lost or refused
 // connection, a server shutting down, a full disk or a read-only database is a storage
 // fault. Both are "not now" (503), not "broken" (500).
-import type { StorageFault } from '../port.ts';
+import type { StorageFault } from '../health.ts';
 
 const CONTENTION = new Set(['55P03', '40P01', '40001']);
 // Classes: 08 connection exception, 53 insufficient resources (disk full, out of memory,

@@ -5,10 +5,11 @@
 // replayed from them, as rebuild-projection would.
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
-import { StoreNotEmpty, type Entry, type HistoryImport, type KeyRecord } from '../port.ts';
+import { StoreNotEmpty, type HistoryImport, type KeyRecord } from '../history-copy.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
-import { CHANGES_CHANNEL } from './changes.ts';
+import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
 
 const INSERT_EVENTS = `
 INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
@@ -71,7 +72,11 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
     const cols = Array.from({ length: 8 }, (_, i) => keyEvents.map((row) => String(row[i])));
     await client.query(INSERT_KEY_EVENTS, cols);
     const last = keyEvents[keyEvents.length - 1]!;
-    await client.query('UPDATE key_chain_head SET seq = $1, hash = $2', [String(last[0]), last[7]]);
+    // Running instances read their keys again (keys.ts).
+    await client.query(`UPDATE key_chain_head SET seq = $1, hash = $2 RETURNING pg_notify('${KEYS_CHANNEL}', seq::text)`, [
+      String(last[0]),
+      last[7],
+    ]);
   }
   const keys: KeyRecord[] = history.keys;
   if (keys.length > 0) {

@@ -1,19 +1,33 @@
-// The api_keys table on PostgreSQL: hashes and names, never keys. authenticate asks the
-// database every time, so a key revoked through any instance fails at the next request
-// in every instance. Every creation and revocation is entered in the key log
+// The api_keys table on PostgreSQL: hashes and names, never keys. Each instance holds the
+// active keys in memory and authenticates from there while its notification connection
+// proves current (changes.ts keysSeq: every key change NOTIFYs its seq in the key chain,
+// and a heartbeat sent within the last 100 ms came back); the memory is read again from
+// the database as soon as a newer seq is heard. Otherwise (the connection down, a
+// heartbeat late) authenticate asks the database every time, as before. So a key revoked
+// through any instance fails in every instance within 100 ms, in the revoking instance at
+// its next request. Every creation and revocation is entered in the key log
 // (api_key_events) first, chained under the key chain's head, which each key change
 // locks: the table's triggers refuse a key or a revocation without its event.
 import type pg from 'pg';
 import { keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type KeyStore } from '../keys.ts';
-import type { KeyRecord } from '../port.ts';
+import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, knownKeys, type KeyInfo, type KeyStore, type Revocation } from '../keys.ts';
+import type { KeyRecord } from '../history-copy.ts';
+import { KEYS_CHANNEL, type ChangeWatch } from './changes.ts';
 import { inTransaction } from './connection.ts';
 
 const FIRST_KEY_LOCK = 'petstore-inventory/first-key';
 const BEGIN_KEY_CHANGE = 'BEGIN; SELECT seq, hash FROM key_chain_head FOR UPDATE';
 
-/** Appends a key event after the head that the transaction holds, and moves the head. */
-async function logKeyEvent(client: pg.ClientBase, type: KeyEventType, name: string, keyHash: string, at: string, actor: string) {
+/** Appends a key event after the head that the transaction holds, and moves the head; tells
+ * every instance at COMMIT (NOTIFY with the new seq). Returns the new seq. */
+async function logKeyEvent(
+  client: pg.ClientBase,
+  type: KeyEventType,
+  name: string,
+  keyHash: string,
+  at: string,
+  actor: string,
+): Promise<bigint> {
   const { rows } = await client.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM key_chain_head');
   const seq = BigInt(rows[0]!.seq) + 1n;
   const prevHash = rows[0]!.hash;
@@ -23,13 +37,14 @@ async function logKeyEvent(client: pg.ClientBase, type: KeyEventType, name: stri
        INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      )
-     UPDATE key_chain_head SET seq = $1, hash = $8`,
+     UPDATE key_chain_head SET seq = $1, hash = $8 RETURNING pg_notify('${KEYS_CHANNEL}', seq::text)`,
     [String(seq), type, name, keyHash, at, actor, prevHash, hash],
   );
+  return seq;
 }
 
-/** Inside a transaction that holds the key chain's head. */
-async function insertKey(client: pg.ClientBase, name: string, createdBy: string, at: string): Promise<string> {
+/** Inside a transaction that holds the key chain's head; returns the key and its event's seq. */
+async function insertKey(client: pg.ClientBase, name: string, createdBy: string, at: string): Promise<[string, bigint]> {
   if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
   // A name the key log holds stays taken, even if its api_keys row is gone.
   const { rows } = await client.query('SELECT 1 FROM api_keys WHERE name = $1 UNION ALL SELECT 1 FROM api_key_events WHERE name = $1', [
@@ -38,37 +53,89 @@ async function insertKey(client: pg.ClientBase, name: string, createdBy: string,
   if (rows.length > 0) throw new KeyNameTaken(name);
   const key = generateKey();
   const keyHash = hashKey(key);
-  await logKeyEvent(client, 'KeyCreated', name, keyHash, at, createdBy);
+  const seq = await logKeyEvent(client, 'KeyCreated', name, keyHash, at, createdBy);
   await client.query('INSERT INTO api_keys (name, hash, created_at, created_by) VALUES ($1, $2, $3, $4)', [name, keyHash, at, createdBy]);
-  return key;
+  return [key, seq];
 }
 
-export function makeKeys(pool: pg.Pool, now: () => number): KeyStore {
+// The active keys and the seq they are current at, in one statement: one snapshot.
+const ACTIVE_KEYS = `SELECT h.seq::text AS seq, k.hash, k.name
+  FROM key_chain_head h LEFT JOIN api_keys k ON k.revoked_at IS NULL`;
+
+/** The active keys in memory (by hash) and the key chain's seq they are current at. */
+interface KeyMemory {
+  seq: bigint;
+  names: Map<string, string>;
+}
+
+/** watch: the notification connection, which says when the keys in memory are current
+ * (without it every authentication asks the database). */
+export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWatch, 'keysSeq' | 'sawKeys'>): KeyStore {
   const at = () => new Date(now()).toISOString();
+  let memory: KeyMemory | undefined;
+  // Active keys by the key as presented (no hash), for the keys now in memory.
+  const known = knownKeys();
+  let loading: Promise<void> | undefined;
+  // One read at a time, shared by the requests that wait for it.
+  const load = () =>
+    (loading ??= (async () => {
+      const { rows } = await pool.query<{ seq: string; hash: string | null; name: string | null }>(ACTIVE_KEYS);
+      const seq = BigInt(rows[0]!.seq);
+      if (memory && memory.seq >= seq) return;
+      memory = { seq, names: new Map(rows.flatMap((r) => (r.hash === null ? [] : [[r.hash, r.name!] as const]))) };
+      known.clear();
+    })().finally(() => (loading = undefined)));
+  /** The name from memory, null when refused; undefined unless memory is current now. */
+  const fromMemory = (key: string): string | null | undefined => {
+    const heard = watch?.keysSeq();
+    if (heard === undefined || memory === undefined || memory.seq < heard) return undefined;
+    let name = known.get(key);
+    if (name === undefined) {
+      name = memory.names.get(hashKey(key));
+      if (name !== undefined) known.add(key, name);
+    }
+    return name ?? null;
+  };
+  /** After a key change of ours commits: our own next request must see it. */
+  const changed = <T>([result, seq]: [T, bigint | undefined]): T => {
+    if (seq !== undefined) watch?.sawKeys(seq);
+    return result;
+  };
   return {
-    create: (name, createdBy) => inTransaction(pool, BEGIN_KEY_CHANGE, (client) => insertKey(client, name, createdBy, at())),
+    create: async (name, createdBy) =>
+      changed(await inTransaction(pool, BEGIN_KEY_CHANGE, (client) => insertKey(client, name, createdBy, at()))),
     // Instances starting together on an empty database take turns here (an advisory
     // lock held to COMMIT): the first makes the key, the others then see it.
-    createFirst: (name, createdBy) =>
-      inTransaction(pool, BEGIN_KEY_CHANGE, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [FIRST_KEY_LOCK]);
-        const { rows } = await client.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM api_keys) AS any');
-        return rows[0]!.any ? undefined : insertKey(client, name, createdBy, at());
-      }),
-    revoke: (name, revokedBy) =>
-      inTransaction(pool, BEGIN_KEY_CHANGE, async (client) => {
-        const { rows } = await client.query<{ hash: string; revoked_at: string | null }>(
-          'SELECT hash, revoked_at FROM api_keys WHERE name = $1',
-          [name],
-        );
-        if (rows.length === 0) return 'unknown';
-        if (rows[0]!.revoked_at !== null) return 'already revoked';
-        const when = at();
-        await logKeyEvent(client, 'KeyRevoked', name, rows[0]!.hash, when, revokedBy);
-        await client.query('UPDATE api_keys SET revoked_at = $2, revoked_by = $3 WHERE name = $1', [name, when, revokedBy]);
-        return 'revoked';
-      }),
+    createFirst: async (name, createdBy) =>
+      changed(
+        await inTransaction(pool, BEGIN_KEY_CHANGE, async (client): Promise<[string | undefined, bigint | undefined]> => {
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [FIRST_KEY_LOCK]);
+          const { rows } = await client.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM api_keys) AS any');
+          return rows[0]!.any ? [undefined, undefined] : insertKey(client, name, createdBy, at());
+        }),
+      ),
+    revoke: async (name, revokedBy) =>
+      changed(
+        await inTransaction(pool, BEGIN_KEY_CHANGE, async (client): Promise<[Revocation, bigint | undefined]> => {
+          const { rows } = await client.query<{ hash: string; revoked_at: string | null }>(
+            'SELECT hash, revoked_at FROM api_keys WHERE name = $1',
+            [name],
+          );
+          if (rows.length === 0) return ['unknown', undefined];
+          if (rows[0]!.revoked_at !== null) return ['already revoked', undefined];
+          const when = at();
+          const seq = await logKeyEvent(client, 'KeyRevoked', name, rows[0]!.hash, when, revokedBy);
+          await client.query('UPDATE api_keys SET revoked_at = $2, revoked_by = $3 WHERE name = $1', [name, when, revokedBy]);
+          return ['revoked', seq];
+        }),
+      ),
+    verdictNow: fromMemory,
     async authenticate(key) {
+      const heard = watch?.keysSeq();
+      if (heard !== undefined && (memory === undefined || memory.seq < heard)) await load();
+      const remembered = fromMemory(key);
+      if (remembered !== undefined) return remembered ?? undefined;
+      // Notifications are not proven current (or the read was older than what we heard).
       const { rows } = await pool.query<{ name: string }>('SELECT name FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [
         hashKey(key),
       ]);

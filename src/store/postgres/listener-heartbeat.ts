@@ -5,16 +5,22 @@
 // channel of its own, every HEARTBEAT_MS: hearing its heartbeat come back proves that
 // notifications still reach it. One overdue (OVERDUE_MS) and the watcher stops trusting
 // the connection (it reads chain_head instead); past DEAD_MS it gives the connection up.
+// Each heartbeat carries when it was sent: one sent at t and heard back proves that every
+// notification committed before t has been heard (a connection delivers notifications in
+// commit order), which is what lets keys be trusted from memory (sentHeardAt).
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
-export const HEARTBEAT_MS = 500;
+// Often enough that one sent within the last 100 ms is normally back (keys.ts).
+export const HEARTBEAT_MS = 30;
 export const OVERDUE_MS = 1_500;
 export const DEAD_MS = 4_000;
 
 export interface Heartbeat {
   /** When the last heartbeat came back (ms since the epoch), or when it started. */
   lastHeardAt(): number;
+  /** When the newest heartbeat heard back was sent (ms since the epoch, by now()). */
+  sentHeardAt(): number;
   overdue(): boolean;
   stop(): void;
 }
@@ -27,10 +33,15 @@ export async function startHeartbeat(client: pg.Client, onDead: () => void, now:
   // Lowercase letters and digits: a plain identifier, no quoting.
   const channel = `inventory_heartbeat_${randomBytes(8).toString('hex')}`;
   let heard = now();
+  // Nothing is proven before the first heartbeat comes back.
+  let sentHeard = -Infinity;
   let inFlight = false;
   let stopped = false;
   client.on('notification', (message) => {
-    if (message.channel === channel) heard = now();
+    if (message.channel !== channel) return;
+    heard = now();
+    const sent = Number(message.payload);
+    if (sent > sentHeard) sentHeard = sent;
   });
   await client.query(`LISTEN ${channel}`);
 
@@ -55,6 +66,7 @@ export async function startHeartbeat(client: pg.Client, onDead: () => void, now:
 
   return {
     lastHeardAt: () => heard,
+    sentHeardAt: () => sentHeard,
     overdue: () => now() - heard > OVERDUE_MS,
     stop() {
       stopped = true;

@@ -7,20 +7,10 @@
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type {
-  AdjustmentRow,
-  AuditFilter,
-  ChainRow,
-  Entry,
-  InventoryRow,
-  KeyChainRow,
-  KeyHistory,
-  KeyRecord,
-  LogHead,
-  LogView,
-  ReplayRow,
-  SeqRange,
-} from '../port.ts';
+import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
+import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
+import type { KeyRecord } from '../history-copy.ts';
+import type { Entry, InventoryRow } from '../projection.ts';
 import { checkout, inTransaction } from './connection.ts';
 
 const PAGE_ROWS = 256;

@@ -6,7 +6,8 @@
 // server, bounded by lock and query timeouts.
 import type pg from 'pg';
 import type { OpenOptions } from '../database.ts';
-import type { Entry, InventoryStore } from '../port.ts';
+import type { InventoryStore } from '../port.ts';
+import type { Entry } from '../projection.ts';
 import { appendBatch, beginLocked } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
@@ -26,6 +27,8 @@ export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mus
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
+  /** Follows other processes' commits on a LISTEN connection of its own (changes.ts); true unless told not. */
+  listen?: boolean;
   /** Sees the pool (tests check from it that no transaction is left open). */
   inspectPool?: (pool: pg.Pool) => void;
 }
@@ -44,7 +47,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     await pool.end();
     throw error;
   }
-  const watch = watchChanges(url, pool);
+  const watch = watchChanges(url, pool, options.listen ?? true);
   const reads = makeReads(pool);
 
   async function replaceProjection(entries: Map<bigint, Entry>, after: number) {
@@ -83,8 +86,6 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
     changeToken: () => watch.token(),
     inventoryRows: () => reads.inventoryRows(),
-    entries: () => reads.entries(),
-    lastSeq: () => reads.lastSeq(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),
@@ -93,7 +94,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),
     replaceProjection,
-    keys: makeKeys(pool, options.now ?? Date.now),
+    keys: makeKeys(pool, options.now ?? Date.now, watch),
     idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),

@@ -1,13 +1,16 @@
-// The write side of the event log: a batch of submissions in one IMMEDIATE transaction,
-// each in its own savepoint. A submission checks the version it was decided against,
-// inserts its events (each chained to the one before by its hash) and applies them to
-// the projection: the log and the projection never disagree.
-import { encodeData } from '../../domain/codec.ts';
-import type { RecordedEvent } from '../../domain/events.ts';
+// The write side of the event log: a batch of submissions in one IMMEDIATE transaction.
+// The chain's tip is read once, the entries of the batch's pets and the records of its
+// keys once each; the batch planner (batch-plan.ts) decides the submissions and builds
+// the rows and hashes, as it does for PostgreSQL; this file only runs the SQL. Should
+// the writes fail halfway (a constraint, a full disk) without SQLite undoing the whole
+// transaction, they are undone and redone one submission at a time, each in a
+// savepoint, so that exactly the ones that fail fail.
 import type { Db } from '../database.ts';
-import { eventHash, GENESIS_HASH, type Digest } from '../hash-chain.ts';
-import { IdempotencyKeyTaken } from '../idempotency.ts';
-import { CommitUnconfirmed, VersionConflict, type Appended, type BatchOptions, type Outcome, type Submission } from '../port.ts';
+import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
+import { GENESIS_HASH } from '../hash-chain.ts';
+import { scopeId, type IdempotencyRecord } from '../idempotency.ts';
+import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
+import type { Entry } from '../projection.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import type { IdempotencyWriter } from './idempotency-table.ts';
 import type { ProjectionTable } from './projection-table.ts';
@@ -30,7 +33,7 @@ export function makeEventWriter(
   // The chain's tip: the newest event's hash, and the highest seq ever handed out
   // (sqlite_sequence remembers it even if the newest rows are gone).
   const newest = db.prepare('SELECT hash FROM events ORDER BY seq DESC LIMIT 1').pluck();
-  const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck();
+  const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().safeIntegers(true);
   const currentEntry = makeEntryReader(db, projection);
 
   // The last event this batch wrote, and whether its transaction function is done (so
@@ -38,87 +41,65 @@ export function makeEventWriter(
   let written: { seq: bigint; hash: string } | undefined;
   let committing = false;
 
-  const readTip = (): Digest => ({
-    seq: Number(highestSeq.get() ?? 0),
-    hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
-  });
-
-  const appendSubmission = ({ meta, recordedAt, appends, idempotency: answer }: Submission): Appended[] => {
-    if (answer) {
-      // Inside the batch's transaction: an earlier submission of this batch counts too.
-      const taken = idempotency.find(answer.record, answer.record.createdAt);
-      if (taken) throw new IdempotencyKeyTaken(taken);
-      const { petId, version } = answer.decidedOn;
-      const actual = currentEntry(petId)?.version ?? 0;
-      if (appends.length === 0 && actual !== version) throw new VersionConflict(petId, version, actual);
-      idempotency.put(answer.record);
-    }
-    const tip = readTip();
-    return appends.map(({ petId, expectedVersion, events: decided }) => {
-      let entry = currentEntry(petId);
-      if ((entry?.version ?? 0) !== expectedVersion) throw new VersionConflict(petId, expectedVersion, entry?.version ?? 0);
-      const events: RecordedEvent[] = [];
-      for (const event of decided) {
-        const row = {
-          seq: tip.seq + 1,
-          petId,
-          version: (entry?.version ?? 0) + 1,
-          type: event.type,
-          data: encodeData(event),
-          actor: meta.actor,
-          requestId: meta.requestId,
-          recordedAt,
-          prevHash: tip.hash,
-        };
-        const hash = eventHash(row);
-        insert.run({ ...row, hash });
-        tip.seq = row.seq;
-        tip.hash = hash;
-        written = { seq: BigInt(row.seq), hash };
-        const recorded: RecordedEvent = { ...event, ...meta, seq: row.seq, petId, version: row.version, recordedAt };
-        entry = projection.apply(entry, recorded);
-        events.push(recorded);
-      }
-      if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
-      return { entry, events };
-    });
+  const write = (plan: BatchPlan): void => {
+    for (const event of plan.events) insert.run(event);
+    for (const entry of plan.entries) projection.put(entry);
+    for (const record of plan.records) idempotency.put(record);
+    if (plan.events.length > 0) written = { seq: plan.next.seq, hash: plan.next.hash };
   };
-
   // Nested inside the batch's transaction, better-sqlite3 runs this in a SAVEPOINT,
   // which it rolls back if it throws.
-  const inSavepoint = db.transaction(appendSubmission);
+  const inSavepoint = db.transaction(write);
+
   const batch = db.transaction((submissions: readonly Submission[]): Outcome<Appended[]>[] => {
-    // Pets on which a submission of this batch failed, and why: later submissions on
-    // them were decided against its result, which never happened. They share its fate:
-    // a conflict (decide again) or its fault (a full disk).
-    const failedPets = new Map<bigint, unknown>();
-    const outcomes = submissions.map((submission): Outcome<Appended[]> => {
-      const stale = submission.appends.find((a) => failedPets.has(a.petId));
-      if (stale) {
-        const cause = failedPets.get(stale.petId);
-        return {
-          ok: false,
-          error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
-        };
-      }
+    const entries = new Map<bigint, Entry>();
+    for (const petId of batchPets(submissions)) {
+      const entry = currentEntry(petId);
+      if (entry) entries.set(petId, entry);
+    }
+    const records = new Map<string, IdempotencyRecord>();
+    for (const scope of batchScopes(submissions)) {
+      const record = idempotency.stored(scope);
+      if (record) records.set(scopeId(record), record);
+    }
+    const start: PlanState = {
+      seq: (highestSeq.get() as bigint | undefined) ?? 0n,
+      hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
+      entries,
+      records,
+    };
+    const whole = planBatch(submissions, start);
+    let outcomes = whole.outcomes;
+    if (writesAnything(whole)) {
       try {
-        return { ok: true, value: inSavepoint(submission) };
+        inSavepoint(whole);
       } catch (error) {
         // Some errors (a full disk, an I/O error) make SQLite roll back the whole
-        // transaction; the submissions before this one are gone too, and the ones after
-        // must not run outside it.
+        // transaction: nothing of the batch is left to save.
         if (!db.inTransaction) throw error;
-        // A key used already wrote nothing: the later submissions on its pets were
-        // decided against a result that did not happen, and are decided again.
-        const cause = error instanceof IdempotencyKeyTaken ? new VersionConflict(0n, 0, undefined) : error;
-        for (const a of submission.appends) failedPets.set(a.petId, cause);
-        return { ok: false, error };
+        outcomes = oneByOne(submissions, start);
       }
-    });
+    }
     beforeCommit();
     committing = true;
     return outcomes;
   });
+
+  const oneByOne = (submissions: readonly Submission[], start: PlanState): Outcome<Appended[]>[] => {
+    written = undefined;
+    const steps = oneAtATime(submissions, start);
+    for (let step = steps.next(); ;) {
+      if (step.done) return step.value;
+      let failed: { error: unknown } | undefined;
+      try {
+        inSavepoint(step.value);
+      } catch (error) {
+        if (!db.inTransaction) throw error;
+        failed = { error };
+      }
+      step = steps.next(failed);
+    }
+  };
 
   /**
    * The batch in its transaction. A COMMIT that fails with an I/O error (the sync of the

@@ -2,7 +2,8 @@
 // version: a projection row edited by hand must not put a gap into the log, so a row
 // that disagrees with the log's version is replayed from the pet's own events.
 import type { Db } from '../database.ts';
-import type { Entry, ReplayRow } from '../port.ts';
+import type { ReplayRow } from '../event-log.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import type { ProjectionTable } from './projection-table.ts';

@@ -2,7 +2,8 @@
 // message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
 import { IdempotencyKeyTaken, type IdempotencyRecord } from '../idempotency.ts';
 import { KeyNameTaken } from '../keys.ts';
-import { CommitUnconfirmed, StoreUnavailable, VersionConflict, type UnconfirmedBatch } from '../port.ts';
+import { CommitUnconfirmed, VersionConflict, type UnconfirmedBatch } from '../event-log.ts';
+import { StoreUnavailable } from '../health.ts';
 
 export interface WireError {
   name: string;

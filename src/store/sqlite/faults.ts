@@ -6,7 +6,7 @@
 const CONTENTION = /^SQLITE_(BUSY|LOCKED)/;
 const STORAGE = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM|PROTOCOL|NOLFS)/;
 
-import type { StorageFault } from '../port.ts';
+import type { StorageFault } from '../health.ts';
 
 export function sqliteFault(error: unknown): StorageFault | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {

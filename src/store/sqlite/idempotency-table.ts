@@ -41,6 +41,8 @@ export function makeIdempotencyReader(db: Db): IdempotencyTable {
 }
 
 export interface IdempotencyWriter extends IdempotencyTable {
+  /** The record stored for a key, expired or not (the batch planner judges expiry). */
+  stored(scope: IdempotencyScope): IdempotencyRecord | undefined;
   /** Inside a transaction: stores the record, in place of an expired one with its key. */
   put(record: IdempotencyRecord): void;
   /** One short transaction: removes at most limit records expired at `at`. */
@@ -58,8 +60,15 @@ export function makeIdempotencyWriter(db: Db): IdempotencyWriter {
        SELECT api_key, path, idempotency_key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
   );
   const step = db.transaction((at: string, limit: number) => expire.run(at, limit).changes);
+  const stored = db.prepare(
+    `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys WHERE api_key = ? AND path = ? AND idempotency_key = ?`,
+  );
   return {
     ...reader,
+    stored: (s) => {
+      const row = stored.get(s.apiKey, s.path, s.key) as RecordRow | undefined;
+      return row && recordOfRow(row);
+    },
     put: (record) => void put.run(...rowOfRecord(record)),
     expire: (at, limit) => step.immediate(at, limit),
   };

@@ -5,7 +5,8 @@
 // the projection is replayed from them, as rebuild-projection would.
 import type { Db } from '../database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
-import { StoreNotEmpty, type Entry, type HistoryImport } from '../port.ts';
+import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 

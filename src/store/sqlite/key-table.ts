@@ -2,10 +2,10 @@
 // secret is ever compared byte by byte. Every creation and revocation is first entered
 // in the key log (api_key_events) with its link in the key chain: the table's triggers
 // refuse a key or a revocation without its event.
-import type { Db } from '../database.ts';
+import type { ChangeToken, Db } from '../database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import type { KeyRecord } from '../port.ts';
-import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, type KeyInfo, type Revocation } from '../keys.ts';
+import type { KeyRecord } from '../history-copy.ts';
+import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, knownKeys, type KeyInfo, type Revocation } from '../keys.ts';
 
 export interface KeyWriter {
   create(name: string, createdBy: string, at: string): string;
@@ -95,8 +95,8 @@ export interface KeyReader {
   count(): number;
 }
 
-/** changeToken: changes whenever the database may have changed (makeChangeToken). */
-export function makeKeyReader(db: Db, changeToken: () => string): KeyReader {
+/** changes: tells whenever the database may have changed (makeChangeToken). */
+export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
   const active = db.prepare('SELECT name FROM api_keys WHERE hash = ? AND revoked_at IS NULL').pluck();
   const list = db.prepare(
     `SELECT name, created_at AS createdAt, created_by AS createdBy,
@@ -108,23 +108,23 @@ export function makeKeyReader(db: Db, changeToken: () => string): KeyReader {
     `SELECT name, hash, created_at AS createdAt, created_by AS createdBy, revoked_at AS revokedAt, revoked_by AS revokedBy
      FROM api_keys ORDER BY created_at, name`,
   );
-  const known = new Map<string, string>();
+  const known = knownKeys();
   let cacheToken = '';
   return {
     authenticate(key) {
-      // Active keys are remembered by hash until the database changes in any way (a
-      // revocation by another process included), so a revoked key still fails at once.
-      const token = changeToken();
+      // Active keys are remembered until the database changes in any way (a revocation
+      // by another process included). The change is checked on every call, so a revoked
+      // key fails at the next request; the check is the one change check of the request,
+      // which the list cache then reuses (ChangeToken.current).
+      const token = changes.check();
       if (token !== cacheToken) {
         known.clear();
         cacheToken = token;
       }
-      const hash = hashKey(key);
-      let name = known.get(hash);
+      let name = known.get(key);
       if (name === undefined) {
-        name = active.get(hash) as string | undefined;
-        // Only keys that exist are remembered: random guesses cannot grow the map.
-        if (name !== undefined) known.set(hash, name);
+        name = active.get(hashKey(key)) as string | undefined;
+        if (name !== undefined) known.add(key, name);
       }
       return name;
     },

@@ -1,10 +1,8 @@
 // The `inventory` table behind GET /v1/inventory. Only this module writes it, and only
-// with rows that applyEvent made.
+// with rows that applyEvent made (the batch planner's, or a replay's).
 import type { Db } from '../database.ts';
 import type { PetStatus } from '../../domain/events.ts';
-import type { AppliedEvent } from '../../domain/events.ts';
-import { applyEvent } from '../projection.ts';
-import type { Entry } from '../port.ts';
+import type { Entry } from '../projection.ts';
 
 const COLUMNS = 'pet_id, quantity, status, version, updated_at';
 
@@ -17,8 +15,8 @@ function toEntry([petId, quantity, status, version, updatedAt]: Row): Entry {
 export interface ProjectionTable {
   get(petId: bigint): Entry | undefined;
   list(): Entry[];
-  /** Applies an event to its entry and writes the result. */
-  apply(entry: Entry | undefined, event: AppliedEvent): Entry;
+  /** Writes an entry's row (applyEvent's result). */
+  put(entry: Entry): void;
   /** Writes a shadow table with exactly these entries and swaps it in: call inside a
    * transaction, so that readers never see it half-built. */
   replaceAll(entries: Iterable<Entry>): void;
@@ -41,11 +39,7 @@ export function makeProjectionTable(db: Db, table = 'inventory'): ProjectionTabl
       return row && toEntry(row);
     },
     list: () => (list.all() as Row[]).map(toEntry),
-    apply(entry, event) {
-      const next = applyEvent(entry, event);
-      upsert.run(next);
-      return next;
-    },
+    put: (entry) => void upsert.run(entry),
     replaceAll(entries) {
       // The shadow gets the table's own definition (constraints and indexes included),
       // as the migrations left it.

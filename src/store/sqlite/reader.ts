@@ -13,20 +13,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from '../database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type {
-  AdjustmentRow,
-  AuditFilter,
-  ChainRow,
-  Entry,
-  InventoryRow,
-  KeyChainRow,
-  KeyHistory,
-  KeyRecord,
-  LogHead,
-  LogView,
-  ReplayRow,
-  SeqRange,
-} from '../port.ts';
+import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
+import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
+import type { KeyRecord } from '../history-copy.ts';
+import type { Entry, InventoryRow } from '../projection.ts';
 import { makeEntryReader } from './entry-reader.ts';
 import { makeIdempotencyReader, type IdempotencyTable } from './idempotency-table.ts';
 import { makeKeyReader, type KeyReader } from './key-table.ts';
@@ -83,9 +73,11 @@ export interface Reader {
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
 
-export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages: boolean }): Reader {
+/** ownCommits: how many commits this process made through another connection (the
+ * writer thread's), when it writes through one (makeChangeToken). */
+export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages: boolean; ownCommits?: () => number }): Reader {
   const currentEntry = makeEntryReader(pointDb, makeProjectionTable(pointDb));
-  const changeToken = makeChangeToken(pointDb);
+  const changes = makeChangeToken(pointDb, options.ownCommits);
   const ping = pointDb.prepare('SELECT 1').pluck();
   const hashAt = pointDb.prepare('SELECT hash FROM events WHERE seq = ?').pluck();
   const scanProjection = makeProjectionTable(scanDb);
@@ -191,8 +183,8 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
       }
       return found;
     },
-    changeToken,
-    keys: makeKeyReader(pointDb, changeToken),
+    changeToken: changes.current,
+    keys: makeKeyReader(pointDb, changes),
     idempotency: makeIdempotencyReader(pointDb),
     ping: () => void ping.get(),
     hashAt: (seq) => hashAt.get(seq) as string | undefined,

@@ -11,7 +11,8 @@
 import { openDatabase, WAL_LIMIT_BYTES, type Db, type OpenOptions } from '../database.ts';
 import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
-import { StoreUnavailable, type InventoryStore, type StorageStatus } from '../port.ts';
+import { StoreUnavailable, type StorageStatus } from '../health.ts';
+import type { InventoryStore } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
 import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reader.ts';
@@ -19,7 +20,7 @@ import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
 import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
-import { startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
+import { commitCounter, startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
 export interface StoreDeps {
@@ -41,6 +42,8 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     createFirst: (name, createdBy) => writer.createFirstKey(name, createdBy, at()),
     revoke: (name, revokedBy) => writer.revokeKey(name, revokedBy, at()),
     authenticate: async (key) => reader.keys.authenticate(key),
+    // A point read on this thread, which never waits for the write lock.
+    verdictNow: (key) => reader.keys.authenticate(key) ?? null,
     list: async () => reader.keys.list(),
     count: async () => reader.keys.count(),
   };
@@ -57,8 +60,6 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     },
     changeToken: async () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
-    entries: () => reader.entries(),
-    lastSeq: () => reader.lastSeq(),
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),
@@ -140,10 +141,11 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   // The thread opens the file first, by the same rules (openDatabase): it creates and
   // migrates it unless told to use it as it is, so that the readers find the current schema.
   const start = options.startWriter ?? startWriterThread;
-  const first = await start(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated);
+  const commits = commitCounter();
+  const first = await start(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated, commits);
   // A thread started again after a crash uses the database as it is: if the file
   // vanished meanwhile, a new empty one must not take its place.
-  const supervised = superviseWriter(first, () => start(path, { readonly: options.readonly, mustExist: true }));
+  const supervised = superviseWriter(first, () => start(path, { readonly: options.readonly, mustExist: true }, undefined, commits));
   // Checked on this thread too, before anything is sent: writes and readiness answer
   // 503 at once once the path no longer names the file (the thread checks every batch
   // again just before it commits), and no new thread is started onto another file.
@@ -191,7 +193,8 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     throw error;
   }
   const readers = [point, scan];
-  const store = assemble(makeReader(point, scan, { yieldBetweenPages: true }), writer, now);
+  const reader = makeReader(point, scan, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
+  const store = assemble(reader, writer, now);
   return {
     ...store,
     async close() {

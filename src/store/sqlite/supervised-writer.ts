@@ -3,7 +3,7 @@
 // store says why (readiness answers 503 with it), and the next write probe starts a new
 // thread, by the same open rules as the first (never creating a database that vanished).
 // Until a new thread opened, the reason and the failed restart's cause are kept.
-import { StoreUnavailable } from '../port.ts';
+import { StoreUnavailable } from '../health.ts';
 import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
 
 export type SupervisedWriter = AsyncWriter & {

@@ -2,11 +2,13 @@
 // writer's synchronous functions become asynchronous ones with the same arguments.
 import { Worker } from 'node:worker_threads';
 import type { OpenOptions } from '../database.ts';
-import { StoreUnavailable, type Outcome } from '../port.ts';
+import type { Outcome } from '../event-log.ts';
+import { StoreUnavailable } from '../health.ts';
 import { fromWire, type WireError } from './errors.ts';
 import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
 import type { Writer } from './writer.ts';
+import { WORKER_ENTRY } from './worker-entry.ts';
 
 export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
   close(): Promise<void>;
@@ -26,14 +28,22 @@ export type ThreadWriter = AsyncWriter & {
 
 export type StartWriter = typeof startWriterThread;
 
+/** A count the writer thread adds one to after each operation that may have committed,
+ * before it answers: the main thread reads it (Atomics.load) to know that its process
+ * wrote, without a message or a statement. Kept by the store across thread restarts. */
+export function commitCounter(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(4));
+}
+
 /** Resolves once the thread has opened (and, unless told not to, migrated) the database. */
 export function startWriterThread(
   path: string,
   options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
   onMigrated?: (applied: string[]) => void,
+  commits: Int32Array = commitCounter(),
 ): Promise<ThreadWriter> {
   const shared = walShared();
-  const worker = new Worker(new URL('./worker-boot.mjs', import.meta.url), { workerData: { path, options, shared: shared.buffer } });
+  const worker = new Worker(WORKER_ENTRY, { workerData: { path, options, shared: shared.buffer, commits } });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: StoreUnavailable | undefined;

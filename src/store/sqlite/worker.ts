@@ -12,10 +12,12 @@ import type { Request, Reply } from './worker-protocol.ts';
 import { makeWriter, type Writer } from './writer.ts';
 
 const port = parentPort!;
-const { path, options, shared } = workerData as {
+const { path, options, shared, commits } = workerData as {
   path: string;
   options: Pick<OpenOptions, 'readonly' | 'mustExist'>;
   shared: SharedArrayBuffer;
+  /** commitCounter (worker-client.ts): one more after each operation that may have committed. */
+  commits: Int32Array;
 };
 const wal = walShared(shared);
 // How often an idle writer looks at the log's size: a pinned log shrinks within this
@@ -76,6 +78,9 @@ port.on('message', (request: Request) => {
   } catch (error) {
     reply = { id: request.id, ok: false, error: toWire(error) };
   }
+  // Before the answer: whoever hears of this commit finds the count moved already. A
+  // failed operation may have committed too (its commit's outcome unknown); a probe never does.
+  if (request.op !== 'probeWrite') Atomics.add(commits, 0, 1);
   Atomics.sub(wal.queued, 0, 1);
   port.postMessage(reply);
 });

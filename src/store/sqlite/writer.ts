@@ -4,7 +4,9 @@
 // serve both.
 import type { Db } from '../database.ts';
 import type { Revocation } from '../keys.ts';
-import { StoreUnavailable, type Appended, type BatchOptions, type Entry, type Outcome, type ReplayRow, type Submission } from '../port.ts';
+import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
+import { StoreUnavailable } from '../health.ts';
+import type { Entry } from '../projection.ts';
 import { applyEvent } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';

@@ -1,0 +1,71 @@
+// The auditors' role of the storage port: what the read-only operator commands
+// (verify-log, audit, stock-at, rebuild's check) read, each from one snapshot.
+import type { SeqRange, ReplayRow } from './event-log.ts';
+import type { KeyRecord } from './history-copy.ts';
+import type { Entry } from './projection.ts';
+
+/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
+export type KeyChainRow = [
+  seq: bigint,
+  type: string,
+  name: string,
+  keyHash: string,
+  recordedAt: string,
+  actor: string,
+  prevHash: string,
+  hash: string,
+];
+
+/** What verify-log checks beside the events, read from one snapshot. */
+export interface KeyHistory {
+  /** The key log by seq. */
+  events: KeyChainRow[];
+  /** The api_keys rows, which the key log must account for exactly. */
+  keys: KeyRecord[];
+  /** The highest seq each log ever handed out (sqlite_sequence, the chain heads): above
+   * the newest row, the newest rows were cut off. */
+  counters: { events: number; keys: number };
+}
+
+/** The newest event and the newest key event: the digests an auditor keeps. */
+export interface LogHead {
+  /** 0 and 64 zeros for an empty log. */
+  seq: number;
+  hash: string;
+  /** The newest event's time; null for an empty log. */
+  recordedAt: string | null;
+  keys: { seq: number; hash: string };
+}
+
+/** A row of the stock_adjustments view, integers as BigInt. */
+export type AdjustmentRow = Record<
+  'seq' | 'recorded_at' | 'pet_id' | 'previous_quantity' | 'quantity' | 'delta' | 'actor' | 'request_id',
+  bigint | number | string | null
+>;
+
+export interface AuditFilter {
+  pet?: bigint;
+  actor?: string;
+  /** Inclusive, as recorded_at writes times. */
+  since?: string;
+  /** Exclusive. */
+  until?: string;
+}
+
+/** One consistent view of the log and the projection (a rebuild's --check reads it). */
+export interface LogView {
+  lastSeq: number;
+  replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
+  entries(): Promise<Entry[]>;
+}
+
+export interface AuditReads {
+  /** The key log, the keys and the sequence counters, from one snapshot. */
+  keyHistory(): Promise<KeyHistory>;
+  /** The heads of the event log and of the key log, from one snapshot. */
+  logHead(): Promise<LogHead>;
+  /** Rows of stock_adjustments by seq. */
+  stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  /** Runs read against one snapshot of the log and the projection. */
+  snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,135 @@
+// The event log's role of the storage port: appending batches of decided events
+// (emmett's appendToStream: the caller decides against the entry it loaded and appends
+// with the version it expects; the store checks that version inside its transaction and
+// reports a VersionConflict when another writer came first) and reading the log back in
+// ranges: replays, the hash chain, the change feed.
+import type { DomainEvent, EventMeta, RecordedEvent } from '../domain/events.ts';
+import type { RecordRequest } from './idempotency.ts';
+import type { Entry } from './projection.ts';
+
+/** Events for one pet, decided against the entry at expectedVersion (0: not tracked). */
+export interface StreamAppend {
+  petId: bigint;
+  expectedVersion: number;
+  events: DomainEvent[];
+}
+
+/** What one command (or one operator's file of commands) appends: all or nothing. */
+export interface Submission {
+  meta: EventMeta;
+  recordedAt: string;
+  appends: StreamAppend[];
+  /** The answer to record with the events (a request with an Idempotency-Key): a key
+   * already used fails the submission with IdempotencyKeyTaken, nothing written. A
+   * submission may record an answer and append nothing (a 404 or 412). */
+  idempotency?: RecordRequest;
+}
+
+export interface Appended {
+  entry: Entry;
+  events: RecordedEvent[];
+}
+
+export interface BatchOptions {
+  /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
+   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. On
+   * PostgreSQL every round trip of the batch is bounded by it, and no COMMIT is sent
+   * after it. */
+  waitUntil?: number;
+  /** Called once the store can no longer promise that the batch will not commit: just
+   * before COMMIT is sent (PostgreSQL), or when the batch is handed to the writer thread
+   * (SQLite). A client answered after that without the batch's result cannot be told
+   * that nothing was written. */
+  onCommitting?: () => void;
+}
+
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** The entry is no longer at the version the append was decided against. */
+export class VersionConflict extends Error {
+  constructor(
+    readonly petId: bigint,
+    readonly expected: number,
+    readonly actual: number | undefined,
+  ) {
+    super(`pet ${petId} is at version ${actual ?? 'unknown'}, not ${expected} as decided`);
+    this.name = 'VersionConflict';
+  }
+}
+
+/** Where a batch whose commit could not be confirmed left the chain, to look it up later. */
+export interface UnconfirmedBatch {
+  /** The seq and hash the batch's last event has if it committed; undefined when it appended no event. */
+  seq?: bigint;
+  hash?: string;
+  /** PostgreSQL: the server process of the connection that sent the COMMIT. */
+  backendPid?: number;
+}
+
+/**
+ * A batch's COMMIT was sent (or the disk failed while it was written) and its result
+ * could not be seen: it may or may not have been applied. Unlike every other 503, the
+ * client cannot be told that nothing was written.
+ */
+export class CommitUnconfirmed extends Error {
+  override name = 'CommitUnconfirmed';
+  constructor(
+    readonly batch: UnconfirmedBatch,
+    options?: { cause?: unknown },
+  ) {
+    super('the commit was sent but its result could not be confirmed', options);
+  }
+}
+
+/** An event row as a replay reads it (integers as BigInt). */
+export type ReplayRow = [seq: bigint, petId: bigint, version: bigint, type: string, data: string, recordedAt: string];
+
+/** An event row with its chain columns, as verify-log reads it (integers as BigInt). */
+export type ChainRow = [
+  seq: bigint,
+  petId: bigint,
+  version: bigint,
+  type: string,
+  data: string,
+  actor: string,
+  requestId: string,
+  recordedAt: string,
+  prevHash: string | null,
+  hash: string | null,
+];
+
+export interface SeqRange {
+  after?: number;
+  upTo?: number;
+}
+
+export interface EventLog {
+  /**
+   * Appends the submissions in ONE transaction and one commit, each all-or-nothing on
+   * its own: events get their seq and hash-chain link, and the projection is updated
+   * with them. A submission whose expected version does not match fails with
+   * VersionConflict; once a submission failed on a pet, later ones of the batch on that
+   * pet fail too (they were decided against its result): with a VersionConflict when it
+   * conflicted, else with its error. Rejects, leaving nothing,
+   * when the batch as a whole could not be committed (the lock, the disk).
+   */
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
+  /**
+   * What became of a batch that rejected with CommitUnconfirmed, once the database can
+   * tell: 'committed' when its last event is in the log with its hash; 'unknown' for a
+   * batch that appended no event (only stored answers of refusals). On PostgreSQL it
+   * first waits until the server process that received the COMMIT is gone, so that a
+   * COMMIT still queued there cannot land after the look. Rejects while the database does
+   * not answer (call again later).
+   */
+  commitOutcome(batch: UnconfirmedBatch): Promise<'committed' | 'not committed' | 'unknown'>;
+  replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
+  /** Every event with its hash-chain columns, by seq. */
+  chainRows(): AsyncIterable<ChainRow[]>;
+  /**
+   * At most limit events with seq > after, by seq, with their chain columns: one page of
+   * the change feed, read by one statement (no read transaction outlives it). A seq that
+   * is visible implies that every smaller one is (seqs commit in order).
+   */
+  eventsAfter(after: bigint, limit: number): Promise<ChainRow[]>;
+}

@@ -1,0 +1,100 @@
+// The health role of the storage port: whether the database answers and can take
+// writes, what an error of its driver means for a client, and what readiness and the
+// metrics show of it (its write-ahead log on SQLite; its pool and notification
+// connection on PostgreSQL).
+
+/**
+ * The store knows it cannot take writes now (its writer stopped) without trying. A
+ * write that was under way when it stopped may or may not have been committed: it was
+ * not acknowledged, and the client may retry (a PATCH sets a quantity, so a retry
+ * cannot count twice).
+ */
+export class StoreUnavailable extends Error {
+  override name = 'StoreUnavailable';
+}
+
+/** The database did not answer within the request's time; nothing of it was written. */
+export class DeadlinePassed extends StoreUnavailable {
+  override name = 'DeadlinePassed';
+  constructor(what = 'the database did not answer in time') {
+    super(what);
+  }
+}
+
+/** What readiness shows of the storage's write-ahead log. */
+export interface StorageStatus {
+  /** The log's size now. */
+  walBytes: number;
+  /** What an idle service checkpoints the log back to (or below). */
+  walLimitBytes: number;
+  /**
+   * For how long checkpoints have been held back, null when they are not: the log has
+   * frames that cannot be copied back (or cannot be emptied) because a read transaction
+   * still reads an older snapshot. SQLite does not name the readers of other processes,
+   * so this is the stand-in for the age of the oldest open read transaction.
+   */
+  walCheckpointBlockedForMs: number | null;
+}
+
+/** A connection pool's state (node-postgres's counts). */
+export interface PoolStatus {
+  /** Connections open, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
+/** The connection that hears other instances' commits, and the last commit heard of. */
+export interface NotificationStatus {
+  /** up: heartbeats come back; overdue: one is late, so the cache is checked against the
+   * database on every read; down: no connection (reconnecting). */
+  state: 'up' | 'overdue' | 'down';
+  /** Since when it is in that state (ISO 8601). */
+  since: string;
+  lastHeartbeatAt: string | null;
+  /** When this instance last saw a commit (its own or another's); null: none since start. */
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
+}
+
+export interface ConnectionStatus {
+  pool: { inUse: number; idle: number; waiting: number };
+  notifications: Omit<NotificationStatus, 'lastCommitSeenAt' | 'lastCommitSeenAgeSeconds'>;
+  lastCommitSeenAt: string | null;
+  lastCommitSeenAgeSeconds: number | null;
+}
+
+export interface StorageFault {
+  kind: 'contention' | 'storage';
+  /** The driver's own code, for the log (SQLITE_FULL, …). */
+  code: string;
+}
+
+export interface StoreHealth {
+  /** Rejects when the database does not answer. */
+  ping(): Promise<void>;
+  /**
+   * A real write that needs new space, undone: rejects while the database cannot take
+   * writes. A store whose writer stopped starts a new one here (the health check calls
+   * this at most once a second while writes fail).
+   */
+  probeWrite(): Promise<void>;
+  /** Why the store knows it cannot take writes now (its writer stopped, its file is no
+   * longer at its path), without trying; undefined when it can try. */
+  unavailable(): string | undefined;
+  /** The write-ahead log's state; undefined for a store without one (in memory). */
+  storageStatus(): StorageStatus | undefined;
+  /** The connection pool's state, for a store that keeps one. */
+  poolStatus?(): PoolStatus;
+  /** What readiness shows of a store shared by instances over connections (PostgreSQL):
+   * its pool, its notification connection and the last change it saw. */
+  connectionStatus?(): ConnectionStatus;
+  /**
+   * What an error this store raised means for a client: contention (another writer held
+   * the lock too long) or a storage fault (a full disk, a read-only or broken file), both
+   * "not now" (503) rather than "broken" (500); undefined for anything else. Each adapter
+   * knows its own driver's codes; nothing above the port does.
+   */
+  fault(error: unknown): StorageFault | undefined;
+}
