@@ -3,7 +3,7 @@
 // true of the example database (test/kit/auditors-guide.ts).
 import pg from 'pg';
 import * as assert from 'uvu/assert';
-import { openStore } from '../src/store/open.ts';
+import { openStore } from './kit/stores.ts';
 import { tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openStore } from '../src/store/open.ts';
+import { openStore } from './kit/stores.ts';
 import { commandsOn, trackPets } from './kit/fixtures.ts';
 import { createDatabase, startPostgres } from '../scripts/embedded-postgres.ts';
 import { freshPostgresDatabase, postgresServerUrl, type TestDatabase } from './kit/postgres-server.ts';

@@ -12,7 +12,7 @@ import type { Command } from '../../src/domain/decide.ts';
 import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import { setQuantityCommand } from '../../src/http/preconditions.ts';
-import { openStore } from '../../src/store/open.ts';
+import { openStore } from './stores.ts';
 import { commandsOn, createKey, entriesOf, lastSeqOf } from './fixtures.ts';
 import { root } from './paths.ts';
 import { recomputeChain, withFile } from './tamper.ts';

@@ -6,6 +6,9 @@ import type { InventoryStore } from '../../src/store/port.ts';
 import { postgresTarget } from './postgres-target.ts';
 import { sqliteTarget } from './sqlite-target.ts';
 
+/** A store on a path or URL opened as the operator commands open it: the tests' one way outside a target. */
+export { openStore } from '../../src/store/open.ts';
+
 export interface FreshDatabase {
   /** What --db and INVENTORY_DB take: a file path for SQLite, a URL for PostgreSQL. */
   db: string;
