@@ -6,7 +6,7 @@ import type { InventoryStore } from '../../src/store/port.ts';
 import { postgresTarget } from './postgres-target.ts';
 import { sqliteTarget } from './sqlite-target.ts';
 
-/** A store on a path or URL opened as the operator commands open it: the tests' one way outside a target. */
+/** A store on a path (SQLite) or URL (PostgreSQL), by the application's own openStore: the tests' one way to open one outside a target. */
 export { openStore } from '../../src/store/open.ts';
 
 export interface FreshDatabase {
