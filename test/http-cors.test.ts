@@ -81,8 +81,7 @@ allowed('a preflight on a path that does not exist is answered as the path is: 4
     ['/V1/Inventory', 'GET'],
   ] as const) {
     const res = await preflight(t, SHOP, path, method);
-    assertErrorShape(res, 404, ERROR_CODES, `preflight on ${path}`);
-    assert.is(res.json<{ code: string }>().code, 'not_found', path);
+    assertErrorShape(res, 404, 'not_found', `preflight on ${path}`);
     assertNoCors(res, `preflight on ${path}`);
   }
   for (const path of ['/v1/inventory/7', '/v1/inventory', '/healthz', '/docs']) {

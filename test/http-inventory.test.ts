@@ -163,9 +163,7 @@ const ifMatch = appSuite('PATCH with If-Match', { given: (t) => t.track(7, 3) })
 ifMatch('the current version matches; a stale one is 412 and writes nothing', async ({ t }) => {
   assert.is((await t.patch(7, { quantity: 4 }, { 'If-Match': '"1"' })).status, 200);
   const stale = await t.patch(7, { quantity: 5 }, { 'If-Match': '"1"' });
-  assert.is(stale.status, 412);
-  assert.is(stale.json<ErrorBody>().code, 'precondition_failed');
-  assert.is(stale.json<ErrorBody>().status, 412);
+  assertErrorShape(stale, 412, 'precondition_failed');
   assert.is((await t.events()).length, 2);
   assert.is((await t.get()).json<ItemBody[]>()[0]?.quantity, 4);
 });

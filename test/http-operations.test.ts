@@ -91,15 +91,13 @@ open('GET /healthz is up; /readyz is ready, and 503 once the service shuts down'
   } else assert.is(storage, undefined, 'no storage detail for a store without a log or connections');
   t.accepting = false;
   const res = await t.request({ path: '/readyz' });
-  assert.is(res.status, 503);
-  assert.is(res.json<ErrorBody>().code, 'unavailable');
+  assertErrorShape(res, 503, 'unavailable');
   assert.is((await t.request({ path: '/healthz' })).status, 200);
 });
 
 open('a wrong method on them is 405 with Allow', async ({ t }) => {
   const res = await t.request({ method: 'POST', path: '/healthz' });
-  assert.is(res.status, 405);
-  assert.is(res.json<ErrorBody>().code, 'method_not_allowed');
+  assertErrorShape(res, 405, 'method_not_allowed');
   assert.is(res.headers.allow, 'GET, HEAD, OPTIONS');
 });
 

@@ -4,12 +4,11 @@
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type Idempotent } from '../src/commands.ts';
 import { itemJson } from '../src/http/inventory-json.ts';
-import { openStore } from '../src/store/open.ts';
 import { trackPets } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
 import { execute, query } from './kit/sql.ts';
-import type { FreshDatabase } from './kit/stores.ts';
+import { openStore, type FreshDatabase } from './kit/stores.ts';
 import { targetSuites } from './kit/suites.ts';
 
 const scripts = targetSuites<{ fresh: FreshDatabase }>('operator commands and the idempotency records', {

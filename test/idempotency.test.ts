@@ -10,9 +10,8 @@ import { readConfig } from '../src/config.ts';
 import { expireIdempotency } from '../src/idempotency-expiry.ts';
 import { makeMetrics } from '../src/metrics.ts';
 import { IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
-import type { ErrorBody } from './kit/http.ts';
+import { assertErrorShape, send, type ErrorBody } from './kit/http.ts';
 import { createKey } from './kit/fixtures.ts';
-import { send } from './kit/http.ts';
 import type { TestApp } from './kit/app.ts';
 import { defaultTarget } from './kit/stores.ts';
 import { appSuite } from './kit/suites.ts';
@@ -73,7 +72,7 @@ retries('a 404 and a 412 are stored and replayed before the entry is looked at',
   assert.is(replayed.status, 404);
   assert.is(replayed.headers['idempotent-replayed'], 'true');
   assert.is(replayed.text, missing.text);
-  assert.is(replayed.json<ErrorBody>().code, 'pet_not_found');
+  assertErrorShape(replayed, 404, 'pet_not_found');
 
   const stale = await t.patch(2, { quantity: 3 }, keyed('k412', { 'If-Match': '"7"' }));
   assert.is(stale.status, 412);
@@ -111,12 +110,10 @@ retries('precedence: a bad key is a 400 judged with the body, after the media ty
   await t.track(1, 5);
   const bad = keyed('has space');
   // The body's own 400 comes first, then the key's, before 404 and 412.
-  assert.is((await t.patch(1, { quantity: -1 }, bad)).json<ErrorBody>().code, 'invalid_body');
-  const untracked = await t.patch(9, { quantity: 1 }, bad);
-  assert.is(untracked.status, 400);
-  assert.is(untracked.json<ErrorBody>().code, 'invalid_idempotency_key');
-  assert.is((await t.patch(1, { quantity: 1 }, { ...bad, 'If-Match': '"9"' })).json<ErrorBody>().code, 'invalid_idempotency_key');
-  assert.is((await t.patch('abc', { quantity: 1 }, bad)).json<ErrorBody>().code, 'invalid_pet_id');
+  assertErrorShape(await t.patch(1, { quantity: -1 }, bad), 400, 'invalid_body');
+  assertErrorShape(await t.patch(9, { quantity: 1 }, bad), 400, 'invalid_idempotency_key', 'an untracked pet');
+  assertErrorShape(await t.patch(1, { quantity: 1 }, { ...bad, 'If-Match': '"9"' }), 400, 'invalid_idempotency_key', 'a stale If-Match');
+  assertErrorShape(await t.patch('abc', { quantity: 1 }, bad), 400, 'invalid_pet_id');
   assert.is((await t.patch(1, { quantity: 1 }, { ...bad, 'Content-Type': 'text/plain' })).status, 415);
   assert.is((await t.patch(1, { quantity: 1 }, { ...bad, Authorization: 'Bearer nope' })).status, 401);
   assert.is((await t.events()).length, 1);
@@ -171,7 +168,7 @@ retries('the same key sent many times at once: one event, the others replays or 
   assert.is(appended.length, 1);
   for (const r of answers) {
     if (r.status === 409) {
-      assert.is(r.json<ErrorBody>().code, 'idempotency_key_in_flight');
+      assertErrorShape(r, 409, 'idempotency_key_in_flight');
       assert.is(r.headers['retry-after'], '1');
     } else assert.is(r.status, 200);
   }
@@ -263,8 +260,7 @@ retries('fuzzing the header: a valid key is carried out once, anything else is 4
           const again = await t.patch(1, { quantity: 1 }, keyed(header));
           assert.is(again.headers['idempotent-replayed'], 'true');
         } else {
-          assert.is(res.status, 400, header);
-          assert.is(res.json<ErrorBody>().code, 'invalid_idempotency_key');
+          assertErrorShape(res, 400, 'invalid_idempotency_key', header);
         }
         assert.is((await t.events()).length, events);
       },
@@ -281,8 +277,7 @@ retries('a repeated header is refused', async ({ t }) => {
     headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json', 'Idempotency-Key': ['a', 'b'] as unknown as string },
     body: '{"quantity":1}',
   });
-  assert.is(res.status, 400);
-  assert.is(res.json<ErrorBody>().code, 'invalid_idempotency_key');
+  assertErrorShape(res, 400, 'invalid_idempotency_key');
 });
 
 retries('expiry runs in steps of a few rows until nothing expired is left', async ({ t }) => {

@@ -12,7 +12,6 @@ import * as assert from 'uvu/assert';
 import { openDatabase } from '../src/store/sqlite/database.ts';
 import { formatDigest, type Digest } from '../src/store/hash-chain.ts';
 import { loadMigrations, migrate } from '../src/store/sqlite/migrate.ts';
-import { openStore } from '../src/store/open.ts';
 import { migratePostgres, postgresMigrations } from '../src/store/postgres/schema.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import type { InventoryStore } from '../src/store/port.ts';
@@ -21,7 +20,7 @@ import { commandsOn } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { freshPostgresDatabase } from './kit/postgres-server.ts';
 import { runScriptSync } from './kit/scripts.ts';
-import type { FreshDatabase } from './kit/stores.ts';
+import { openStore, type FreshDatabase } from './kit/stores.ts';
 import { targetSuites, type OnTarget } from './kit/suites.ts';
 import { rewriteKeyChainSql } from './kit/tamper.ts';
 

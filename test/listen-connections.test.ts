@@ -8,7 +8,7 @@ import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openStore as openCommandStore } from '../src/cli/common.ts';
-import { openStore } from '../src/store/open.ts';
+import { openStore } from './kit/stores.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { root, scriptPath } from './kit/paths.ts';
 

@@ -5,10 +5,10 @@
 // commands run in read-only transactions.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { openStore } from './kit/stores.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
 import { noDatabase, query } from './kit/sql.ts';
-import { openStore } from '../src/store/open.ts';
 import { postgresMigrations } from '../src/store/postgres/schema.ts';
 import { killAll, spawnService, WAIT_MS, withTimeout } from './kit/service.ts';
 

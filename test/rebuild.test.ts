@@ -15,7 +15,8 @@ import { lastSeqOf } from './kit/fixtures.ts';
 
 const PETS = 20;
 
-async function openStore(target: StoreTarget, path: string) {
+/** The target's store on path, with a command handler on it. */
+async function storeWithCommands(target: StoreTarget, path: string) {
   const store = await target.open(path);
   return { store, commands: makeCommandHandler({ store, now: Date.now }) };
 }
@@ -48,7 +49,7 @@ const onFreshDatabase = {
 const rebuild = targetSuites<{ path: string; cleanup: () => Promise<void> }>('rebuild-projection under writes', onFreshDatabase);
 
 rebuild('an event another process appends during the replay is caught up before the swap', async ({ target, path }) => {
-  const service = await openStore(target, path);
+  const service = await storeWithCommands(target, path);
   await trackAll(service.commands, PETS);
   const operator = await target.open(path);
   let wrote = false;
@@ -75,7 +76,7 @@ rebuild('an event another process appends during the replay is caught up before 
 });
 
 rebuild('with the service running and writing: acknowledged writes survive three rebuilds, GET never shrinks', async ({ target, path }) => {
-  const seed = await openStore(target, path);
+  const seed = await storeWithCommands(target, path);
   const key = await seed.store.keys.create('load', 'test');
   await trackAll(seed.commands, PETS, 0);
   // Enough history that each rebuild's replay takes a while, so writes land during it.
@@ -160,7 +161,7 @@ const swap = targetSuites<{ path: string; cleanup: () => Promise<void> }>(
 );
 
 swap('while 40 000 entries are rebuilt, the head is never held for more than a fraction of it', async ({ target, path }) => {
-  const seed = await openStore(target, path);
+  const seed = await storeWithCommands(target, path);
   const ENTRIES = 40_000;
   await trackAll(seed.commands, ENTRIES);
   // The projection drifted: the rebuild has something to write.

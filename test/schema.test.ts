@@ -14,6 +14,7 @@ import { loadMigrations, migrate } from '../src/store/sqlite/migrate.ts';
 import { tempDir, type TempDir } from './kit/paths.ts';
 import { runScript, type ScriptResult as Result } from './kit/scripts.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout } from './kit/service.ts';
+import { needing, type Tool } from './kit/tools.ts';
 
 const LATEST = loadMigrations().at(-1)!.version;
 /** The version before the latest (numbers may leave gaps: a migration of a branch not yet merged). */
@@ -275,15 +276,29 @@ function readOnlyDir(dir: string): (() => void) | string {
   return () => execFileSync('chattr', ['-i', dir]);
 }
 
-causes('a read-only directory: readers and writers name it, instead of a schema version', async (ctx) => {
+/** A directory made read-only here (root needs chattr, which some filesystems refuse): tried once, on a scratch directory. */
+const readOnlyDirectories: Tool = {
+  name: 'a read-only directory',
+  ci: false,
+  missing() {
+    const scratch = tempDir('inventory-read-only-');
+    try {
+      const undo = readOnlyDir(scratch.dir);
+      if (typeof undo === 'string') return `a read-only directory cannot be made here: ${undo}`;
+      undo();
+      return undefined;
+    } finally {
+      scratch.cleanup();
+    }
+  },
+};
+
+needing(causes, [readOnlyDirectories])('a read-only directory: readers and writers name it, instead of a schema version', async (ctx) => {
   // Closed cleanly, so no -wal or -shm is left: SQLite must create them to open it.
   current(ctx.db);
   assert.not.ok(existsSync(`${ctx.db}-shm`));
   const undo = readOnlyDir(ctx.dir);
-  if (typeof undo === 'string') {
-    console.log(`SKIPPED (loudly): a read-only directory cannot be made here: ${undo}`);
-    return;
-  }
+  if (typeof undo === 'string') return assert.unreachable(`the scratch directory could be made read-only, this one not: ${undo}`);
   try {
     const [reader, writer, upgrader] = openErrors(ctx.db);
     const creator = openErrors(join(ctx.dir, 'other.db'))[2];

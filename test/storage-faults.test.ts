@@ -42,8 +42,7 @@ faults('a full disk: 503, nothing half-written, not ready, and ready again by it
 faults('a read-only database: 503, not ready, and ready again when writable', async ({ t }) => {
   const writable = await t.faults().readOnly();
   const res = await t.patch(7, { quantity: 9 });
-  assert.is(res.status, 503);
-  assert.is(res.json<ErrorBody>().code, 'unavailable');
+  assertErrorShape(res, 503, 'unavailable');
   assert.is((await t.events()).length, 1);
   assert.is(await readiness(t), 503);
   assert.match((await t.request({ path: '/readyz' })).json<ErrorBody>().message, /cannot take writes/);

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readLog, seedDatabase, sleep } from './faults/load.ts';
 import { killAll, startService, withTimeout } from './kit/service.ts';
-import { assertErrorShape, type ErrorBody, type ItemBody } from './kit/http.ts';
+import { assertErrorShape, type ItemBody } from './kit/http.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 
 const HOLD_MS = 10_000;
@@ -110,8 +110,7 @@ lock(
     assert.ok(refused.headers['retry-after'], 'Retry-After is sent');
     assert.ok(waited < 6_000, `answered after ${waited} ms`);
     assert.ok(waited >= 4_000, `it waited for the lock (busy_timeout 5 s), not ${waited} ms`);
-    assert.is(second.res.status, 503, second.res.text);
-    assert.is(second.res.json<ErrorBody>().code, 'unavailable');
+    assertErrorShape(second.res, 503, 'unavailable', 'a PATCH queued behind a waiting batch');
     assert.ok(second.waited < 6_000, `a PATCH queued behind a waiting batch answered after ${second.waited} ms`);
 
     await withTimeout(holder.released, HOLD_MS + 5_000, 'the other process to release the lock');

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { startWriterThread, type ThreadWriter } from '../src/store/sqlite/worker-client.ts';
 import { startApp, type TestApp } from './kit/app.ts';
-import type { ErrorBody, ItemBody, Response } from './kit/http.ts';
+import { assertErrorShape, type ErrorBody, type ItemBody, type Response } from './kit/http.ts';
 
 interface Ctx {
   t: TestApp;
@@ -53,8 +53,7 @@ crash('writes and /readyz answer 503 with the reason; reads go on; a new thread 
   await ctx.threads[0]!.terminate();
 
   const write = await patch(ctx, 3);
-  assert.is(write.status, 503);
-  assert.equal(write.json<ErrorBody>().code, 'unavailable');
+  assertErrorShape(write, 503, 'unavailable');
   assert.is(write.headers['retry-after'], '1');
 
   const ready = await get(ctx, '/readyz');

@@ -1,8 +1,8 @@
 // A real Prometheus server (Debian's package) scraping services on 127.0.0.1 every
 // second, and its query API: the dashboard's and the documentation's PromQL are
 // evaluated by Prometheus itself, not by a reading of their text.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tempDir } from './paths.ts';
 import { withTimeout } from './service.ts';
@@ -23,13 +23,6 @@ export interface Prometheus {
   /** A range query over the last `seconds`, one point per `step` seconds. */
   queryRange(expr: string, seconds: number, step: number): Promise<{ metric: Record<string, string>; values: [number, string][] }[]>;
   stop(): Promise<void>;
-}
-
-/** Why Prometheus cannot run here, or undefined when it can. */
-export function prometheusMissing(): string | undefined {
-  if (!existsSync(PROMETHEUS)) return `no Prometheus at ${PROMETHEUS} (apt-get install -y prometheus)`;
-  const version = spawnSync(PROMETHEUS, ['--version'], { encoding: 'utf8', timeout: 10_000 });
-  return version.status === 0 ? undefined : `${PROMETHEUS} --version failed: ${version.stderr}`;
 }
 
 async function freePort(): Promise<number> {

@@ -1,8 +1,9 @@
 // Runs an operator command the way an operator does: the real wrapper script in scripts/,
 // as a child process from the repository's root, with INVENTORY_DB unset unless the test
 // sets it, and every wait bounded.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import type { Readable } from 'node:stream';
 import { root, scriptPath } from './paths.ts';
 
 export interface ScriptOptions {
@@ -57,6 +58,12 @@ export function runScript(name: string, args: string[], options: ScriptOptions =
     child.on('close', (status) => resolve({ what, status, stdout, stderr }));
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
+}
+
+/** Starts scripts/<name> and hands back the process (stdout and stderr piped), for a test that reads it as it runs or signals it. */
+export function spawnScript(name: string, args: string[], options: ScriptOptions = {}): ChildProcessByStdio<null, Readable, Readable> {
+  const { file, argv, spawnOptions } = invocation(name, args, options);
+  return spawn(file, argv, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** runScript, blocking: for the few places that must not yield (a callback that runs inside another command). */

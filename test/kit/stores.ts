@@ -6,6 +6,9 @@ import type { InventoryStore } from '../../src/store/port.ts';
 import { postgresTarget } from './postgres-target.ts';
 import { sqliteTarget } from './sqlite-target.ts';
 
+/** A store on a path (SQLite) or URL (PostgreSQL), by the application's own openStore: the tests' one way to open one outside a target. */
+export { openStore } from '../../src/store/open.ts';
+
 export interface FreshDatabase {
   /** What --db and INVENTORY_DB take: a file path for SQLite, a URL for PostgreSQL. */
   db: string;

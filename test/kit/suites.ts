@@ -20,6 +20,8 @@ export interface TargetHooks<C> {
 export interface TargetSuites<C> {
   (title: string, test: Callback<C>): void;
   only(title: string, test: Callback<C>): void;
+  /** Counted as skipped on every target's suite (kit/tools.ts says why). */
+  skip(title?: string, test?: Callback<C>): void;
   run(): void;
 }
 
@@ -36,6 +38,7 @@ export function targetSuites<C extends object = object>(
   });
   const register = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s(title, test));
   register.only = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s.only(title, test));
+  register.skip = (title?: string, test?: Callback<C & OnTarget>) => suites.forEach((s) => s.skip(title, test));
   register.run = () => suites.forEach((s) => s.run());
   return register;
 }

@@ -1,0 +1,92 @@
+// What the text of docs/auditors.md states about its example (counts of naive and
+// normalized times, the request ids it calls valid, the revoked key's adjustments) is
+// true of the example database (test/kit/auditors-guide.ts).
+import pg from 'pg';
+import * as assert from 'uvu/assert';
+import { openStore } from './kit/stores.ts';
+import { tempDir } from './kit/paths.ts';
+import { freshPostgresDatabase } from './kit/postgres-server.ts';
+import { runScript } from './kit/scripts.ts';
+import { startApp } from './kit/app.ts';
+import { buildExample, pageText, blocks, sqliteRows, postgresRows } from './kit/auditors-guide.ts';
+import { suite } from 'uvu';
+
+const test = suite("the auditors' guide: what its text states");
+
+test('the counts the page states for naive and normalized times are those of the example', async () => {
+  const page = pageText();
+  const claim = /`recorded_at >= '([^']+)'` finds (\d+) events\. With\s+`strftime`, it finds the (\d+)/.exec(page);
+  assert.ok(claim, 'the page states both counts');
+  const [, time, naive, normalized] = claim;
+  const scratch = tempDir('auditors-guide-');
+  try {
+    const db = scratch.path('inventory.db');
+    await buildExample(db);
+    const count = (sql: string) => sqliteRows(db, sql).rows[0]![0];
+    assert.is(count(`SELECT count(*) FROM events WHERE recorded_at >= '${time}'`), naive);
+    assert.is(count(`SELECT count(*) FROM events WHERE recorded_at >= strftime('%Y-%m-%dT%H:%M:%fZ', '${time}')`), normalized);
+  } finally {
+    scratch.cleanup();
+  }
+});
+
+test('the request ids the page calls valid are ones the service keeps', async () => {
+  const page = pageText();
+  const called = [...page.matchAll(/`([^`]+)`(?: and `([^`]+)`)? (?:is a valid one|are\s+valid ones)/g)].flatMap((m) =>
+    [m[1], m[2]].filter((v) => v !== undefined),
+  );
+  assert.ok(called.length > 0, 'the page names valid request ids');
+  const t = await startApp();
+  try {
+    for (const id of called) {
+      const res = await t.get('/v1/inventory', { 'X-Request-Id': id });
+      assert.is(res.headers['x-request-id'], id, `the service keeps the request id ${id}`);
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+test("the revoked key's query lists the adjustments a key made after its revocation, on both stores", async () => {
+  const block = blocks(pageText()).find((b) => b.text.includes('a.recorded_at > k.revoked_at'));
+  assert.ok(block, 'the page has the query');
+  const sql = /"\n([\s\S]*)"\s*$/.exec(block.text)![1]!;
+  const scratch = tempDir('auditors-guide-');
+  const postgres = await freshPostgresDatabase();
+  try {
+    const db = scratch.path('inventory.db');
+    await buildExample(db);
+    assert.equal(sqliteRows(db, sql).rows, [], 'nothing in the example');
+    // Revoked between seq 9 (18:57:41.282Z) and seq 10 (18:57:41.290Z): as if a revocation
+    // had been back-dated there, the two adjustments of store-front after it are listed.
+    const store = await openStore(db, { now: () => Date.parse('2026-11-21T18:57:41.285Z') });
+    try {
+      assert.is(await store.keys.revoke('store-front', 'cli:root'), 'revoked');
+    } finally {
+      await store.close();
+    }
+    const rows = sqliteRows(db, sql);
+    assert.equal(
+      rows.rows.map((r) => [r[0], r[6], r[7]]),
+      [
+        ['10', 'store-front', '2026-11-21T18:57:41.285Z'],
+        ['11', 'store-front', '2026-11-21T18:57:41.285Z'],
+      ],
+    );
+    assert.is((await runScript('migrate', [], { db: postgres.url })).status, 0);
+    const copy = await runScript('copy-store', ['--from', db, '--to', postgres.url]);
+    assert.is(copy.status, 0, copy.stderr);
+    const client = new pg.Client({ connectionString: postgres.url });
+    await client.connect();
+    try {
+      assert.equal(await postgresRows(client, sql), rows, 'the same rows on PostgreSQL, unchanged');
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await postgres.cleanup();
+    scratch.cleanup();
+  }
+});
+
+test.run();

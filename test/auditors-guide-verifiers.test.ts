@@ -1,0 +1,158 @@
+// docs/auditors.md's Python verifier and its auditor's cron, run against tampered copies
+// of the example and a live service (test/kit/auditors-guide.ts).
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import * as assert from 'uvu/assert';
+import { root, tempDir } from './kit/paths.ts';
+import { startApp } from './kit/app.ts';
+import { recomputeChain, withFile } from './kit/tamper.ts';
+import { needing, tools } from './kit/tools.ts';
+import { KEEPING, PAGE_DB, buildExample, pageText, blocks, shell } from './kit/auditors-guide.ts';
+import { suite } from 'uvu';
+
+const test = suite("the auditors' guide: the Python verifier and the cron");
+
+needing(test, [tools.python3])(
+  'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
+  async () => {
+    const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+    const scratch = tempDir('auditors-python-');
+    const dropAll = (raw: Database.Database) => {
+      for (const name of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[])
+        raw.exec(`DROP TRIGGER "${name}"`);
+    };
+    const cases: [string, (raw: Database.Database) => void, RegExp][] = [
+      [
+        'an event removed, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
+        /^BROKEN at seq 6$/,
+      ],
+      [
+        'the newest events cut, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
+        /^BROKEN: events was cut after seq 11$/,
+      ],
+      ['a key deleted', (raw) => raw.exec("DELETE FROM api_keys WHERE name = 'store-front'"), /^BROKEN: \('KeyCreated', 'store-front'\)/],
+      [
+        'a key deleted and created again',
+        (raw) =>
+          raw.exec(`DELETE FROM api_key_events WHERE name = 'store-front';
+          UPDATE api_keys SET created_at = '2026-11-21T18:58:00.000Z' WHERE name = 'store-front';
+          INSERT INTO api_key_events (type, name, key_hash, recorded_at, actor, prev_hash, hash)
+            SELECT 'KeyCreated', name, hash, created_at, created_by, '', '' FROM api_keys WHERE name = 'store-front'`),
+        /^BROKEN at key seq 3$/,
+      ],
+      [
+        'a revocation back-dated',
+        (raw) =>
+          raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
+        /^BROKEN: api_keys row store-front does not match the key log$/,
+      ],
+    ];
+    try {
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      for (const [what, tamper, verdict] of cases) {
+        const db = scratch.path(`${what.replaceAll(/\W+/g, '-')}.db`);
+        await buildExample(db);
+        withFile(db, (raw) => {
+          dropAll(raw);
+          tamper(raw);
+        });
+        const r = shell(`python3 verify_chain.py ${PAGE_DB}`, db, { cwd: scratch.dir });
+        assert.is(r.status, 1, `${what}: ${r.output}`);
+        assert.match(r.output.trim(), verdict, what);
+        const v = shell('scripts/verify-log', db);
+        assert.is(v.status, 1, `${what}: verify-log: ${v.output}`);
+        assert.match(v.output, /^error: BROKEN at /, what);
+      }
+    } finally {
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.jq, tools.curl, tools.python3])(
+  "the auditor's cron keeps the service's head digests; verify-log and the Python verifier check the kept list",
+  async () => {
+    const page = pageText();
+    const kept = blocks(page).filter((b) => b.heading === KEEPING);
+    assert.equal(
+      kept.map((b) => b.lang),
+      ['crontab', 'sh'],
+    );
+    const python = blocks(page).find((b) => b.lang === 'python')!;
+    // The crontab line: five fields of schedule, then the command, as cron hands it to sh.
+    const line = kept[0]!.text.trim();
+    assert.ok(line.startsWith('*/10 * * * * '), 'every ten minutes');
+    const cron = line.replace(/^(\S+\s+){5}/, '');
+    const checks = kept[1]!.text.trim().split('\n');
+    const scratch = tempDir('auditors-cron-');
+    const t = await startApp();
+    try {
+      writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      // Not spawnSync: the service answering curl runs in this process.
+      const run = (line: string, db = t.db) =>
+        new Promise<{ output: string; status: number | null }>((resolve, reject) => {
+          const child = spawn('bash', ['-c', `exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`], {
+            cwd: root,
+            env: { ...process.env, HOME: scratch.dir },
+            stdio: ['ignore', 'pipe', 'inherit'],
+            timeout: 60_000,
+          });
+          let output = '';
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+          child.on('error', reject);
+          child.on('close', (status) => resolve({ output, status }));
+        });
+      const fetch = async () => {
+        const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
+        assert.is(r.status, 0, r.output);
+      };
+      await fetch();
+      await t.track(7, 3);
+      assert.is((await t.patch(7, { quantity: 4 })).status, 200);
+      await t.keys.create('auditor', 'cli:root');
+      await fetch();
+      const lines = readFileSync(scratch.path('inventory-digests.txt'), 'utf8').trim().split('\n');
+      assert.is(lines.length, 2);
+      assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:1:[0-9a-f]{64}$/);
+      assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:2:[0-9a-f]{64}$/);
+
+      // The kept list as the page checks it, on a consistent copy of the database.
+      const copy = scratch.path('copy.db');
+      const source = new Database(t.db, { readonly: true });
+      try {
+        source.prepare('VACUUM INTO ?').run(copy);
+      } finally {
+        source.close();
+      }
+      const copyAs = (line: string) => line.replace(/^python3 verify_chain\.py/, `python3 ${scratch.path('verify_chain.py')}`);
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 0, `${line}: ${r.output}`);
+        assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
+      }
+      // The newest event cut off, the chain and the counter made consistent again: only the
+      // kept digest catches it, with both.
+      withFile(copy, (raw) => {
+        raw.exec(
+          "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
+        );
+        recomputeChain(raw);
+      });
+      assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 1, `${line}: ${r.output}`);
+        assert.match(r.output, /BROKEN/);
+      }
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+test.run();

@@ -1,0 +1,82 @@
+// Tests that need something outside Node (a browser, Prometheus, the sqlite3 shell, …):
+// registered as usual when it is here; when it is not, registered with uvu's skip, so the
+// summary counts it ("Skipped: N") and the reason is printed once. Under CI (the variable
+// CI set), a missing tool that CI installs (.ci/run's system_packages) is a failing test
+// instead: there a skip would hide a test that should have run.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Callback } from 'uvu';
+import * as assert from 'uvu/assert';
+
+export interface Tool {
+  name: string;
+  /** Why it cannot be used here, or undefined when it can. */
+  missing(): string | undefined;
+  /** CI provides it (.ci/run installs its Debian package): missing under CI is a failure. */
+  ci: boolean;
+}
+
+/** What test.skip needs besides registering: a uvu suite, or targetSuites. */
+export interface Registrar<C> {
+  (title: string, test: Callback<C>): void;
+  skip(title?: string, test?: Callback<C>): void;
+}
+
+/** A command that answers `--version` with exit 0; `debian` names its package, for the reason. */
+function command(name: string, debian: string, file = name): Tool {
+  return {
+    name,
+    ci: true,
+    missing() {
+      const r = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+      if (r.error) return `no ${name} here (apt-get install -y ${debian})`;
+      return r.status === 0 ? undefined : `${file} --version exited ${r.status}: ${r.stderr.trim()}`;
+    },
+  };
+}
+
+export const tools = {
+  chromium: command('chromium', 'chromium', '/usr/bin/chromium'),
+  prometheus: command('prometheus', 'prometheus', '/usr/bin/prometheus'),
+  sqlite3: command('sqlite3', 'sqlite3'),
+  python3: command('python3', 'python3'),
+  jq: command('jq', 'jq'),
+  curl: command('curl', 'curl'),
+  pgDump: command('pg_dump', 'postgresql-client'),
+  pgRestore: command('pg_restore', 'postgresql-client'),
+  /** Linux's per-process status file (peak memory): CI runs on Linux. */
+  procStatus: {
+    name: '/proc/<pid>/status',
+    ci: true,
+    missing: () => (existsSync(`/proc/${process.pid}/status`) ? undefined : 'no /proc/<pid>/status here (not Linux)'),
+  } satisfies Tool,
+};
+
+/** True when the environment says this is a CI run. */
+export function underCi(): boolean {
+  return (process.env.CI ?? '') !== '';
+}
+
+/**
+ * Registers a test that needs tools: as is when all are here; else skipped (the reason
+ * printed once), or, under CI with a missing tool CI installs, a test that fails saying so.
+ */
+export function needing<C>(test: Registrar<C>, needs: Tool[]): (title: string, body: Callback<C>) => void {
+  return (title, body) => {
+    const missing = needs.flatMap((tool) => {
+      const why = tool.missing();
+      return why === undefined ? [] : [{ tool, why }];
+    });
+    if (missing.length === 0) {
+      test(title, body);
+      return;
+    }
+    const reasons = missing.map((m) => m.why).join('; ');
+    if (underCi() && missing.some((m) => m.tool.ci)) {
+      test(title, () => assert.unreachable(`CI installs what this test needs, but: ${reasons}`));
+      return;
+    }
+    console.log(`SKIP "${title}": ${reasons}`);
+    test.skip(title, body);
+  };
+}
