@@ -169,11 +169,17 @@ export const rawCaseArb: fc.Arbitrary<RawCase> = fc
   .map((c) => {
     // A request the server may rightly wait on (incomplete framing, odd line ends or
     // control bytes in the head) is half-closed, so that it is complete as sent.
-    // PRI opens the HTTP/2 connection preface, whose rest llhttp waits for.
+    // PRI opens the HTTP/2 connection preface, whose rest llhttp waits for. So is one
+    // whose own header lines announce a body that the framing then does not send.
     const head = c.method + c.target + c.version + c.lines.join('');
+    const announcesBody = c.framing === 'none' && c.lines.some((line) => /^\s*(transfer-encoding|content-length)\s*:/i.test(line));
     const clean =
+      c.eol === '\r\n' &&
       // eslint-disable-next-line no-control-regex -- the check is for control characters in the head
-      c.eol === '\r\n' && !/[\x00-\x1f]/.test(head) && !['long', 'chunked-cut', 'chunked-bad'].includes(c.framing) && c.method !== 'PRI';
+      !/[\x00-\x1f]/.test(head) &&
+      !['long', 'chunked-cut', 'chunked-bad'].includes(c.framing) &&
+      c.method !== 'PRI' &&
+      !announcesBody;
     return { ...c, halfClose: c.halfClose || !clean };
   });
 
