@@ -32,7 +32,7 @@ export interface Appended {
 
 export interface BatchOptions {
   /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
-   * and rejects with a contention error (SQLITE_BUSY), nothing of it written. On
+   * and rejects with a contention error (fault() says so), nothing of it written. On
    * PostgreSQL every round trip of the batch is bounded by it, and no COMMIT is sent
    * after it. */
   waitUntil?: number;
