@@ -317,8 +317,15 @@ async function idempotencyKeyCost(): Promise<void> {
   );
 }
 
-/** Opens count change feed streams (GET /v1/events as text/event-stream) whose readers take every byte. */
+/**
+ * Opens count change feed streams (GET /v1/events as text/event-stream) whose readers take
+ * every byte. They start at the log's head: what is measured is live delivery, not 300
+ * catch-ups of the whole history the runs before wrote.
+ */
 async function openFeedStreams(port: number, key: string, count: number) {
+  const head = await fetch(`http://127.0.0.1:${port}/v1/log/head`, { headers: { authorization: `Bearer ${key}` } });
+  if (head.status !== 200) throw new Error(`GET /v1/log/head was answered ${head.status}`);
+  const { seq } = (await head.json()) as { seq: number };
   let events = 0;
   let open = 0;
   const requests: ClientRequest[] = [];
@@ -331,7 +338,7 @@ async function openFeedStreams(port: number, key: string, count: number) {
             {
               host: '127.0.0.1',
               port,
-              path: '/v1/events?after=0',
+              path: `/v1/events?after=${seq}`,
               headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
               agent: false,
             },
