@@ -243,6 +243,15 @@ accepted('charset=utf-8 in any case, quoted or not, and a UTF-8 byte order mark'
   });
   assert.is(bom.status, 200, bom.text);
   assert.is(bom.json<ItemBody>().quantity, 6);
+  // One mark is the encoding's; a second one is text, and not JSON.
+  const twice = await t.request({
+    method: 'PATCH',
+    path: '/v1/inventory/7',
+    headers: { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' },
+    body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf]), Buffer.from('{"quantity":1}')]),
+  });
+  assertErrorShape(twice, 400, 'malformed_json');
+  assert.is((await t.get('/v1/inventory/7')).json<ItemBody>().quantity, 6, 'nothing was written');
   const escaped = await t.patch(7, '{"quantity":7}', { 'Content-Type': 'application/json' });
   assert.is(escaped.status, 200);
 });

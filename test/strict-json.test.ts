@@ -38,6 +38,11 @@ reader('reads objects, arrays and scalars, keeping numbers as written', () => {
     ['d', true],
   ]);
   assert.equal(readStrictJson('\ufeff[]'), { ok: true, value: { kind: 'array', items: [] } }, 'a byte order mark is ignored');
+  assert.equal(
+    readStrictJson('\ufeff[]', { byteOrderMark: false }),
+    { ok: false, problem: 'malformed', reason: 'expected a value, found "\ufeff" at line 1, column 1' },
+    'unless the caller dropped one already',
+  );
 });
 
 reader('a member named twice in one object is reported, however spelled or nested', () => {

@@ -110,7 +110,8 @@ function decodeUtf8(bytes: Buffer): string | undefined {
 
 /** JSON text as a ReadBody. A __proto__ member anywhere is refused, not built. */
 function parseJson(text: string): ReadBody {
-  const read = readStrictJson(text);
+  // The decoder dropped a leading byte order mark already: another is not JSON.
+  const read = readStrictJson(text, { byteOrderMark: false });
   if (!read.ok)
     return read.problem === 'duplicate' ? { kind: 'duplicate', member: read.member } : { kind: 'malformed', reason: read.reason };
   const value = valueOf(read.value);

@@ -36,9 +36,11 @@ type Open = { node: JsonNode & { kind: 'array' } } | { node: JsonNode & { kind: 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;
 
-export function readStrictJson(text: string): StrictJsonResult {
-  // RFC 8259 section 8.1: a parser may ignore a byte order mark.
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+export function readStrictJson(text: string, options: { byteOrderMark?: boolean } = {}): StrictJsonResult {
+  // RFC 8259 section 8.1: a parser may ignore a byte order mark. A caller that decoded
+  // the bytes itself (and dropped one there) passes byteOrderMark: false, so that a
+  // second one is not JSON, as JSON.parse says.
+  let i = options.byteOrderMark !== false && text.charCodeAt(0) === 0xfeff ? 1 : 0;
 
   const fail = (what: string): never => {
     throw new Stop({ ok: false, problem: 'malformed', reason: `${what} at ${where(text, i)}` });
