@@ -6,8 +6,7 @@
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport, type KeyRecord } from '../history-copy.ts';
-import type { Entry } from '../projection.ts';
-import { applyEvent } from '../projection.ts';
+import { applyEvent, type Entry } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
 import { writeEntries } from './projection.ts';

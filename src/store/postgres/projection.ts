@@ -15,8 +15,7 @@
 // Only events change the projection, and only while holding the head: a pet that no
 // event touched after the snapshot has the same live row at step 2 as at step 1.
 import type pg from 'pg';
-import { applyEvent } from '../projection.ts';
-import type { Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { inTransaction } from './connection.ts';
 import type { makeReads } from './reads.ts';

@@ -6,8 +6,7 @@
 import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
-import type { Entry } from '../projection.ts';
-import { applyEvent } from '../projection.ts';
+import { applyEvent, type Entry } from '../projection.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 
 export async function importHistory(
