@@ -24,7 +24,12 @@ export interface Load {
 
 /** Starts `node --import tsx ARGS` in root (this checkout by default). */
 export function start(args: string[], env: Record<string, string> = {}, root = ROOT): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  return spawnNode(['--import', 'tsx', ...args], env, root);
+}
+
+/** Starts node with args in root, its stderr passed on; stopped with the bench. */
+function spawnNode(args: string[], env: Record<string, string>, root: string): ChildProcess {
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -47,14 +52,7 @@ export function startService(env: Record<string, string>, root = ROOT, nodeArgs:
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
     built.add(root);
   }
-  const child = spawn(process.execPath, [...nodeArgs, 'dist/server.mjs'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
+  return spawnNode([...nodeArgs, 'dist/server.mjs'], env, root);
 }
 
 /** Waits until the port answers HTTP (any status), at most 20 s. */
