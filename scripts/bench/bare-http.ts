@@ -1,11 +1,35 @@
 // What the bare PATCH servers of npm run bench share, and nothing more: the request read
 // (the pet from the path's last segment, the quantity from the JSON body), the answer,
-// and the event row each appends (hash-chained, as the service's are).
-import { createServer, type ServerResponse } from 'node:http';
+// and the event row each appends (hash-chained, as the service's are). GET /healthz
+// answers at once: probed beside a server's own PATCH load, it shows how long a request
+// that costs nothing waits on this machine under that load (the floor of the service's
+// /healthz latency).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
-/** Listens on 127.0.0.1:port; onPatch gets each request's pet (the path's last segment), quantity and response. */
-export function servePatches(port: string, onPatch: (petId: string, quantity: number, res: ServerResponse) => void): void {
+const HEALTHY = '{"status":"ok"}';
+
+/**
+ * Listens on 127.0.0.1:port; onPatch gets each request's pet (the path's last segment),
+ * quantity and response; a GET of a path in gets (query left out) goes to its handler.
+ */
+export function servePatches(
+  port: string,
+  onPatch: (petId: string, quantity: number, res: ServerResponse) => void,
+  gets: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {},
+): void {
   createServer((req, res) => {
+    if (req.method === 'GET') {
+      const path = req.url!.split('?')[0]!;
+      if (path === '/healthz') {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': HEALTHY.length }).end(HEALTHY);
+        return;
+      }
+      const handler = gets[path];
+      if (handler) {
+        handler(req, res);
+        return;
+      }
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
