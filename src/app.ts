@@ -1,5 +1,7 @@
-// Builds the Koa application from its dependencies; it does not listen (server.ts does),
-// so tests drive app.callback() directly. The middleware order is the data's one road:
+// Builds the Koa application from its dependencies; it does not listen (server.ts does).
+// The app carries its shortcut (http/shortcut.ts), which the node:http server tries
+// before Koa: the plain GET /v1/inventory of a known key, answered from memory as the
+// road below would answer it. The middleware order is the data's one road:
 // metrics -> errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
 // (/v1) -> routes (media type, size, path id, body) -> command (decide, preconditions,
 // append + project in one transaction) -> response.
@@ -14,11 +16,13 @@ import { eventsRouter } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './feed/hub.ts';
 import { errorHandler } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
+import { makeInventoryCache } from './http/inventory-json.ts';
 import { inventoryRouter } from './http/inventory-routes.ts';
 import { logRouter } from './http/log-routes.ts';
 import { operationsRouter } from './http/operations-routes.ts';
 import { allowedMethods } from './http/options.ts';
 import { requestId } from './http/request-id.ts';
+import { inventoryShortcut, type Shortcut } from './http/shortcut.ts';
 import type { Logger } from './logger.ts';
 import { makeMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApi } from './openapi.ts';
@@ -43,6 +47,9 @@ export interface AppDeps {
   idempotencyTtlMs?: number;
 }
 
+/** The Koa app, with the requests it may answer before Koa (see above). */
+export type ServiceApp = Koa & { shortcut?: Shortcut };
+
 export function buildApp({
   store,
   logger,
@@ -52,7 +59,7 @@ export function buildApp({
   metrics = makeMetrics({ store }),
   feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
-}: AppDeps): Koa {
+}: AppDeps): ServiceApp {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
   const commands = makeCommandHandler({
@@ -69,14 +76,15 @@ export function buildApp({
     },
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
+  const inventory = makeInventoryCache(store, { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() });
   const routers = [
     operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
     docsRouter(),
     inventoryRouter({
       store,
+      inventory,
       commands,
       openapi,
-      cacheCounts: { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() },
       idempotency: {
         records: store.idempotency,
         now,
@@ -88,7 +96,7 @@ export function buildApp({
     eventsRouter({ store, feed }),
   ];
 
-  const app = new Koa();
+  const app: ServiceApp = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
   app.use(metrics.middleware(routers));
@@ -110,5 +118,7 @@ export function buildApp({
     app.use(router.routes());
     app.use(allowedMethods(router));
   }
+  // With CORS the answer depends on the Origin (and says Vary: Origin): Koa's road only.
+  if (corsOrigins.length === 0) app.shortcut = inventoryShortcut({ keys: store.keys, inventory, logger, metrics });
   return app;
 }

@@ -14,6 +14,9 @@ export interface Metrics {
   registry: Registry;
   /** Times every request by method, route template and status. */
   middleware(routers: readonly Router[]): Middleware;
+  /** A request answered (status 'none': the client went away first), as the middleware
+   * records it: for requests answered before Koa. */
+  answered(method: string, route: string, status: string, seconds: number): void;
   /** A batch of submissions committed in `seconds`, appending events of these types. */
   committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;
   /** A request was answered 503 because of this error of the store's. */
@@ -165,8 +168,21 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
       },
     });
   }
+  // The histogram's child per label set, found without building and sorting a label
+  // key on every request (the label values come from small fixed sets).
+  const children = new Map<string, ReturnType<typeof requestDuration.labels>>();
+  const answered = (method: string, route: string, status: string, seconds: number) => {
+    const key = `${method} ${status} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      child = requestDuration.labels({ method, route, status });
+      children.set(key, child);
+    }
+    child.observe(seconds);
+  };
   return {
     registry,
+    answered,
     middleware(routers) {
       // The route template a path belongs to, whatever the method (a 405 or a 401 on a
       // real route is still that route's).
@@ -177,30 +193,19 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
         }
         return UNMATCHED;
       };
-      // The histogram's child per label set, found without building and sorting a label
-      // key on every request (the label values come from small fixed sets).
-      const children = new Map<string, ReturnType<typeof requestDuration.labels>>();
-      const childFor = (method: string, route: string, status: string) => {
-        const key = `${method} ${status} ${route}`;
-        let child = children.get(key);
-        if (!child) {
-          child = requestDuration.labels({ method, route, status });
-          children.set(key, child);
-        }
-        return child;
-      };
       return async function timeRequest(ctx, next) {
         const started = performance.now();
         ctx.res.once('close', () => {
           // The router names the route it ran; only requests that ran none (a 401, 404
           // or 405) need the template looked up.
           const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-          childFor(
+          answered(
             METHODS.has(ctx.method) ? ctx.method : 'other',
             typeof matched === 'string' ? matched : templateOf(ctx.path, ctx.method),
             // A client that went away before its answer got no status.
             ctx.res.headersSent ? String(ctx.res.statusCode) : 'none',
-          ).observe((performance.now() - started) / 1000);
+            (performance.now() - started) / 1000,
+          );
         });
         await next();
       };

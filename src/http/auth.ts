@@ -10,16 +10,29 @@ const REALM = 'Bearer realm="inventory"';
 // RFC 6750 section 2.1: b64token
 const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
+/** The credential of an Authorization header: undefined for no Bearer scheme, '' for a
+ * Bearer header without exactly one token after it. */
+export function bearerCredential(header: string): string | undefined {
+  const [scheme, ...rest] = header.trim().split(/ +/);
+  if (scheme?.toLowerCase() !== 'bearer') return undefined;
+  return rest.length === 1 ? rest[0]! : '';
+}
+
+/** The key's actor if the store knows it from memory at once; undefined otherwise. */
+export function actorFromMemory(keys: Pick<KeyStore, 'verdictNow'>, header: string | undefined): string | undefined {
+  const token = header === undefined ? undefined : bearerCredential(header);
+  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow?.(token) ?? undefined) : undefined;
+}
+
 export function bearerAuth(keys: KeyStore): Middleware {
   return async function authenticate(ctx, next) {
-    const [scheme, ...rest] = ctx.get('Authorization').trim().split(/ +/);
-    if (scheme?.toLowerCase() !== 'bearer') {
+    const token = bearerCredential(ctx.get('Authorization'));
+    if (token === undefined) {
       // No credential, or another scheme (Basic, …): RFC 6750 section 3.1 says no error code.
       throw new HttpError(401, 'unauthorized', 'an API key is required: send Authorization: Bearer <key>', {
         'WWW-Authenticate': REALM,
       });
     }
-    const token = rest.length === 1 ? rest[0]! : '';
     // From memory when the store can tell at once; otherwise a database that stops
     // answering makes this a 503 within the request's budget.
     const known = TOKEN.test(token) ? keys.verdictNow?.(token) : null;

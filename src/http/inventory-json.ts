@@ -13,6 +13,10 @@ export function itemJson(entry: Entry): string {
   return item(entry.petId, entry.quantity, entry.status);
 }
 
+/** Cache-Control of the list and of an entry: a client may keep them, but asks again
+ * (conditionally, with the ETag) before it uses one. */
+export const CACHE_CONTROL = 'private, no-cache';
+
 export interface InventoryBody {
   body: Buffer;
   /** Strong; changes whenever any entry changes, a confirmed count included. */
@@ -88,10 +92,17 @@ export interface InventoryCacheCounts {
  * on SQLite (whose scans take turns) and at once on PostgreSQL, each with its 64 KiB
  * chunks and its garbage, for minutes of CPU.
  */
+export interface InventoryCache {
+  current(): Promise<InventoryBody>;
+  /** The list held in memory if the store can tell at once that it is current; else
+   * undefined (then current() knows). */
+  peek(): InventoryBody | undefined;
+}
+
 export function makeInventoryCache(
-  store: Pick<Projection, 'changeToken' | 'inventoryRows'>,
+  store: Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>,
   counts: InventoryCacheCounts = {},
-): { current(): Promise<InventoryBody> } {
+): InventoryCache {
   let cached: { token: string; body: InventoryBody } | undefined;
   /** stamp: when its token was asked for (see asked below). */
   let rendering: { token: string; stamp: number; body: Promise<InventoryBody> } | undefined;
@@ -104,6 +115,13 @@ export function makeInventoryCache(
     return renderer.finish();
   };
   return {
+    peek() {
+      if (cached === undefined) return undefined;
+      const token = store.changeTokenNow?.();
+      if (token === undefined || token !== cached.token) return undefined;
+      counts.hit?.();
+      return cached.body;
+    },
     async current() {
       const arrival = ++asked;
       for (;;) {

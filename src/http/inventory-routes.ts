@@ -12,16 +12,17 @@ import { IdempotencyKeyInFlight, type IdempotencyStore, type StoredAnswer } from
 import { jsonBody } from './body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
-import { itemJson, makeInventoryCache, type InventoryCacheCounts } from './inventory-json.ts';
+import { CACHE_CONTROL, itemJson, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand, weakTagNote } from './preconditions.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
 import type { Projection } from '../store/projection.ts';
 
 export interface InventoryDeps {
-  store: Pick<Projection, 'changeToken' | 'inventoryRows' | 'loadEntries'>;
+  store: Pick<Projection, 'loadEntries'>;
+  /** GET /v1/inventory's body, held in memory (shared with the shortcut, shortcut.ts). */
+  inventory: InventoryCache;
   commands: CommandHandler;
   openapi: OpenApiDocument;
-  cacheCounts?: InventoryCacheCounts;
   idempotency: {
     records: IdempotencyStore;
     now: () => number;
@@ -31,17 +32,16 @@ export interface InventoryDeps {
   };
 }
 
-export function inventoryRouter({ store, commands, openapi, cacheCounts, idempotency }: InventoryDeps): Router {
+export function inventoryRouter({ store, inventory, commands, openapi, idempotency }: InventoryDeps): Router {
   // sensitive: /V1/Inventory is not this route (auth matches /v1 case-insensitively anyway).
   // strict: paths are exact, /v1/inventory/7/ is not /v1/inventory/7.
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
-  const inventory = makeInventoryCache(store, cacheCounts);
   router.get('/inventory', async (ctx) => {
     const { body, etag } = await within(inventory.current(), Date.now() + REQUEST_BUDGET_MS);
     ctx.status = 200;
     ctx.set('ETag', etag);
-    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.set('Cache-Control', CACHE_CONTROL);
     // Judged here, not by ctx.fresh (see preconditions.ts).
     const verdict = judgeRead(readConditions(ctx.req.headers), etag);
     if (verdict === 'if-match-failed') {
@@ -62,7 +62,7 @@ export function inventoryRouter({ store, commands, openapi, cacheCounts, idempot
     if (!entry) throw new HttpError(404, 'pet_not_found', `pet ${petId} is not tracked`);
     const etag = entryTag(entry.version);
     ctx.set('ETag', etag);
-    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.set('Cache-Control', CACHE_CONTROL);
     const conditions = readConditions(ctx.req.headers);
     const verdict = judgeRead(conditions, etag);
     if (verdict === 'if-match-failed') {

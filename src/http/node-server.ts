@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type Koa from 'koa';
+import type { ServiceApp } from '../app.ts';
 import { repeatedWarnings, type Logger } from '../logger.ts';
 import type { ErrorCode } from './errors.ts';
 import { guardStalls } from './stall-guard.ts';
@@ -76,8 +76,9 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
 }
 
 /** logger hears, at most once a second, of connections closed for not reading. */
-export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
+export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
   const handle = app.callback();
+  const { shortcut } = app;
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -88,7 +89,10 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       requireHostHeader: false,
     },
     // Koa's handler answers its own failures (app.onerror), so its promise never rejects.
-    (req, res) => void handle(req, res),
+    (req, res) => {
+      if (shortcut?.(req, res)) return;
+      void handle(req, res);
+    },
   );
   const warn = logger && repeatedWarnings(logger);
   guardStalls(

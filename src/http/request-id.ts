@@ -5,10 +5,14 @@ import type { Middleware } from 'koa';
 
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The id of a request whose X-Request-Id header is given (undefined: none). */
+export function requestIdFor(given: string | undefined): string {
+  return given !== undefined && SANE.test(given) ? given : randomUUID();
+}
+
 export function requestId(): Middleware {
   return async function assignRequestId(ctx, next) {
-    const given = ctx.get('X-Request-Id');
-    const id = SANE.test(given) ? given : randomUUID();
+    const id = requestIdFor(ctx.get('X-Request-Id'));
     ctx.state.requestId = id;
     ctx.set('X-Request-Id', id);
     await next();

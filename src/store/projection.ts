@@ -34,6 +34,9 @@ export interface Projection {
   loadEntries(petIds: readonly bigint[], options?: EntryReadOptions): Promise<Map<bigint, Entry>>;
   /** Changes whenever the projection may have changed, by this process or another. */
   changeToken(): Promise<string>;
+  /** The same token when the store can tell it at once, without waiting (SQLite: a
+   * statement; PostgreSQL: while its notifications prove current); else undefined. */
+  changeTokenNow?(): string | undefined;
   /** The projection by petId, a page at a time, from one snapshot. */
   inventoryRows(): AsyncIterable<InventoryRow[]>;
   /**

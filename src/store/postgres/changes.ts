@@ -25,6 +25,8 @@ const RECONNECT_MS = 1_000;
 
 export interface ChangeWatch {
   token(): Promise<string>;
+  /** The token while notifications prove it current; undefined otherwise. */
+  tokenNow(): string | undefined;
   /** This instance committed: its own next request must see it without waiting for NOTIFY. */
   saw(changes: bigint): void;
   /** The key chain's seq as far as heard, while notifications prove current (a heartbeat
@@ -124,6 +126,7 @@ export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeW
       if (!trusted()) note(await current());
       return String(known);
     },
+    tokenNow: () => (trusted() ? String(known) : undefined),
     saw: note,
     keysSeq: () => (listening && heartbeat !== undefined && heartbeat.sentHeardAt() >= Date.now() - KEYS_FRESH_MS ? keysKnown : undefined),
     sawKeys: noteKeys,

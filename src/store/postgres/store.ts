@@ -84,6 +84,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     },
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
     changeToken: () => watch.token(),
+    changeTokenNow: () => watch.tokenNow(),
     inventoryRows: () => reads.inventoryRows(),
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),

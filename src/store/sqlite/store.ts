@@ -59,6 +59,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
       return reader.hashAt(seq) === hash ? 'committed' : 'not committed';
     },
     changeToken: async () => reader.changeToken(),
+    changeTokenNow: () => reader.changeToken(),
     inventoryRows: () => reader.inventoryRows(),
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
