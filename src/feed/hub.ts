@@ -12,7 +12,9 @@
 // Seqs become visible in order on both stores, so a query never skips an older one.
 //
 // The hub reads after a change: when this process committed (committed(); at most once
-// per commitReadGapMs, so that a stream of commits costs a read per gap, not per commit), and
+// per commitReadGapMs, so that a stream of commits costs a read per gap, not per commit;
+// the gap grows with the streams open, up to 4 times at 300, since each read costs a write
+// to every live stream: fewer, larger writes were measured to cost the PATCH load less), and
 // when the store's change token moved (SQLite: data_version, another process's commit;
 // PostgreSQL: LISTEN/NOTIFY, or chain_head read while the listener is down), looked at
 // every pollMs; and every second regardless, in case a notification was lost.
@@ -337,7 +339,8 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
     },
     committed() {
       if (streams.size === 0 || coalesced) return;
-      const wait = lastRead + limits.commitReadGapMs - now();
+      const gap = limits.commitReadGapMs * (1 + Math.min(3, streams.size / 100));
+      const wait = lastRead + gap - now();
       if (wait <= 0) {
         void readTail();
         return;
