@@ -129,14 +129,13 @@ export function makeCommandHandler({
 }: CommandDeps): CommandHandler {
   const commitBatch = async (batch: Job[]): Promise<Outcome<Entry[]>[]> => {
     // Jobs answered while they waited for this batch are left out: their clients were
-    // told that nothing was written.
-    const all: Outcome<Entry[]>[] = batch.map(() => ({ ok: false, error: new DeadlinePassed() }));
-    const live = batch.flatMap((job, i) => (job.progress.abandoned ? [] : [i]));
-    if (live.length === 0) return all;
-    for (const i of live) batch[i]!.progress.sent = true;
-    const outcomes = await commitJobs(live.map((i) => batch[i]!));
-    live.forEach((i, k) => (all[i] = outcomes[k]!));
-    return all;
+    // told that nothing was written. (A job once sent is never abandoned.)
+    const live = batch.filter((job) => !job.progress.abandoned);
+    for (const job of live) job.progress.sent = true;
+    const outcomes = live.length === 0 ? [] : await commitJobs(live);
+    if (live.length === batch.length) return outcomes;
+    let k = 0;
+    return batch.map((job) => (job.progress.abandoned ? { ok: false, error: new DeadlinePassed() } : outcomes[k++]!));
   };
 
   const commitJobs = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
