@@ -80,6 +80,13 @@ export interface InventoryCacheCounts {
   rendered?: () => void;
 }
 
+export interface InventoryCache {
+  current(): Promise<InventoryBody>;
+  /** The list held in memory if the store can tell at once that it is current; else
+   * undefined (then current() knows). */
+  peek(): InventoryBody | undefined;
+}
+
 /**
  * GET /v1/inventory's body and ETag, held in memory and rendered again only after the
  * projection may have changed: by this process, or by another one (an operator
@@ -92,13 +99,6 @@ export interface InventoryCacheCounts {
  * on SQLite (whose scans take turns) and at once on PostgreSQL, each with its 64 KiB
  * chunks and its garbage, for minutes of CPU.
  */
-export interface InventoryCache {
-  current(): Promise<InventoryBody>;
-  /** The list held in memory if the store can tell at once that it is current; else
-   * undefined (then current() knows). */
-  peek(): InventoryBody | undefined;
-}
-
 export function makeInventoryCache(
   store: Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>,
   counts: InventoryCacheCounts = {},
