@@ -2,6 +2,7 @@
 // a value from a small fixed set (an HTTP method, a route template, a status, an event
 // type, a fault kind): never a pet id, a key's name, a request id or any other value a
 // client chooses, so that the series stay few and the page shows no identifiers.
+import type { ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -14,9 +15,9 @@ export interface Metrics {
   registry: Registry;
   /** Times every request by method, route template and status. */
   middleware(routers: readonly Router[]): Middleware;
-  /** A request answered (status 'none': the client went away first), as the middleware
+  /** A request whose res closed, started at performance.now() `started`, as the middleware
    * records it: for requests answered before Koa. */
-  answered(method: string, route: string, status: string, seconds: number): void;
+  answered(method: string, route: string, res: ServerResponse, started: number): void;
   /** A batch of submissions committed in `seconds`, appending events of these types. */
   committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;
   /** A request was answered 503 because of this error of the store's. */
@@ -171,7 +172,10 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   // The histogram's child per label set, found without building and sorting a label
   // key on every request (the label values come from small fixed sets).
   const children = new Map<string, ReturnType<typeof requestDuration.labels>>();
-  const answered = (method: string, route: string, status: string, seconds: number) => {
+  const answered = (method: string, route: string, res: ServerResponse, started: number) => {
+    // A client that went away before its answer got no status.
+    const status = res.headersSent ? String(res.statusCode) : 'none';
+    const seconds = (performance.now() - started) / 1000;
     const key = `${method} ${status} ${route}`;
     let child = children.get(key);
     if (!child) {
@@ -202,9 +206,8 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
           answered(
             METHODS.has(ctx.method) ? ctx.method : 'other',
             typeof matched === 'string' ? matched : templateOf(ctx.path, ctx.method),
-            // A client that went away before its answer got no status.
-            ctx.res.headersSent ? String(ctx.res.statusCode) : 'none',
-            (performance.now() - started) / 1000,
+            ctx.res,
+            started,
           );
         });
         await next();

@@ -67,6 +67,16 @@ async function serveBoth(t: TestApp, corsOrigins: string[] = []): Promise<Both> 
   };
 }
 
+/** Runs test on both servers of t's app (serveBoth), closing them whatever happens. */
+async function withBoth(t: TestApp, test: (both: Both) => Promise<void>, corsOrigins: string[] = []): Promise<void> {
+  const both = await serveBoth(t, corsOrigins);
+  try {
+    await test(both);
+  } finally {
+    await both.close();
+  }
+}
+
 /**
  * Asks until the shortcut answers (at most 20 times): it answers only while the store can
  * tell at once that the key and the list are current (on PostgreSQL, while its
@@ -103,9 +113,8 @@ const shortcut = appSuite('GET /v1/inventory before Koa', {
   },
 });
 
-shortcut('the plain request: answered by the shortcut, as Koa answers it', async ({ t }) => {
-  const both = await serveBoth(t);
-  try {
+shortcut('the plain request: answered by the shortcut, as Koa answers it', async ({ t }) =>
+  withBoth(t, async (both) => {
     const auth = { Authorization: `Bearer ${t.key}` };
     // The first request renders the list (Koa's road); from then on it is held.
     assertSame(await both.ask('/v1/inventory', auth), 'first');
@@ -117,14 +126,11 @@ shortcut('the plain request: answered by the shortcut, as Koa answers it', async
     assertSame(bad, 'a request id refused');
     assert.is.not(bad[0].headers['x-request-id'], 'not a token');
     assert.is(bad[0].json<unknown[]>().length, 2);
-  } finally {
-    await both.close();
-  }
-});
+  }),
+);
 
-shortcut('a change is shown at once: a list not known current goes to Koa, which renders it', async ({ t }) => {
-  const both = await serveBoth(t);
-  try {
+shortcut('a change is shown at once: a list not known current goes to Koa, which renders it', async ({ t }) =>
+  withBoth(t, async (both) => {
     const auth = { Authorization: `Bearer ${t.key}` };
     await both.ask('/v1/inventory', auth);
     const before = (await both.ask('/v1/inventory', auth))[0];
@@ -133,14 +139,11 @@ shortcut('a change is shown at once: a list not known current goes to Koa, which
     assertSame(after, 'after a PATCH');
     assert.ok(after[0].text.includes('{"petId":1,"quantity":42,"status":"available"}'), after[0].text);
     assert.is.not(after[0].headers.etag, before.headers.etag);
-  } finally {
-    await both.close();
-  }
-});
+  }),
+);
 
-shortcut('every other request is left to Koa and answered as before', async ({ t }) => {
-  const both = await serveBoth(t);
-  try {
+shortcut('every other request is left to Koa and answered as before', async ({ t }) =>
+  withBoth(t, async (both) => {
     const auth = { Authorization: `Bearer ${t.key}` };
     const held = (await both.ask('/v1/inventory', auth))[0];
     const etag = String(held.headers.etag);
@@ -159,14 +162,11 @@ shortcut('every other request is left to Koa and answered as before', async ({ t
       assertSame(answers, label);
       assert.equal(both.taken, [false], `${label}: left to Koa`);
     }
-  } finally {
-    await both.close();
-  }
-});
+  }),
+);
 
-shortcut('its access log line and request metrics are those of Koa’s road', async ({ t }) => {
-  const both = await serveBoth(t);
-  try {
+shortcut('its access log line and request metrics are those of Koa’s road', async ({ t }) =>
+  withBoth(t, async (both) => {
     const auth = { Authorization: `Bearer ${t.key}` };
     await both.ask('/v1/inventory', auth);
     // The one registry both servers record in, read through Koa's server.
@@ -198,21 +198,20 @@ shortcut('its access log line and request metrics are those of Koa’s road', as
     );
     // Each try is counted once on each server, whoever answered it.
     assert.is((await count()) - before, 2 * tries, 'one each way');
-  } finally {
-    await both.close();
-  }
-});
+  }),
+);
 
-shortcut('with CORS the app has no shortcut: its answers depend on the Origin', async ({ t }) => {
-  const both = await serveBoth(t, ['https://shop.example']);
-  try {
-    assert.is(both.app.shortcut, undefined);
-    const [res] = await both.ask('/v1/inventory', { Authorization: `Bearer ${t.key}` });
-    assert.is(res.status, 200);
-    assert.match(String(res.headers.vary), /Origin/);
-  } finally {
-    await both.close();
-  }
-});
+shortcut('with CORS the app has no shortcut: its answers depend on the Origin', async ({ t }) =>
+  withBoth(
+    t,
+    async (both) => {
+      assert.is(both.app.shortcut, undefined);
+      const [res] = await both.ask('/v1/inventory', { Authorization: `Bearer ${t.key}` });
+      assert.is(res.status, 200);
+      assert.match(String(res.headers.vary), /Origin/);
+    },
+    ['https://shop.example'],
+  ),
+);
 
 shortcut.run();

@@ -46,9 +46,7 @@ export function inventoryShortcut({ keys, inventory, logger, metrics }: Shortcut
     const given = headers['x-request-id'];
     const requestId = requestIdFor(typeof given === 'string' ? given : undefined);
     logWhenClosed(logger, res, started, () => ({ requestId, actor, method: 'GET', path: PATH }));
-    res.once('close', () =>
-      metrics.answered('GET', PATH, res.headersSent ? String(res.statusCode) : 'none', (performance.now() - started) / 1000),
-    );
+    res.once('close', () => metrics.answered('GET', PATH, res, started));
     res.writeHead(200, {
       'X-Request-Id': requestId,
       ETag: list.etag,
