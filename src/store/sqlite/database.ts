@@ -4,7 +4,7 @@
 // as it is; commands that read open it read-only and never take the write lock. Every
 // way refuses a schema newer than the code.
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { SchemaError } from '../migrations.ts';
 import type { OpenOptions } from '../port.ts';
@@ -71,11 +71,29 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
  * database; 'wx' makes one of two processes starting together the creator.
  */
 function createOwnerOnly(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirectories(dirname(path));
   try {
     closeSync(openSync(path, 'wx', 0o600));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * Makes dir and its missing parents (0700), one at a time from the nearest that exists:
+ * Node's recursive mkdir retries for ever where the kernel answers ENOENT under a parent
+ * that exists (/proc), and here any refusal is an error at once.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.push(at);
+  for (const at of missing.reverse()) {
+    try {
+      mkdirSync(at, { mode: 0o700 });
+    } catch (err) {
+      // Another process starting on the same new path made it first.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
   }
 }
 

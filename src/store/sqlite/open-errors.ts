@@ -70,5 +70,12 @@ export function explainOpenError(err: unknown, path: string, access: 'read' | 'w
     return explained(`cannot ${exists ? 'open' : 'create'} ${path}: permission denied`);
   }
   if (code === 'EROFS') return explained(`cannot create ${path}: the file system is read-only`);
+  // A directory the kernel will not make where its parent exists (/proc, /sys).
+  if ((err as { syscall?: unknown }).syscall === 'mkdir') {
+    const at = (err as { path?: unknown }).path;
+    return explained(
+      `cannot create ${path}: the system refuses to make the directory ${typeof at === 'string' ? at : dir}: check --db or INVENTORY_DB`,
+    );
+  }
   return explained(`cannot open ${path}: ${message}`);
 }
