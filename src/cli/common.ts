@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, dbPathOf } from '../config.ts';
+import { ConfigError, dbPathOf, foreignSchemeProblem } from '../config.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { openStore as openAnyStore, type StoreOpenOptions } from '../store/open.ts';
@@ -39,7 +39,10 @@ export function parse(argv: string[], options: Options): Parsed {
 export function dbPathArg(values: Parsed['values']): string {
   // An empty path would open a temporary database that vanishes on close.
   if (typeof values.db === 'string' && values.db.trim() === '') throw new UsageError('--db must not be empty');
-  return typeof values.db === 'string' ? values.db : dbPathOf(process.env);
+  if (typeof values.db !== 'string') return dbPathOf(process.env);
+  const problem = foreignSchemeProblem(values.db, '--db');
+  if (problem) throw new UsageError(problem);
+  return values.db;
 }
 
 /**

@@ -1,5 +1,6 @@
 // The one place that picks the storage adapter: a postgres:// or postgresql:// URL opens
-// PostgreSQL, anything else is a SQLite file path.
+// PostgreSQL, another URL is refused, anything else is a SQLite file path.
+import { foreignSchemeProblem, maskedUrl } from '../config.ts';
 import type { InventoryStore } from './port.ts';
 import { isPostgresUrl, pasteableUrl, redactUrl } from './postgres/connection.ts';
 import { openPostgresStore } from './postgres/store.ts';
@@ -30,13 +31,22 @@ export function schemaVersion(target: string): number {
  * only (a PostgreSQL database is copied with its own tools, pg_dump). Synchronous.
  */
 export function backupStore(target: string, out: string): void {
+  refuseForeignScheme(target);
+  refuseForeignScheme(out);
   if (isPostgresUrl(target)) {
     throw new Error('a PostgreSQL database is copied with its own tools (pg_dump), not by this service');
   }
   backupSqlite(target, out);
 }
 
-export function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
+/** A URL of another scheme (a typo such as postgress://) is never taken as a file name. */
+function refuseForeignScheme(target: string): void {
+  const problem = foreignSchemeProblem(target, 'the database');
+  if (problem) throw new Error(problem);
+}
+
+export async function openStore(target: string, options: StoreOpenOptions = {}): Promise<InventoryStore> {
+  refuseForeignScheme(target);
   if (isPostgresUrl(target)) {
     return openPostgresStore(target, {
       readonly: options.readonly,
@@ -52,7 +62,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
 
 /** The database as messages name it: a URL without its password, or the path. */
 export function describeTarget(target: string): string {
-  return isPostgresUrl(target) ? redactUrl(target) : target;
+  return isPostgresUrl(target) ? redactUrl(target) : maskedUrl(target);
 }
 
 /**

@@ -15,6 +15,8 @@ export interface ScriptOptions {
   input?: string;
   /** Runs as this user (and group of the same id), with HOME at the temp dir. */
   uid?: number;
+  /** The working directory; the repository's root unless given. */
+  cwd?: string;
   /** Killed (SIGKILL) after this long; 30 s unless given. */
   timeoutMs?: number;
 }
@@ -36,7 +38,7 @@ function invocation(name: string, args: string[], options: ScriptOptions) {
     argv,
     what: [name, ...argv].join(' '),
     spawnOptions: {
-      cwd: root,
+      cwd: options.cwd ?? root,
       env,
       timeout: options.timeoutMs ?? 30_000,
       killSignal: 'SIGKILL' as const,
