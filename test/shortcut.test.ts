@@ -10,13 +10,16 @@ import * as assert from 'uvu/assert';
 import { buildApp, type ServiceApp } from '../src/app.ts';
 import { createHttpServer } from '../src/http/node-server.ts';
 import { createLogger } from '../src/logger.ts';
-import { send, type Response } from './kit/http.ts';
+import { StoreUnavailable } from '../src/store/health.ts';
+import type { InventoryStore } from '../src/store/port.ts';
+import { assertErrorShape, rawAnswer, send, sendRaw, type AccessLogLine, type Response } from './kit/http.ts';
 import { sample } from './kit/prometheus.ts';
 import { appSuite } from './kit/suites.ts';
 import type { TestApp } from './kit/app.ts';
 
 interface Both {
   app: ServiceApp;
+  ports: { fast: number; koa: number };
   /** What the shortcut decided for each request it saw: true when it answered. */
   taken: boolean[];
   lines: string[];
@@ -31,7 +34,7 @@ async function listen(server: Server): Promise<number> {
 }
 
 /** One app on t's store, served twice: with its shortcut (watched), and without. */
-async function serveBoth(t: TestApp, corsOrigins: string[] = []): Promise<Both> {
+async function serveBoth(t: TestApp, corsOrigins: string[] = [], store: InventoryStore = t.store): Promise<Both> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -39,7 +42,7 @@ async function serveBoth(t: TestApp, corsOrigins: string[] = []): Promise<Both> 
       done();
     },
   });
-  const app = buildApp({ store: t.store, logger: createLogger('info', sink), corsOrigins });
+  const app = buildApp({ store, logger: createLogger('info', sink), corsOrigins });
   const taken: boolean[] = [];
   const shortcut = app.shortcut;
   if (shortcut)
@@ -55,6 +58,7 @@ async function serveBoth(t: TestApp, corsOrigins: string[] = []): Promise<Both> 
   const [fastPort, koaPort] = [await listen(fast), await listen(koa)];
   return {
     app,
+    ports: { fast: fastPort, koa: koaPort },
     taken,
     lines,
     async ask(path, headers = {}) {
@@ -68,8 +72,13 @@ async function serveBoth(t: TestApp, corsOrigins: string[] = []): Promise<Both> 
 }
 
 /** Runs test on both servers of t's app (serveBoth), closing them whatever happens. */
-async function withBoth(t: TestApp, test: (both: Both) => Promise<void>, corsOrigins: string[] = []): Promise<void> {
-  const both = await serveBoth(t, corsOrigins);
+async function withBoth(
+  t: TestApp,
+  test: (both: Both) => Promise<void>,
+  corsOrigins: string[] = [],
+  store: InventoryStore = t.store,
+): Promise<void> {
+  const both = await serveBoth(t, corsOrigins, store);
   try {
     await test(both);
   } finally {
@@ -213,5 +222,81 @@ shortcut('with CORS the app has no shortcut: its answers depend on the Origin', 
     ['https://shop.example'],
   ),
 );
+
+shortcut('a body Node’s parser refuses (Transfer-Encoding: xchunked) is 400 both ways, logged and counted as 400', async ({ t }) =>
+  withBoth(t, async (both) => {
+    const auth = `Authorization: Bearer ${t.key}\r\n`;
+    await askShortcut(both, '/v1/inventory', { Authorization: `Bearer ${t.key}` });
+    assert.is(both.taken.at(-1), true, 'the list is held: the shortcut would answer a plain request');
+    const count = async (status: string) =>
+      sample(
+        (await both.ask('/metrics'))[1].text,
+        'inventory_http_request_duration_seconds_count',
+        `method="GET",route="/v1/inventory",status="${status}"`,
+      ) ?? 0;
+    const requests: [string, string][] = [
+      ['an unknown Transfer-Encoding', 'Transfer-Encoding: xchunked\r\n\r\n'],
+      ['a chunk that is not one', 'Transfer-Encoding: chunked\r\n\r\nzz\r\n'],
+    ];
+    for (const [label, rest] of requests) {
+      const [ok, refused] = [await count('200'), await count('400')];
+      both.lines.length = 0;
+      const text = `GET /v1/inventory HTTP/1.1\r\nHost: x\r\n${auth}${rest}`;
+      const answers = [rawAnswer(await sendRaw(both.ports.fast, text)), rawAnswer(await sendRaw(both.ports.koa, text))];
+      for (const [i, way] of ['shortcut', 'Koa'].entries()) {
+        assertErrorShape(answers[i]!, 400, 'bad_request', `${label} (${way})`);
+        assert.is(answers[i]!.headers.connection, 'close', `${label} (${way})`);
+      }
+      for (let i = 0; i < 50 && both.lines.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      const logged = both.lines.map((line) => JSON.parse(line) as AccessLogLine).filter((l) => l.path === '/v1/inventory');
+      assert.equal(
+        logged.map((l) => [l.status, l.requestId]),
+        answers.map((a) => [400, a.headers['x-request-id']]),
+        `${label}: the access log says what the clients got\n${both.lines.join('')}`,
+      );
+      assert.is((await count('200')) - ok, 0, `${label}: no 200 counted`);
+      assert.is((await count('400')) - refused, 2, `${label}: a 400 counted each way`);
+    }
+  }),
+);
+
+shortcut('a store whose check throws: the shortcut gives Koa’s answer (503) and the process goes on', async ({ t }) => {
+  let failing = false;
+  const fault = () => new StoreUnavailable('the connection failed');
+  // The store's connection fails between two requests: its synchronous check throws and
+  // its asynchronous one rejects alike.
+  const store: InventoryStore = {
+    ...t.store,
+    changeTokenNow: () => {
+      if (failing) throw fault();
+      return t.store.changeTokenNow?.();
+    },
+    changeToken: () => (failing ? Promise.reject(fault()) : t.store.changeToken()),
+  };
+  const escaped: Error[] = [];
+  const onUncaught = (err: Error) => escaped.push(err);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await withBoth(
+      t,
+      async (both) => {
+        const auth = { Authorization: `Bearer ${t.key}` };
+        await askShortcut(both, '/v1/inventory', auth);
+        assert.is(both.taken.at(-1), true, 'the shortcut answers while the store can tell');
+        failing = true;
+        const answers = await both.ask('/v1/inventory', auth);
+        assertSame(answers, 'a failing check');
+        assertErrorShape(answers[0], 503, 'unavailable');
+        assert.equal(escaped, [], 'nothing escaped the request listener');
+        failing = false;
+        assert.is((await both.ask('/healthz'))[0].status, 200, 'still serving');
+      },
+      [],
+      store,
+    );
+  } finally {
+    process.off('uncaughtException', onUncaught);
+  }
+});
 
 shortcut.run();

@@ -75,10 +75,31 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
   socket.once('finish', () => socket.destroy());
 }
 
+/**
+ * Answers a request that was handed to the app, whose body Node's parser then refused,
+ * through its own response: its access log line and its metrics, written when that
+ * response closes, then show the 400 the client got, and the app's own answer, coming
+ * later, finds the response ended. Its request id stays the one the app logs.
+ */
+function answerOnResponse(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  const requestId = res.getHeader('x-request-id') ?? randomUUID();
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  const body = JSON.stringify({ code, message, status });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'X-Request-Id': requestId,
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
+}
+
 /** logger hears, at most once a second, of connections closed for not reading. */
 export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
   const handle = app.callback();
   const { shortcut } = app;
+  // Each connection's latest request, while its body may still be refused by the parser.
+  const reading = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -90,6 +111,7 @@ export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT
     },
     // Koa's handler answers its own failures (app.onerror), so its promise never rejects.
     (req, res) => {
+      reading.set(req.socket, { req, res });
       if (shortcut?.(req, res)) return;
       void handle(req, res);
     },
@@ -136,6 +158,12 @@ export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT
       return;
     }
     const [status, code, message] = answer(err);
+    // The body of a request the app has (an unknown Transfer-Encoding, a bad chunk).
+    const current = reading.get(socket);
+    if (current && !current.req.complete && !current.res.headersSent) {
+      answerOnResponse(current.res, status, code, message);
+      return;
+    }
     answerOnSocket(socket, status, code, message);
   });
   return server;

@@ -5,9 +5,10 @@
 // answer, its log line and its metrics do.
 //
 // The request must be a GET of exactly /v1/inventory (no query) with a Host header, no
-// If-Match or If-None-Match, a key the store knows from memory, and a list the store can
-// tell at once is current; and the app must answer no CORS. Anything else goes on to Koa,
-// which answers it as before. The answer is the one Koa gives (status, headers, body),
+// If-Match or If-None-Match, no body, a key the store knows from memory, and a list the
+// store can tell at once is current; and the app must answer no CORS. Anything else goes
+// on to Koa, which answers it as before, and so does a request whose check of the store
+// throws. The answer is the one Koa gives (status, headers, body),
 // with the same access log line and the same request metrics: a test sends the same
 // requests both ways and compares them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,10 +37,23 @@ export function inventoryShortcut({ keys, inventory, logger, metrics }: Shortcut
     if (req.method !== 'GET' || req.url !== PATH) return false;
     const { headers } = req;
     if (headers.host === undefined || headers['if-match'] !== undefined || headers['if-none-match'] !== undefined) return false;
-    const actor = actorFromMemory(keys, headers.authorization);
-    if (actor === undefined) return false;
-    const list = inventory.peek();
-    if (list === undefined) return false;
+    // Node's parser judges a body (its Transfer-Encoding, its chunks) only after this
+    // listener has run, and may refuse the request (400, node-server.ts): answered here,
+    // it would have had a 200 first.
+    if (headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') return false;
+    let actor: string | undefined;
+    let list: ReturnType<typeof inventory.peek>;
+    try {
+      actor = actorFromMemory(keys, headers.authorization);
+      list = actor === undefined ? undefined : inventory.peek();
+    } catch {
+      // A store that cannot answer its synchronous check (a closed or failing connection)
+      // meets the same failure on Koa's road, which answers, logs and counts it as it does
+      // every failure (503 for the store's faults); thrown from this listener, it would
+      // end the process.
+      return false;
+    }
+    if (actor === undefined || list === undefined) return false;
 
     const started = performance.now();
     // Node joins a repeated X-Request-Id into one string, as Koa reads it.

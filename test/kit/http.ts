@@ -2,6 +2,7 @@
 // numbers arrive exactly as sent), the shapes tests read, and the one check of the Error
 // shape every failure answers with.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 
 export interface Response {
@@ -125,4 +126,28 @@ export function assertErrorShape(res: Answer, status: number, code: string | rea
   assert.type(body.message, 'string', `${at}message`);
   assert.ok((body.message as string).length > 0, `${at}a message`);
   return body as unknown as ErrorBody;
+}
+
+/** Sends raw bytes on a new connection and returns everything the server answers. */
+export function sendRaw(port: number, text: string | Buffer, endAfter = true): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(text);
+      if (endAfter) socket.end();
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+    setTimeout(() => socket.destroy(), 3000);
+  });
+}
+
+/** A raw HTTP/1.1 answer as assertErrorShape reads it: status, headers (names in lower case), body. */
+export function rawAnswer(response: string): Answer {
+  const end = response.indexOf('\r\n\r\n');
+  const [statusLine = '', ...lines] = response.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+  return { status: Number(statusLine.split(' ')[1]), headers, text: response.slice(end + 4) };
 }
