@@ -101,7 +101,8 @@ function shutdown(signal: string): void {
   }, SHUTDOWN_GRACE_MS);
   force.unref();
   // close() stops accepting connections and waits for those open to end; idle
-  // keep-alive connections are closed now, busy ones once their response is sent.
+  // keep-alive connections are closed now, busy ones once their response is sent (with
+  // Connection: close), so a client that keeps sending cannot hold the drain open.
   server.close(() => {
     store.close().then(
       () => {
@@ -114,7 +115,7 @@ function shutdown(signal: string): void {
       },
     );
   });
-  server.closeIdleConnections();
+  server.drain();
   // Change feed streams never end by themselves: each is sent what was committed, then
   // ended, and its connection closed with the others that went idle.
   void feed.close().then(() => server.closeIdleConnections());

@@ -94,12 +94,30 @@ function answerOnResponse(res: ServerResponse, status: number, code: ErrorCode, 
   res.end(body);
 }
 
+/** The server, and how it ends its connections at shutdown. */
+export type ServiceServer = Server & {
+  /**
+   * From now on every answer carries `Connection: close` and its connection is closed
+   * once it is sent; idle connections are closed at once. With close() the drain then
+   * takes as long as the requests in flight, not a keep-alive client's whole stream.
+   */
+  drain(): void;
+};
+
 /** logger hears, at most once a second, of connections closed for not reading. */
-export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): Server {
+export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): ServiceServer {
   const handle = app.callback();
   const { shortcut } = app;
   // Each connection's latest request, while its body may still be refused by the parser.
   const reading = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
+  // Each connection's responses not yet sent, in order (more than one: pipelined requests).
+  const pending = new Map<Duplex, ServerResponse[]>();
+  let draining = false;
+  /** The connection ends after res; one whose headers are sent is closed once it ends. */
+  const lastOnConnection = (res: ServerResponse) => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+  };
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -111,7 +129,20 @@ export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT
     },
     // Koa's handler answers its own failures (app.onerror), so its promise never rejects.
     (req, res) => {
-      reading.set(req.socket, { req, res });
+      const { socket } = req;
+      const queue = pending.get(socket) ?? [];
+      // While draining, the answer before this one closes the connection: a request
+      // pipelined behind it is never run (nothing of it committed), so none is left
+      // without its answer.
+      if (draining && queue.length > 0) return;
+      queue.push(res);
+      pending.set(socket, queue);
+      res.once('close', () => {
+        queue.splice(queue.indexOf(res), 1);
+        if (queue.length === 0 && pending.get(socket) === queue) pending.delete(socket);
+      });
+      if (draining) lastOnConnection(res);
+      reading.set(socket, { req, res });
       if (shortcut?.(req, res)) return;
       void handle(req, res);
     },
@@ -166,5 +197,11 @@ export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT
     }
     answerOnSocket(socket, status, code, message);
   });
-  return server;
+  return Object.assign(server, {
+    drain() {
+      draining = true;
+      for (const queue of pending.values()) lastOnConnection(queue.at(-1)!);
+      server.closeIdleConnections();
+    },
+  });
 }
