@@ -24,6 +24,8 @@ import type { Entry, Projection } from './store/projection.ts';
  */
 export interface Idempotent {
   scope: IdempotencyScope;
+  /** The request's path, stored with its answer. */
+  path: string;
   fingerprint: string;
   /** The answer to store for the command's result; undefined: none (the key stays free). */
   answer(result: { entry: Entry } | { error: unknown }): StoredAnswer | undefined;
@@ -146,9 +148,9 @@ export function makeCommandHandler({
     const recordOf = (job: Job, result: { entry: Entry } | { error: unknown }, decidedVersion: number) => {
       const answer = job.idempotent?.answer(result);
       if (!job.idempotent || !answer) return undefined;
-      const { scope, fingerprint } = job.idempotent;
+      const { scope, path, fingerprint } = job.idempotent;
       return {
-        record: { ...scope, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
+        record: { ...scope, path, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
         decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
       };
     };

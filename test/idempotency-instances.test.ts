@@ -165,7 +165,8 @@ across(
     const tracked = await runScript('track', ['1'], { db: fresh.db });
     assert.is(tracked.status, 0, tracked.stderr);
     const keyed = (key: string): Idempotent => ({
-      scope: { apiKey: 'clerk', path: '/v1/inventory/1', key },
+      scope: { apiKey: 'clerk', key },
+      path: '/v1/inventory/1',
       fingerprint: 'same request',
       answer: (result) => ('entry' in result ? { status: 200, etag: `"${result.entry.version}"`, body: '{}' } : undefined),
     });

@@ -32,7 +32,8 @@ property('for 40 random histories of up to 300 commands over ids small and above
       const stored = new Map<string, { fingerprint: string; body: string }>();
       let appended = await lastSeqOf(store);
       const keyed = (key: string, petId: bigint, quantity: number): Idempotent => ({
-        scope: { apiKey: 'k', path: `/v1/inventory/${petId}`, key },
+        scope: { apiKey: 'k', key },
+        path: `/v1/inventory/${petId}`,
         fingerprint: `${petId}:${quantity}`,
         answer: (result) => {
           const body = 'entry' in result ? `${result.entry.version}:${result.entry.quantity}` : (result.error as Error).name;
@@ -52,8 +53,8 @@ property('for 40 random histories of up to 300 commands over ids small and above
               ? { type: 'SetQuantity', petId, quantity: rnd() < 0.1 ? 2147483647 : Math.floor(rnd() * 100) }
               : { type: 'SetStatus', petId, status: pick(PET_STATUSES) };
         const key = command.type === 'SetQuantity' && rnd() < 0.4 ? `key-${Math.floor(rnd() * 8)}` : undefined;
-        // Keys are scoped to the path: the same key on another pet is another key.
-        const scoped = `${petId}/${key}`;
+        // Keys are scoped to the API key: the same key on another pet is another request.
+        const scoped = key ?? '';
         const idempotent = key && command.type === 'SetQuantity' ? keyed(key, command.petId, command.quantity) : undefined;
         // Now and then the same keyed request twice at once: one batch, one event.
         const copies = idempotent && rnd() < 0.2 ? 2 : 1;

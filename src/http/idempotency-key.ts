@@ -3,7 +3,7 @@
 // instance is processing now. What a key's answer is and when it is stored is the
 // command handler's and the store's job (commands.ts, store/idempotency.ts).
 import { createHash } from 'node:crypto';
-import type { IdempotencyScope } from '../store/idempotency.ts';
+import { scopeId, type IdempotencyScope } from '../store/idempotency.ts';
 import { HttpError } from './errors.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -50,7 +50,7 @@ export function makeInFlight(): { claim(scope: IdempotencyScope): (() => void) |
   const claimed = new Set<string>();
   return {
     claim(scope) {
-      const id = JSON.stringify([scope.apiKey, scope.path, scope.key]);
+      const id = scopeId(scope);
       if (claimed.has(id)) return undefined;
       claimed.add(id);
       return () => claimed.delete(id);

@@ -118,7 +118,8 @@ export function inventoryRouter({ store, inventory, commands, openapi, idempoten
     if (key !== undefined) {
       // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
       const path = `/v1/inventory/${petId}`;
-      const scope = { apiKey: meta.actor, path, key };
+      // Scoped to the API key: the same key on another pet differs in its fingerprint (422).
+      const scope = { apiKey: meta.actor, key };
       const header = (name: string) => {
         const value = ctx.req.headers[name];
         return Array.isArray(value) ? value.join(', ') : value;
@@ -145,6 +146,7 @@ export function inventoryRouter({ store, inventory, commands, openapi, idempoten
       if (!release) throw inFlightError(idempotency.onRefused);
       idempotent = {
         scope,
+        path,
         fingerprint,
         answer: (result) => {
           if ('entry' in result) return { status: 200, etag: entryTag(result.entry.version), body: itemJson(result.entry) };

@@ -5,10 +5,10 @@
 // counts and expires them. What every adapter shares lives here; the tables live with
 // the adapter.
 
-/** Where a key is unique: the API key (its name) that sent it and the path. */
+/** Where a key is unique: the API key (its name) that sent it. The path is the request's,
+ * part of its fingerprint: the same key on another pet is another request (422). */
 export interface IdempotencyScope {
   apiKey: string;
-  path: string;
   key: string;
 }
 
@@ -20,6 +20,8 @@ export interface StoredAnswer {
 }
 
 export interface IdempotencyRecord extends IdempotencyScope, StoredAnswer {
+  /** The path of the request whose answer this is. */
+  path: string;
   /** What the request asked for (method, path, body's value, preconditions), hashed. */
   fingerprint: string;
   createdAt: string;
@@ -81,7 +83,7 @@ export interface IdempotencyStore {
   unexpired(at: string): AsyncIterable<IdempotencyRecord[]>;
 }
 
-/** Pages of records by (api_key, path, idempotency_key), each read after the last one's key. */
+/** Pages of records by (api_key, idempotency_key), each read after the last one's key. */
 export async function* pagesAfter(
   page: (after: IdempotencyScope | undefined) => Promise<IdempotencyRecord[]>,
 ): AsyncIterable<IdempotencyRecord[]> {
@@ -134,5 +136,5 @@ export function rowOfRecord(r: IdempotencyRecord): [string, string, string, stri
 
 /** One string per scope, for maps. */
 export function scopeId(s: IdempotencyScope): string {
-  return JSON.stringify([s.apiKey, s.path, s.key]);
+  return JSON.stringify([s.apiKey, s.key]);
 }

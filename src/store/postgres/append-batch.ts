@@ -39,8 +39,8 @@ WITH new_events AS (
   -- In place of an expired record of the same key, not yet removed.
   INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
   SELECT * FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::text[], $25::text[], $26::text[])
-  ON CONFLICT (api_key, path, idempotency_key) DO UPDATE SET
-    ${RECORD_COLUMNS.slice(3)
+  ON CONFLICT (api_key, idempotency_key) DO UPDATE SET
+    ${RECORD_COLUMNS.filter((c) => c !== 'api_key' && c !== 'idempotency_key')
       .map((c) => `${c} = excluded.${c}`)
       .join(', ')}
   WHERE idempotency_keys.expires_at <= excluded.created_at
@@ -178,18 +178,14 @@ async function oneByOne(
 }
 
 const RECORDS = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
-  WHERE (api_key, path, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`;
+  WHERE (api_key, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
 
 /** The stored records of the batch's keys, read under the chain head's lock (every writer
  * of records holds it), so that no other instance can store one of them meanwhile. */
 async function loadRecords(client: pg.PoolClient, scopes: readonly IdempotencyScope[]): Promise<Map<string, IdempotencyRecord>> {
   const found = new Map<string, IdempotencyRecord>();
   if (scopes.length === 0) return found;
-  const { rows } = await client.query<RecordRow>(RECORDS, [
-    scopes.map((s) => s.apiKey),
-    scopes.map((s) => s.path),
-    scopes.map((s) => s.key),
-  ]);
+  const { rows } = await client.query<RecordRow>(RECORDS, [scopes.map((s) => s.apiKey), scopes.map((s) => s.key)]);
   for (const row of rows) {
     const record = recordOfRow(row);
     found.set(scopeId(record), record);

@@ -28,15 +28,15 @@ export function keyLockOf(scope: IdempotencyScope): bigint {
   return createHash('sha256').update(scopeId(scope)).digest().readBigInt64BE(0);
 }
 
-// The record, or whether a batch holds the key's lock now ($5, $6: the lock's high and
+// The record, or whether a batch holds the key's lock now ($4, $5: the lock's high and
 // low 32 bits, as pg_locks shows a one-bigint advisory lock, objsubid 1).
 const FIND = `SELECT k.*, EXISTS (
     SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      AND classid = $5::oid AND objid = $6::oid) AS in_flight
+      AND classid = $4::oid AND objid = $5::oid) AS in_flight
   FROM (SELECT 1) AS one LEFT JOIN (
     SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
-    WHERE api_key = $1 AND path = $2 AND idempotency_key = $3 AND expires_at > $4) AS k ON true`;
+    WHERE api_key = $1 AND idempotency_key = $2 AND expires_at > $3) AS k ON true`;
 
 const EXPIRE = `DELETE FROM idempotency_keys WHERE ctid IN (
   SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`;
@@ -47,7 +47,6 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
       const lock = BigInt.asUintN(64, keyLockOf(s));
       const { rows } = await pool.query<RecordRow & { in_flight: boolean }>(FIND, [
         s.apiKey,
-        s.path,
         s.key,
         at,
         String(lock >> 32n),
@@ -65,9 +64,9 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
       pagesAfter(async (after) => {
         const { rows } = await pool.query<RecordRow>(
           `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
-           WHERE expires_at > $1 AND (api_key, path, idempotency_key) > ($2, $3, $4)
-           ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,
-          [at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? ''],
+           WHERE expires_at > $1 AND (api_key, idempotency_key) > ($2, $3)
+           ORDER BY api_key, idempotency_key LIMIT ${PAGE_ROWS}`,
+          [at, after?.apiKey ?? '', after?.key ?? ''],
         );
         return rows.map(recordOfRow);
       }),

@@ -13,7 +13,7 @@ import {
 } from '../idempotency.ts';
 
 const FIND = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
-  WHERE api_key = ? AND path = ? AND idempotency_key = ? AND expires_at > ?`;
+  WHERE api_key = ? AND idempotency_key = ? AND expires_at > ?`;
 
 export interface IdempotencyTable {
   find(scope: IdempotencyScope, at: string): IdempotencyRecord | undefined;
@@ -27,13 +27,13 @@ export function makeIdempotencyReader(db: Db): IdempotencyTable {
   const count = db.prepare('SELECT count(*) FROM idempotency_keys').pluck();
   const page = db.prepare(
     `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
-     WHERE expires_at > ? AND (api_key, path, idempotency_key) > (?, ?, ?)
-     ORDER BY api_key, path, idempotency_key LIMIT ${PAGE_ROWS}`,
+     WHERE expires_at > ? AND (api_key, idempotency_key) > (?, ?)
+     ORDER BY api_key, idempotency_key LIMIT ${PAGE_ROWS}`,
   );
   return {
-    page: (at, after) => (page.all(at, after?.apiKey ?? '', after?.path ?? '', after?.key ?? '') as RecordRow[]).map(recordOfRow),
+    page: (at, after) => (page.all(at, after?.apiKey ?? '', after?.key ?? '') as RecordRow[]).map(recordOfRow),
     find: (s, at) => {
-      const row = find.get(s.apiKey, s.path, s.key, at) as RecordRow | undefined;
+      const row = find.get(s.apiKey, s.key, at) as RecordRow | undefined;
       return row && recordOfRow(row);
     },
     count: () => count.get() as number,
@@ -56,17 +56,15 @@ export function makeIdempotencyWriter(db: Db): IdempotencyWriter {
   );
   // By the expiry index, oldest first: each step touches only the rows it removes.
   const expire = db.prepare(
-    `DELETE FROM idempotency_keys WHERE (api_key, path, idempotency_key) IN (
-       SELECT api_key, path, idempotency_key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+    `DELETE FROM idempotency_keys WHERE (api_key, idempotency_key) IN (
+       SELECT api_key, idempotency_key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
   );
   const step = db.transaction((at: string, limit: number) => expire.run(at, limit).changes);
-  const stored = db.prepare(
-    `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys WHERE api_key = ? AND path = ? AND idempotency_key = ?`,
-  );
+  const stored = db.prepare(`SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys WHERE api_key = ? AND idempotency_key = ?`);
   return {
     ...reader,
     stored: (s) => {
-      const row = stored.get(s.apiKey, s.path, s.key) as RecordRow | undefined;
+      const row = stored.get(s.apiKey, s.key) as RecordRow | undefined;
       return row && recordOfRow(row);
     },
     put: (record) => void put.run(...rowOfRecord(record)),
