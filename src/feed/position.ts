@@ -19,16 +19,23 @@ export interface Cursor {
   hash?: string;
 }
 
-function cursorOf(text: string, name: string): Cursor {
+/** A cursor as written (a seq, or SEQ:HASH), or undefined when it is not one. */
+export function parseCursor(text: string): Cursor | undefined {
   const m = /^(0|[1-9][0-9]{0,18})(?::([0-9a-f]{64}))?$/.exec(text);
-  if (!m || BigInt(m[1]!) > INT64_MAX) {
+  if (!m || BigInt(m[1]!) > INT64_MAX) return undefined;
+  return m[2] === undefined ? { seq: BigInt(m[1]!) } : { seq: BigInt(m[1]!), hash: m[2] };
+}
+
+function cursorOf(text: string, name: string): Cursor {
+  const cursor = parseCursor(text);
+  if (!cursor) {
     throw new HttpError(
       400,
       'bad_request',
       `${name} must be a seq (decimal digits without leading zeros, 0 to ${INT64_MAX}) or a digest SEQ:HASH, not ${JSON.stringify(text)}`,
     );
   }
-  return m[2] === undefined ? { seq: BigInt(m[1]!) } : { seq: BigInt(m[1]!), hash: m[2] };
+  return cursor;
 }
 
 export interface FeedQuery {
