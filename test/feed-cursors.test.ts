@@ -2,8 +2,10 @@
 // Last-Event-ID; streams send the digest as id and no event name, Link carries it; a
 // cursor past the head or not in this log is 409, naming the head, on pages and streams.
 // Also which Accept asks for the stream.
+import { request } from 'node:http';
 import * as assert from 'uvu/assert';
-import { GENESIS_HASH } from '../src/store/hash-chain.ts';
+import { eventHash, GENESIS_HASH } from '../src/store/hash-chain.ts';
+import { ajv, doc } from './kit/openapi-document.ts';
 import { assertErrorShape } from './kit/http.ts';
 import { parseEvents, parseEvent, seed, stream, seqsOf, sleep } from './kit/feed.ts';
 import { appSuite } from './kit/suites.ts';
@@ -130,6 +132,39 @@ test('Accept: the stream for text/event-stream with parameters and for text/*; J
     assert.is(res.status, 200, accept);
     assert.match(String(res.headers['content-type']), /^application\/json/, accept);
   }
+});
+
+test("the document's stream example is a stream as the service sends it: retry first, then a FeedEvent by its digest", async ({ t }) => {
+  await seed(t, 1, 1);
+  type Example = { get: { responses: Record<string, { content: Record<string, { example: string }> }> } };
+  const example = (doc as { paths: Record<string, Example> }).paths['/events']!.get.responses['200']!.content['text/event-stream']!.example;
+  const sent = await new Promise<string>((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port: t.port, path: '/v1/events', headers: { ...SSE, Authorization: `Bearer ${t.key}` }, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (text.split('\n\n').length > 2) {
+            req.destroy();
+            resolve(text);
+          }
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  const [retry, message] = example.split('\n\n');
+  assert.is(`${retry}\n\n`, sent.slice(0, sent.indexOf('\n\n') + 2), 'the retry block the service sends first');
+  const [idLine, dataLine, ...more] = message!.split('\n');
+  assert.equal(more, []);
+  assert.match(sent.split('\n\n')[1]!, /^id: \d+:[0-9a-f]{64}\ndata: \{/);
+  const event = parseEvent(dataLine!.slice('data: '.length));
+  const validate = ajv.getSchema('openapi#/components/schemas/FeedEvent')!;
+  assert.ok(validate(JSON.parse(dataLine!.slice('data: '.length))), JSON.stringify(validate.errors));
+  assert.is(idLine, `id: ${event.seq}:${event.hash}`);
+  assert.is(eventHash({ ...event, seq: BigInt(event.seq), petId: BigInt(event.petId), data: JSON.stringify(event.data) }), event.hash);
 });
 
 test.run();
