@@ -173,6 +173,8 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   // key on every request (the label values come from small fixed sets).
   const children = new Map<string, ReturnType<typeof requestDuration.labels>>();
   const answered = (method: string, route: string, res: ServerResponse, started: number) => {
+    // A change feed stream lasts as long as its reader follows: not a latency.
+    if (String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream')) return;
     // A client that went away before its answer got no status.
     const status = res.headersSent ? String(res.statusCode) : 'none';
     const seconds = (performance.now() - started) / 1000;

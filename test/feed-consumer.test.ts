@@ -75,14 +75,21 @@ s('it prints every event once, in order, across a restart, and resumes where it 
   assert.is(state.seq, String((await t.events()).at(-1)!.seq));
 });
 
-s('it stops with status 1 when the chain it receives does not link to the one it kept', async (ctx) => {
+s('it stops with status 1 when its place is not in the log: another hash at its seq, or past the head', async (ctx) => {
   const { t } = ctx;
   await t.track(7, 3);
-  writeFileSync(ctx.scratch.path('follow-log.state.json'), JSON.stringify({ seq: '0', hash: 'f'.repeat(64) }));
-  const run = start(ctx);
-  assert.is(await run.exited, 1);
-  assert.match(run.err(), /the hash chain breaks at seq 1/);
-  assert.equal(run.lines, []);
+  await t.track(8, 1);
+  const [first] = await t.events();
+  for (const [state, code] of [
+    [{ seq: String(first!.seq), hash: 'f'.repeat(64) }, 'cursor_not_in_log'],
+    [{ seq: '5', hash: first!.hash! }, 'cursor_past_head'],
+  ] as const) {
+    writeFileSync(ctx.scratch.path('follow-log.state.json'), JSON.stringify(state));
+    const run = start(ctx);
+    assert.is(await run.exited, 1, run.err());
+    assert.match(run.err(), code);
+    assert.equal(run.lines, []);
+  }
 });
 
 s.run();

@@ -54,7 +54,7 @@ service('SIGTERM: streams get every committed event, then end; the service exits
   await withTimeout(Promise.all(streams.map((x) => x.ended)), 2000, 'the streams to end');
   const store = await target.open(db);
   try {
-    const table = (await eventsOf(store)).map((e) => String(e.seq));
+    const table = (await eventsOf(store)).map((e) => `${e.seq}:${e.hash}`);
     assert.equal(
       streams[0]!.messages.map((m) => m.id),
       table,

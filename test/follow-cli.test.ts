@@ -92,4 +92,28 @@ follow('text: one line per event; usage errors exit 2', async ({ db }) => {
   }
 });
 
+follow('--after takes the digest SEQ:HASH; one past the head or not in this log fails, naming the head', async ({ target, db }) => {
+  const store = await target.open(db);
+  const table = await eventsOf(store);
+  await store.close();
+  const [first, , head] = table;
+  const f = start(['--after', `${first!.seq}:${first!.hash}`, '--format', 'jsonl', '--db', db]);
+  await f.waitFor(2);
+  assert.equal(
+    f.lines.map((line) => /^\{"seq":(\d+),/.exec(line)?.[1]),
+    table.slice(1).map((e) => String(e.seq)),
+  );
+  f.proc.kill('SIGTERM');
+  assert.is(await f.exited, 0, f.err());
+  for (const [after, words] of [
+    [`${first!.seq}:${'f'.repeat(64)}`, 'is not in this log'],
+    [`${head!.seq + 1n}`, 'is past the newest event'],
+  ] as const) {
+    const r = await runScript('follow', ['--after', after], { db });
+    assert.is(r.status, 1, `${after}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(words) && r.stderr.includes(`${head!.seq}:${head!.hash}`), r.stderr);
+    assert.is(r.stdout, '');
+  }
+});
+
 follow.run();

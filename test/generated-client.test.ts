@@ -38,6 +38,15 @@ interface ClientModule {
     setQuantity(petId: bigint, quantity: number, ifMatch?: string, idempotencyKey?: string): Promise<Answer>;
   };
 }
+interface FeedEvent {
+  seq: bigint;
+  petId: bigint;
+  type: string;
+  hash: string;
+}
+interface FeedModule {
+  seqsAfter(baseUrl: string, apiKey: string, after: string): Promise<{ seqs: bigint[]; next: bigint[]; events: FeedEvent[] }>;
+}
 interface TypesModule {
   generateTypes(documentUrl: string, outFile: string): Promise<void>;
 }
@@ -77,6 +86,28 @@ s.before(async (ctx) => {
       'export const rounded: PathId = 9007199254740993;',
       '// @ts-expect-error: nor in a response',
       'export const roundedItem: Item = { petId: 1, quantity: 1, status: "available" };',
+      "type FeedEvent = components['schemas']['FeedEvent'];",
+      '// @ts-expect-error: a seq is exact, never a number',
+      'export const roundedSeq: FeedEvent["seq"] = 1;',
+      '',
+    ].join('\n'),
+  );
+  // A page of the feed, through the guide's client and through openapi-fetch with the
+  // guide's setting: FeedEvent[] (map compiles), seq a bigint (seq + 1n compiles).
+  writeFileSync(
+    join(ctx.dir, 'feed-page.ts'),
+    [
+      "import createClient from 'openapi-fetch';",
+      "import type { paths } from './inventory-api.ts';",
+      "import { inventoryClient } from './inventory-client.ts';",
+      'export async function seqsAfter(baseUrl: string, apiKey: string, after: string) {',
+      '  const page = await inventoryClient(baseUrl, apiKey).events(after, 1000);',
+      "  if (page.kind !== 'ok') throw new Error(`events: ${page.status}`);",
+      "  const api = createClient<paths, 'application/json'>({ baseUrl });",
+      "  const typed = async () => (await api.GET('/events')).data?.map((e) => e.seq + 1n);",
+      '  void typed;',
+      '  return { seqs: page.value.map((e) => e.seq), next: page.value.map((e) => e.seq + 1n), events: page.value };',
+      '}',
       '',
     ].join('\n'),
   );
@@ -190,6 +221,34 @@ s('a retry with the same Idempotency-Key gets the stored answer and writes nothi
   const reused = await inventory.setQuantity(7n, 12, undefined, 'generated-client-1');
   assert.equal([reused.status, reused.error?.code], [422, 'idempotency_key_reused']);
   assert.is((await t.events()).length, before + 1);
+});
+
+s('a page of the change feed: FeedEvent[] with seq and petId exact as bigint; a digest cursor', async ({ dir, base, t }) => {
+  const feed = (await import(pathToFileURL(join(dir, 'feed-page.ts')).href)) as FeedModule;
+  const table = await t.events();
+  const page = await feed.seqsAfter(base, t.key, '0');
+  assert.equal(
+    page.seqs,
+    table.map((e) => e.seq),
+  );
+  assert.equal(
+    page.next,
+    table.map((e) => e.seq + 1n),
+  );
+  assert.equal(
+    page.events.map((e) => e.petId),
+    table.map((e) => e.petId),
+  );
+  assert.ok(
+    page.events.some((e) => e.petId === ABOVE),
+    'an id above 2^53, exact',
+  );
+  const at = table[1]!;
+  const rest = await feed.seqsAfter(base, t.key, `${at.seq}:${at.hash}`);
+  assert.equal(
+    rest.seqs,
+    table.slice(2).map((e) => e.seq),
+  );
 });
 
 s('401: a key that is not valid', async ({ client, base }) => {

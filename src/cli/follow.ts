@@ -1,24 +1,29 @@
 // scripts/follow: print the event log as it grows, from the database, through the same
-// page read as GET /v1/events (the port's eventsAfter); new events are looked for when
-// the store's change token moves (another process committed), and every second anyway.
+// page read as GET /v1/events (the port's eventsAfter) and from the same cursors (a seq,
+// or the digest SEQ:HASH, refused when past the head or not in this log); new events are
+// looked for when the store's change token moves (another process committed), and every
+// second anyway.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventJson } from '../feed/event-json.ts';
+import { pageAfter, parseCursor } from '../feed/position.ts';
 import type { ChainRow } from '../store/event-log.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
-Usage: scripts/follow [--after SEQ] [--format text|jsonl] [--db PATH|URL]
+Usage: scripts/follow [--after CURSOR] [--format text|jsonl] [--db PATH|URL]
 
-Prints the events of the log after SEQ (0: from the first), then every new event as it
-is committed, by any process or instance, until interrupted (read-only).
-  --after SEQ       start after this seq (default 0)
+Prints the events of the log after CURSOR (0: from the first), then every new event as
+it is committed, by any process or instance, until interrupted (read-only).
+  --after CURSOR    start after this seq, or after the digest SEQ:HASH of the last event
+                    seen, which must be in this log (default 0)
   --format FORMAT   text (default): one line per event, seq, time, type, pet, data, actor
                     and request id; jsonl: one JSON object per line, the event as
                     GET /v1/events sends it (every field its hash covers)
   --db PATH         the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help        this text
 
-Exit status: 0 interrupted (Ctrl-C, SIGTERM) or its reader went away, 1 failure, 2 usage error.
+Exit status: 0 interrupted (Ctrl-C, SIGTERM) or its reader went away, 1 failure (a cursor
+past the head or not in this log included), 2 usage error.
 `;
 
 const PAGE = 1000;
@@ -33,9 +38,8 @@ await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { after: { type: 'string' }, format: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const after = values.after === undefined ? '0' : String(values.after);
-  if (!/^(0|[1-9][0-9]{0,18})$/.test(after) || BigInt(after) > 9223372036854775807n) {
-    throw new UsageError(`--after must be a seq (decimal digits, 0 or more), not ${JSON.stringify(after)}`);
-  }
+  const start = parseCursor(after);
+  if (!start) throw new UsageError(`--after must be a seq (decimal digits, 0 or more) or a digest SEQ:HASH, not ${JSON.stringify(after)}`);
   const format = values.format === undefined ? 'text' : String(values.format);
   if (format !== 'text' && format !== 'jsonl') throw new UsageError(`--format must be text or jsonl, not ${JSON.stringify(format)}`);
   const line = format === 'jsonl' ? eventJson : textLine;
@@ -51,7 +55,9 @@ await run(USAGE, async (argv) => {
     stop();
   });
   try {
-    let cursor = BigInt(after);
+    // A cursor past the head or not in this log stops here, naming the head.
+    await pageAfter(store, start, 0);
+    let cursor = start.seq;
     let token = await store.changeToken();
     let lastRead = 0;
     while (!stopping) {

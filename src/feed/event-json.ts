@@ -12,7 +12,14 @@ export function eventJson([seq, petId, version, type, data, actor, requestId, re
   );
 }
 
-/** One Server-Sent Events message: the id is the seq, the event name the type. */
+/** The cursor that names this event: its seq and hash. */
+export function digestOf(row: ChainRow): string {
+  return `${row[0]}:${row[9]}`;
+}
+
+/** One Server-Sent Events message: the id is the digest. No event name: an EventSource
+ * delivers named events only to listeners of that name, never to onmessage, and the
+ * type is in the object. */
 export function sseMessage(row: ChainRow): string {
-  return `id: ${row[0]}\nevent: ${row[3]}\ndata: ${eventJson(row)}\n\n`;
+  return `id: ${digestOf(row)}\ndata: ${eventJson(row)}\n\n`;
 }

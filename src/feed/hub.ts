@@ -1,6 +1,8 @@
 // The change feed's streams in this process. Each stream has a cursor (the last seq it
-// was sent). A new stream catches up from the log on its own, page by page, waiting for
-// its reader between pages; once a short page shows it has reached the tail, it goes
+// was sent). A new stream catches up from the log page by page, waiting for its reader
+// between pages. Catch-ups take turns in short slices of the event loop, so that any
+// number of them leave other requests their pace, and streams at the same place share a
+// page's read, render and bytes. Once a short page shows it has reached the tail, it goes
 // live, and from then on the hub sends it what it reads after the tail: one query per
 // change for all live streams, however many there are.
 //
@@ -64,6 +66,10 @@ export const DEFAULT_FEED_LIMITS: FeedLimits = {
 
 /** Events a catch-up reads per query, and the hub per query after the tail. */
 const CATCH_UP_PAGE = 256;
+/** Full catch-up pages kept for streams that come to the same place. */
+const SHARED_PAGES = 32;
+/** The most time catch-ups take in one turn of the event loop (one page more at most). */
+const CATCH_UP_SLICE_MS = 2;
 const TAIL_PAGE = 1000;
 /** The hub reads after the tail at least this often, whatever the change token says. */
 const FALLBACK_MS = 1_000;
@@ -161,7 +167,7 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
     if (streams.size === 0) stopTimer();
   };
 
-  const write = (s: Stream, text: string) => {
+  const write = (s: Stream, text: string | Buffer) => {
     if (s.done) return;
     const ok = s.res.write(text);
     s.lastWrite = now();
@@ -170,24 +176,44 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
   };
 
   /** Sends rows after the stream's cursor; texts are the rows' messages, all their concatenation. */
-  const sendRendered = (s: Stream, rows: readonly ChainRow[], texts: readonly string[], all: string) => {
+  const sendRendered = (s: Stream, rows: readonly ChainRow[], texts: readonly string[], all: Buffer) => {
     let first = 0;
     while (first < rows.length && rows[first]![0] <= s.cursor) first++;
     if (first === rows.length) return;
-    // Live streams are nearly always at the tail: the text rendered once serves them all.
+    // Live streams are nearly always at the tail, and streams catching up together at the
+    // same page: the bytes encoded once serve them all.
     write(s, first === 0 ? all : texts.slice(first).join(''));
     s.cursor = rows[rows.length - 1]![0];
     sent.inc(rows.length - first);
   };
   const render = (rows: readonly ChainRow[]) => {
     const texts = rows.map(sseMessage);
-    return { texts, all: texts.join('') };
+    return { texts, all: Buffer.from(texts.join('')) };
   };
-  const send = (s: Stream, rows: readonly ChainRow[]) => {
-    const { texts, all } = render(rows);
-    sendRendered(s, rows, texts, all);
+  interface Page {
+    rows: ChainRow[];
+    texts: string[];
+    all: Buffer;
+  }
+  // Streams that catch up together (many readers starting from 0) share each page's
+  // read and render. Only a full page is kept: it can never change (seqs become visible
+  // in order), where a short one would hide what was committed since.
+  const pages = new Map<bigint, Promise<Page>>();
+  const catchUpPage = (after: bigint): Promise<Page> => {
+    const shared = pages.get(after);
+    if (shared) return shared;
+    const page = store.eventsAfter(after, CATCH_UP_PAGE).then((rows) => ({ rows, ...render(rows) }));
+    pages.set(after, page);
+    // Runs before the callers' own continuations: a stream never reuses a short page.
+    page.then(
+      (p) => {
+        if (p.rows.length < CATCH_UP_PAGE) pages.delete(after);
+      },
+      () => pages.delete(after),
+    );
+    if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
+    return page;
   };
-
   const drained = (s: Stream) =>
     new Promise<void>((resolve) => {
       const done = () => {
@@ -199,25 +225,77 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
       s.res.on('close', done);
     });
 
-  /** Sends the stream the log after its cursor; then it goes live (or, at shutdown, stops). */
-  const catchUp = async (s: Stream, final: boolean) => {
-    while (!s.done) {
-      if (s.res.writableNeedDrain) await drained(s);
-      if (s.done) return;
-      const rows = await store.eventsAfter(s.cursor, CATCH_UP_PAGE);
-      if (s.done) return;
-      send(s, rows);
-      if (rows.length < CATCH_UP_PAGE) {
-        if (final) return;
-        tailSeq ??= s.cursor;
-        // Checked in the same turn as the page arrived: the hub cannot read in between.
-        if (s.cursor >= tailSeq) {
-          s.live = true;
-          return;
-        }
+  /** One page of a stream's catch-up; whether it has more to catch up. */
+  const catchUpStep = async (s: Stream, final: boolean): Promise<boolean> => {
+    if (s.done) return false;
+    const { rows, texts, all } = await catchUpPage(s.cursor);
+    if (s.done) return false;
+    sendRendered(s, rows, texts, all);
+    if (rows.length < CATCH_UP_PAGE) {
+      if (final) return false;
+      tailSeq ??= s.cursor;
+      // Checked in the same turn as the page arrived: the hub cannot read in between.
+      if (s.cursor >= tailSeq) {
+        s.live = true;
+        return false;
       }
     }
+    return true;
   };
+
+  // Catch-ups take turns, a page each, in slices of at most CATCH_UP_SLICE_MS of one turn
+  // of the event loop; between slices the rest of the process (requests, the hub) runs.
+  // However many streams catch up and however fast their readers take pages, the work
+  // they add to one turn stays bounded; taking turns keeps them at the same place, where
+  // they share pages.
+  interface CatchingUp {
+    s: Stream;
+    final: boolean;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }
+  const catching: CatchingUp[] = [];
+  let slicing = false;
+  const schedule = () => {
+    if (slicing || catching.length === 0) return;
+    slicing = true;
+    setImmediate(() => void runSlice());
+  };
+  const runSlice = async () => {
+    const until = performance.now() + CATCH_UP_SLICE_MS;
+    try {
+      while (catching.length > 0 && performance.now() < until) {
+        const c = catching.shift()!;
+        if (!c.s.done && c.s.res.writableNeedDrain) {
+          // Its reader has not taken what it was sent: it waits out of the line.
+          void drained(c.s).then(() => {
+            catching.push(c);
+            schedule();
+          });
+          continue;
+        }
+        let more: boolean;
+        try {
+          more = await catchUpStep(c.s, c.final);
+        } catch (error) {
+          c.reject(error);
+          continue;
+        }
+        if (more) catching.push(c);
+        else c.resolve();
+      }
+    } finally {
+      slicing = false;
+      schedule();
+    }
+  };
+
+  /** Sends the stream the log after its cursor; then it goes live (or, at shutdown, stops). */
+  const catchUp = (s: Stream, final: boolean) =>
+    new Promise<void>((resolve, reject) => {
+      catching.push({ s, final, resolve, reject });
+      schedule();
+    });
 
   const failed = (s: Stream, error: unknown) => {
     warn(

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'idempotency_key_in_flight',
   'commit_unconfirmed',
+  'cursor_past_head',
+  'cursor_not_in_log',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

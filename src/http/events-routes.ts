@@ -1,26 +1,32 @@
-// GET /v1/events: the change feed. As JSON, one keyset page of the log after a seq; with
-// Accept: text/event-stream, a Server-Sent Events stream that sends what the reader
-// missed and then every new event (the feed hub, src/feed/hub.ts). Authentication has
-// already happened.
+// GET /v1/events: the change feed. As JSON, one keyset page of the log after a cursor;
+// with Accept: text/event-stream, a Server-Sent Events stream that sends what the reader
+// missed and then every new event (the feed hub, src/feed/hub.ts). Either way a cursor
+// that is past the head or not in this log is refused (409), never followed in silence.
+// Authentication has already happened.
 import Router from '@koa/router';
 import type { Feed } from '../feed/hub.ts';
-import { eventJson } from '../feed/event-json.ts';
-import { readFeedQuery } from '../feed/position.ts';
-import type { EventLog } from '../store/event-log.ts';
+import { digestOf, eventJson } from '../feed/event-json.ts';
+import { pageAfter, readFeedQuery, wantsStream, type CursorStore } from '../feed/position.ts';
 
 export interface EventsDeps {
-  store: Pick<EventLog, 'eventsAfter'>;
+  store: CursorStore;
   feed: Feed;
 }
+
+/** What a stream's response is: the request-duration histogram leaves it out (a
+ * stream's lifetime is not a latency). */
+export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
 export function eventsRouter({ store, feed }: EventsDeps): Router {
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
   router.get('/events', async (ctx) => {
     ctx.vary('Accept');
-    const stream = ctx.method === 'GET' && ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
-    const { after, limit } = readFeedQuery(ctx.query, stream ? ctx.get('Last-Event-ID') || undefined : undefined);
+    const stream = ctx.method === 'GET' && wantsStream(ctx.get('Accept'));
+    // Last-Event-ID is an EventSource's header: pages go by after (and Link) alone.
+    const { after, limit } = readFeedQuery(ctx.query, stream ? ctx.get('Last-Event-ID') : undefined);
     if (stream) {
+      await pageAfter(store, after, 0);
       feed.admit();
       // The key that opened the stream: the feed ends the stream once it is revoked.
       const key = ctx.get('Authorization').trim().split(/ +/)[1]!;
@@ -31,21 +37,21 @@ export function eventsRouter({ store, feed }: EventsDeps): Router {
         if (!['ECONNRESET', 'EPIPE', 'ECONNABORTED'].includes((error as NodeJS.ErrnoException | null)?.code ?? '')) onerror(error);
       };
       const res = ctx.res;
-      res.writeHead(200, {
-        'Content-Type': 'text/event-stream; charset=utf-8',
-        'Cache-Control': 'no-store',
-        // nginx would otherwise hold events back in its buffer.
-        'X-Accel-Buffering': 'no',
-      });
+      // Set one by one (not in writeHead) so that the metrics can read the type back.
+      res.setHeader('Content-Type', STREAM_TYPE);
+      res.setHeader('Cache-Control', 'no-store');
+      // nginx would otherwise hold events back in its buffer.
+      res.setHeader('X-Accel-Buffering', 'no');
+      res.writeHead(200);
       // How long an EventSource waits before it reconnects (with Last-Event-ID).
       res.write('retry: 1000\n\n');
-      feed.follow(res, after, key);
+      feed.follow(res, after.seq, key);
       return;
     }
-    const rows = await store.eventsAfter(after, limit);
-    const last = rows.length > 0 ? rows[rows.length - 1]![0] : after;
+    const { rows, digest } = await pageAfter(store, after, limit);
+    const next = rows.length > 0 ? digestOf(rows[rows.length - 1]!) : digest;
     ctx.set('Cache-Control', 'no-store');
-    ctx.set('Link', `</v1/events?after=${last}&limit=${limit}>; rel="next"`);
+    ctx.set('Link', `</v1/events?after=${next}&limit=${limit}>; rel="next"`);
     ctx.type = 'application/json';
     ctx.body = `[${rows.map(eventJson).join(',')}]`;
   });

@@ -57,7 +57,7 @@ export function stream(t: TestApp, query = '', headers: Record<string, string> =
 }
 
 /** Seqs of the messages, in the order they arrived. */
-export const seqsOf = (s: SseStream) => s.messages.map((m) => BigInt(m.id));
+export const seqsOf = (s: SseStream) => s.messages.map((m) => BigInt(m.id.split(':')[0]!));
 
 export function assertExactlyOnce(got: bigint[], table: bigint[], label: string): void {
   assert.is(got.length, table.length, `${label}: as many as the table`);

@@ -56,14 +56,15 @@ export interface EventRow {
   actor: string;
   requestId: string;
   recordedAt: string;
+  hash: string | null;
 }
 
 /** Every event of the log, by seq. */
 export async function eventsOf(store: InventoryStore): Promise<EventRow[]> {
   const rows: EventRow[] = [];
   for await (const page of store.chainRows()) {
-    for (const [seq, petId, version, type, data, actor, requestId, recordedAt] of page) {
-      rows.push({ seq, petId, version, type, data, actor, requestId, recordedAt });
+    for (const [seq, petId, version, type, data, actor, requestId, recordedAt, , hash] of page) {
+      rows.push({ seq, petId, version, type, data, actor, requestId, recordedAt, hash });
     }
   }
   return rows;
