@@ -38,6 +38,7 @@ function command(name: string, debian: string, file = name): Tool {
 export const tools = {
   chromium: command('chromium', 'chromium', '/usr/bin/chromium'),
   prometheus: command('prometheus', 'prometheus', '/usr/bin/prometheus'),
+  promtool: command('promtool', 'prometheus', '/usr/bin/promtool'),
   sqlite3: command('sqlite3', 'sqlite3'),
   python3: command('python3', 'python3'),
   jq: command('jq', 'jq'),
