@@ -100,6 +100,10 @@ test('the documented roles: the service works as its role and can only add event
     assert.is(await outcome(service, 'DELETE FROM events'), '42501', 'nor remove one');
     assert.is(await outcome(owner, "UPDATE events SET actor = 'x'"), 'P0001', 'the owner is stopped by the trigger');
     assert.is(await outcome(owner, 'TRUNCATE events'), 'P0001', 'TRUNCATE too');
+    // A rebuild as the service's role is refused by PostgreSQL; the refusal names the role to use.
+    const rebuildAsService = await runScript('rebuild-projection', [], { db: service });
+    assert.is(rebuildAsService.status, 1, rebuildAsService.stderr);
+    assert.match(rebuildAsService.stderr, /^error: permission denied for schema public: .*owns the schema.*inventory_owner/m);
     assert.is(await outcome(auditor, 'SELECT * FROM stock_adjustments'), 'ok');
     assert.is(await outcome(auditor, 'SELECT * FROM api_key_events'), 'ok', 'auditors read the key log');
     assert.is(await outcome(auditor, "INSERT INTO api_keys VALUES ('a', 'b', 'c', 'd')"), '42501', 'auditors only read');
