@@ -11,9 +11,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { clientGuideSetup, commandsRunning, namedTsBlock, readmeClientFiles } from './kit/docs.ts';
 import { readLines } from './kit/lines.ts';
-import { root, tempDir } from './kit/paths.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
-import { killAll, startService } from './kit/service.ts';
+import { killAll, startService, type Service } from './kit/service.ts';
 
 const PET = '9007199254740993';
 
@@ -32,6 +32,31 @@ const localTo = (origin: string, key: string) => (text: string) =>
 // console.log colours a bigint when colours are forced, as uvu's run does.
 // eslint-disable-next-line no-control-regex -- ANSI colour codes are what is removed
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+
+interface Reader {
+  running: Service;
+  /** The reader's empty folder, outside the repository. */
+  user: TempDir;
+  /** A command of the guide with this service's address and key. */
+  local: (text: string) => string;
+}
+
+/** A service on a fresh database with the Quickstart's pets, and a reader's empty folder; both removed after. */
+async function asReader(name: string, body: (reader: Reader) => Promise<void>): Promise<void> {
+  const service = tempDir(`${name}-service-`);
+  const user = tempDir(`${name}-`);
+  assert.not.ok(user.dir.startsWith(root), 'the folder is outside the repository');
+  try {
+    const db = service.path('inventory.db');
+    const running = await startService({ db, expectKey: true });
+    await quickstartPets(db);
+    await body({ running, user, local: localTo(`http://127.0.0.1:${running.port}`, running.bootstrapKey!) });
+  } finally {
+    await killAll();
+    user.cleanup();
+    service.cleanup();
+  }
+}
 
 /** The user's environment: none of this repository's or npm's run-time variables. */
 function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -64,15 +89,7 @@ test("the guide's setup, files and commands work in a fresh folder outside the r
     assert.match(version, /^\d+\.\d+\.\d+$/, `${name} is pinned to one version`);
   }
 
-  const service = tempDir('clients-guide-service-');
-  const user = tempDir('clients-guide-');
-  assert.not.ok(user.dir.startsWith(root), 'the folder is outside the repository');
-  try {
-    const db = service.path('inventory.db');
-    const running = await startService({ db, expectKey: true });
-    await quickstartPets(db);
-    const local = localTo(`http://127.0.0.1:${running.port}`, running.bootstrapKey!);
-
+  await asReader('clients-guide', async ({ running, user, local }) => {
     // The files as written: the reader changes only the commands' address and key.
     writeFileSync(user.path('package.json'), packageJson);
     for (const [name, code] of files) writeFileSync(user.path(name), code);
@@ -102,25 +119,14 @@ test("the guide's setup, files and commands work in a fresh folder outside the r
     const after = await running.get(`/v1/inventory/${PET}`, running.bootstrapKey);
     assert.is(after.text, `{"petId":${PET},"quantity":6,"status":"available"}`);
     assert.is(after.headers.etag, '"2"');
-  } finally {
-    await killAll();
-    user.cleanup();
-    service.cleanup();
-  }
+  });
 });
 
 test('the feed consumer runs as the guide says, from a folder whose package.json is not "type": "module"', async () => {
   const guide = readFileSync(join(root, 'docs/clients.md'), 'utf8');
   const code = namedTsBlock(guide, 'follow-log.ts');
   const commands = commandsRunning(guide, 'follow-log.ts');
-  const service = tempDir('clients-guide-feed-service-');
-  const user = tempDir('clients-guide-feed-');
-  assert.not.ok(user.dir.startsWith(root), 'the folder is outside the repository');
-  try {
-    const db = service.path('inventory.db');
-    const running = await startService({ db, expectKey: true });
-    await quickstartPets(db);
-    const local = localTo(`http://127.0.0.1:${running.port}`, running.bootstrapKey!);
+  await asReader('clients-guide-feed', async ({ user, local }) => {
     writeFileSync(user.path('follow-log.ts'), code);
     const env = userEnv({});
     for (const command of commands.slice(0, -1)) {
@@ -141,11 +147,7 @@ test('the feed consumer runs as the guide says, from a folder whose package.json
       process.kill(-follower.proc.pid!, 'SIGTERM');
       await follower.exited;
     }
-  } finally {
-    await killAll();
-    user.cleanup();
-    service.cleanup();
-  }
+  });
 });
 
 test.run();
