@@ -4,11 +4,10 @@
 // changes are refused by the triggers; the auditor reads and cannot write.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { root } from './kit/paths.ts';
-import { freshPostgresDatabase, postgresServerUrl } from './kit/postgres-server.ts';
+import { freshPostgresDatabase, postgresServerUrl, runSql } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
 import { killAll, startService } from './kit/service.ts';
 
@@ -27,15 +26,7 @@ function as(url: string, user: string, password: string): string {
   return u.toString();
 }
 
-async function run(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const run = runSql;
 
 /** The SQLSTATE of the error sql raises, or 'ok'. */
 async function outcome(url: string, sql: string): Promise<string> {
