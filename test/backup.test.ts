@@ -2,15 +2,17 @@
 // overwrite, is readable by its owner only, verifies, and, in a restore drill under
 // write load, holds every write acknowledged before it began.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openStore } from './kit/stores.ts';
 import { commandsOn, trackPets } from './kit/fixtures.ts';
 import { createDatabase, startPostgres } from '../scripts/embedded-postgres.ts';
-import { freshPostgresDatabase, postgresServerUrl, type TestDatabase } from './kit/postgres-server.ts';
-import { tempDir, type TempDir } from './kit/paths.ts';
+import { freshPostgresDatabase, postgresServerUrl, runSql, type TestDatabase } from './kit/postgres-server.ts';
+import { fencedBlocks } from './kit/docs.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript, spawnScript } from './kit/scripts.ts';
 import { query } from './kit/sql.ts';
 import { startService, type Service } from './kit/service.ts';
@@ -277,5 +279,64 @@ withPgTools('a dump restored into an empty database verifies, with a digest the 
   const check = await runScript('rebuild-projection', ['--check'], { db: target });
   assert.is(check.status, 0, `the restored projection matches its log: ${check.stderr}`);
 });
+
+/** The guides' PostgreSQL addresses (`postgres://ROLE@HOST/DB`, HOST or db.example) on this server, with each role's password. */
+function guideAddresses(serverUrl: string): (text: string) => string {
+  const server = new URL(serverUrl);
+  const passwords: Record<string, string> = {
+    postgres: server.password,
+    inventory_owner: 'change-me-owner',
+    inventory_service: 'change-me-service',
+    inventory_auditor: 'change-me-auditor',
+  };
+  return (text) =>
+    text.replace(/postgres:\/\/(\w+)@(?:HOST|db\.example)\/(\w+)/g, (_, role: string, db: string) => {
+      assert.ok(passwords[role] !== undefined, `a role the guides do not create: ${role}`);
+      return `postgres://${role}:${passwords[role]}@${server.host}/${db}`;
+    });
+}
+
+needing(pgTest, [tools.pgDump, tools.pgRestore, tools.psql])(
+  "the operators' guide's restore, as written, into a database made as the scaling guide makes it, with its roles",
+  async ({ dir, databases }) => {
+    // A server of its own: roles belong to the server, and this pg_dump may be older than the test run's.
+    const server = await startPostgres('backup.test', { major: 15 });
+    databases.push({ url: server.url, cleanup: () => server.stop() });
+    const local = guideAddresses(server.url);
+    symlinkSync(join(root, 'scripts'), dir.path('scripts'));
+    const shell = (commands: string) =>
+      spawnSync('bash', ['--noprofile', '--norc', '-e', '-c', local(commands)], { cwd: dir.dir, encoding: 'utf8', timeout: 120_000 });
+
+    // docs/scaling.md: the database, the roles, migrate as the owner, the grants.
+    const [create] = fencedBlocks('docs/scaling.md', 'sh').filter((b) => b.includes('CREATE DATABASE'));
+    const made = shell(create!);
+    assert.is(made.status, 0, made.stderr);
+    const [roles, grants] = fencedBlocks('docs/scaling.md', 'sql');
+    await runSql(local('postgres://postgres@HOST/inventory'), roles!);
+    const owner = local('postgres://inventory_owner@HOST/inventory');
+    const migrated = await runScript('migrate', [], { db: owner });
+    assert.is(migrated.status, 0, migrated.stderr);
+    await runSql(owner, grants!);
+    for (const args of [['1', '--quantity', '5'], ['9007199254740993']]) {
+      const tracked = await runScript('track', args, { db: owner });
+      assert.is(tracked.status, 0, tracked.stderr);
+    }
+    const atDump = await runScript('verify-log', [], { db: owner });
+    assert.is(atDump.status, 0, atDump.stderr);
+
+    // docs/operators.md: dump, make the database, restore, verify.
+    const [recipe] = fencedBlocks('docs/operators.md', 'sh').filter((b) => b.startsWith('pg_dump '));
+    const restored = shell(recipe!);
+    assert.is(restored.status, 0, `${restored.stdout}${restored.stderr}`);
+    assert.is(restored.stdout.trim().split('\n').at(-1), atDump.stdout.trim(), 'the restored log has the digest of the dump');
+    // The grants came back with the tables: the service's role reads and appends, the auditor verifies.
+    await runSql(
+      local('postgres://inventory_service@HOST/inventory_restored'),
+      'SELECT count(*) FROM events; SELECT count(*) FROM inventory',
+    );
+    const audited = await runScript('verify-log', [], { db: local('postgres://inventory_auditor@HOST/inventory_restored') });
+    assert.is(audited.status, 0, audited.stderr);
+  },
+);
 
 pgTest.run();

@@ -1,19 +1,62 @@
-// The clients' guide's TypeScript example, run the way a user runs it: in a fresh folder
-// outside the repository (so nothing resolves from its node_modules), with the guide's
-// package.json, its three files and its commands, the packages installed from the
-// registry by one `npm install`, against a real service this test starts. Slow (the
-// install takes most of a minute) but the only way to know the guide works for a user.
+// The clients' guide's TypeScript examples, run the way a user runs them: in a fresh
+// folder outside the repository (so nothing resolves from its node_modules), with the
+// guide's package.json, its files as written and its commands (only the address and the
+// key are the reader's own), the packages installed from the registry, against a real
+// service this test starts, with the pets the README's Quickstart tracks. Slow (the
+// installs take most of a minute each) but the only way to know the guide works for a user.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clientGuideSetup, readmeClientFiles } from './kit/docs.ts';
-import { root, tempDir } from './kit/paths.ts';
+import { clientGuideSetup, commandsRunning, namedTsBlock, readmeClientFiles } from './kit/docs.ts';
+import { readLines } from './kit/lines.ts';
+import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
-import { killAll, startService } from './kit/service.ts';
+import { killAll, startService, type Service } from './kit/service.ts';
 
 const PET = '9007199254740993';
+
+/** The README's Quickstart: its two pets, as its commands track them. */
+async function quickstartPets(db: string): Promise<void> {
+  for (const args of [['1', '--quantity', '5'], [PET]]) {
+    const tracked = await runScript('track', args, { db });
+    assert.is(tracked.status, 0, tracked.stderr);
+  }
+}
+
+/** A command of the guide with this service's address and key where the guide has its examples. */
+const localTo = (origin: string, key: string) => (text: string) =>
+  text.replaceAll('http://127.0.0.1:8080', origin).replaceAll('pinv_your_key', key);
+
+// console.log colours a bigint when colours are forced, as uvu's run does.
+// eslint-disable-next-line no-control-regex -- ANSI colour codes are what is removed
+const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+
+interface Reader {
+  running: Service;
+  /** The reader's empty folder, outside the repository. */
+  user: TempDir;
+  /** A command of the guide with this service's address and key. */
+  local: (text: string) => string;
+}
+
+/** A service on a fresh database with the Quickstart's pets, and a reader's empty folder; both removed after. */
+async function asReader(name: string, body: (reader: Reader) => Promise<void>): Promise<void> {
+  const service = tempDir(`${name}-service-`);
+  const user = tempDir(`${name}-`);
+  assert.not.ok(user.dir.startsWith(root), 'the folder is outside the repository');
+  try {
+    const db = service.path('inventory.db');
+    const running = await startService({ db, expectKey: true });
+    await quickstartPets(db);
+    await body({ running, user, local: localTo(`http://127.0.0.1:${running.port}`, running.bootstrapKey!) });
+  } finally {
+    await killAll();
+    user.cleanup();
+    service.cleanup();
+  }
+}
 
 /** The user's environment: none of this repository's or npm's run-time variables. */
 function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -46,23 +89,13 @@ test("the guide's setup, files and commands work in a fresh folder outside the r
     assert.match(version, /^\d+\.\d+\.\d+$/, `${name} is pinned to one version`);
   }
 
-  const service = tempDir('clients-guide-service-');
-  const user = tempDir('clients-guide-');
-  assert.not.ok(user.dir.startsWith(root), 'the folder is outside the repository');
-  try {
-    const db = service.path('inventory.db');
-    const running = await startService({ db, expectKey: true });
-    const tracked = await runScript('track', [PET, '--quantity', '2'], { db });
-    assert.is(tracked.status, 0, tracked.stderr);
-    const origin = `http://127.0.0.1:${running.port}`;
-
-    // The user's copy, with the address and key of this service where the guide has its examples.
-    const local = (text: string) => text.replaceAll('http://127.0.0.1:8080', origin).replaceAll('pinv_your_key', running.bootstrapKey!);
+  await asReader('clients-guide', async ({ running, user, local }) => {
+    // The files as written: the reader changes only the commands' address and key.
     writeFileSync(user.path('package.json'), packageJson);
-    for (const [name, code] of files) writeFileSync(user.path(name), local(code));
+    for (const [name, code] of files) writeFileSync(user.path(name), code);
     assert.ok(
-      commands.some((c) => c.includes('pinv_your_key')),
-      'the commands name the key to replace',
+      commands.some((c) => c.includes('pinv_your_key') && c.includes('INVENTORY_URL=http://127.0.0.1:8080')),
+      'the commands name the key and the address to replace',
     );
     assert.equal(commands[0], 'npm install', 'one npm install first');
 
@@ -75,20 +108,46 @@ test("the guide's setup, files and commands work in a fresh folder outside the r
     }
     assert.ok(existsSync(user.path('inventory-api.ts')), 'generate-types.ts wrote the types');
     assert.ok(existsSync(user.path('node_modules/openapi-typescript')), 'the packages came from the registry into this folder');
-    // usage.ts: read the entry, then update it with its version as If-Match: no 412.
-    // (console.log colours a bigint when colours are forced, as uvu's run does.)
-    // eslint-disable-next-line no-control-regex -- ANSI colour codes are what is removed
-    const printed = outputs.at(-1)!.replace(/\x1b\[[0-9;]*m/g, '');
-    assert.match(printed, new RegExp(`^read ${PET}n 2 "1"$`, 'm'), printed);
-    assert.match(printed, new RegExp(`^updated ${PET}n 8 "2"$`, 'm'), printed);
+    // usage.ts prints what its comments say, after the Quickstart.
+    const promised = [...files.get('usage.ts')!.matchAll(/^console\.log\(.*\); \/\/ (.+)$/gm)].map((m) => m[1]!);
+    assert.ok(promised.length >= 3, `usage.ts says what it prints: ${promised.join(' | ')}`);
+    const said = new Set(promised.map((line) => line.split(' ')[0]));
+    const printed = plain(outputs.at(-1)!)
+      .split('\n')
+      .filter((line) => said.has(line.split(' ')[0]));
+    assert.equal(printed, promised);
     const after = await running.get(`/v1/inventory/${PET}`, running.bootstrapKey);
-    assert.is(after.text, `{"petId":${PET},"quantity":8,"status":"available"}`);
+    assert.is(after.text, `{"petId":${PET},"quantity":6,"status":"available"}`);
     assert.is(after.headers.etag, '"2"');
-  } finally {
-    await killAll();
-    user.cleanup();
-    service.cleanup();
-  }
+  });
+});
+
+test('the feed consumer runs as the guide says, from a folder whose package.json is not "type": "module"', async () => {
+  const guide = readFileSync(join(root, 'docs/clients.md'), 'utf8');
+  const code = namedTsBlock(guide, 'follow-log.ts');
+  const commands = commandsRunning(guide, 'follow-log.ts');
+  await asReader('clients-guide-feed', async ({ user, local }) => {
+    writeFileSync(user.path('follow-log.ts'), code);
+    const env = userEnv({});
+    for (const command of commands.slice(0, -1)) {
+      const result = await sh(local(command), user.dir, env);
+      assert.is(result.status, 0, `${command} failed:\n${result.out.slice(-3000)}`);
+    }
+    // What npm made of the folder: CommonJS, as `npm init` and `npm install` leave it.
+    if (existsSync(user.path('package.json'))) {
+      assert.is((JSON.parse(readFileSync(user.path('package.json'), 'utf8')) as { type?: string }).type, undefined);
+    }
+    // The last command follows the feed until stopped: its own process group, stopped by it.
+    const follower = readLines(spawn('sh', ['-c', local(commands.at(-1)!)], { cwd: user.dir, env, detached: true }));
+    try {
+      await follower.waitFor(2, 60_000);
+      assert.match(plain(follower.lines[0]!), /^1 PetTracked pet 1 \{"quantity":5,/);
+      assert.match(plain(follower.lines[1]!), new RegExp(`^2 PetTracked pet ${PET} \\{"quantity":0,`));
+    } finally {
+      process.kill(-follower.proc.pid!, 'SIGTERM');
+      await follower.exited;
+    }
+  });
 });
 
 test.run();

@@ -1,11 +1,13 @@
 // GET /metrics: Prometheus text without a key, with the request, commit, cache and
 // storage metrics, and with nothing in it that identifies a pet, a key or a request.
+import { spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertErrorShape } from './kit/http.ts';
 import { tempDir } from './kit/paths.ts';
 import { sample } from './kit/prometheus.ts';
 import { startService } from './kit/service.ts';
+import { needing, tools } from './kit/tools.ts';
 import { appSuite } from './kit/suites.ts';
 
 /** A big id: its digits cannot be mistaken for a count or a bucket bound. */
@@ -155,6 +157,22 @@ process('the service adds the process metrics of prom-client', async () => {
       assert.match(res.text, new RegExp(`^${name} `, 'm'), name);
     }
     assert.match(res.text, /^inventory_wal_bytes \d+$/m, 'the writer thread reports the log too');
+  } finally {
+    await service.stop();
+    dir.cleanup();
+  }
+});
+
+// Monitoring pipelines gate on promtool's lint: a non-counter named `…_total` fails it.
+needing(process, [tools.promtool])('the page of a started service passes `promtool check metrics`', async () => {
+  const dir = tempDir('metrics-promtool-');
+  const service = await startService({ db: dir.path('inventory.db'), expectKey: true });
+  try {
+    await service.get('/v1/inventory', service.bootstrapKey);
+    const res = await service.get('/metrics');
+    assert.is(res.status, 200);
+    const lint = spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: res.text, encoding: 'utf8', timeout: 30_000 });
+    assert.is(lint.status, 0, `promtool check metrics:\n${lint.stdout}${lint.stderr}`);
   } finally {
     await service.stop();
     dir.cleanup();

@@ -164,4 +164,18 @@ live('answers before any operation: 400 (no Host), 408, 417, 431', async ({ t })
   conforms('GET', '/v1/inventory', slow);
 });
 
+live('every Retry-After is declared alike, as the integer of seconds the service sends', () => {
+  const declared: [string, unknown][] = [];
+  const walk = (node: unknown, path: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'Retry-After' && path.endsWith('/headers')) declared.push([`${path}/${key}`, (value as Obj).schema]);
+      walk(value, `${path}/${key}`);
+    }
+  };
+  walk(doc, '#');
+  assert.ok(declared.length >= 3, `found ${declared.length} Retry-After headers`);
+  for (const [where, schema] of declared) assert.equal(schema, { type: 'integer', minimum: 0 }, where);
+});
+
 live.run();

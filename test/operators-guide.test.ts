@@ -100,7 +100,7 @@ const NOT_RUN: [RegExp, string][] = [
   [/^npm ci && npm start/, 'installs and starts: CI runs exactly this on a fresh clone'],
   [/^npm install --prefix \/opt\/node24-headers/, "CI's Node 24 step does this"],
   [/^\{"level":30/, 'log lines, with the fields the access-log tests check'],
-  [/^pg_dump /, "needs a pg_dump of the server's version (18); Debian's here is 15"],
+  [/^pg_dump /, 'test/backup.test.ts runs it, with the roles of docs/scaling.md, on a PostgreSQL server of the version of this pg_dump'],
   [/^scrape_configs:/, "Prometheus's own configuration; test/kit/prometheus.ts writes one like it"],
   [/^# Error rate/, 'PromQL: test/dashboard.test.ts evaluates it on a real Prometheus'],
 ];

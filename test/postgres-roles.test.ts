@@ -4,11 +4,10 @@
 // changes are refused by the triggers; the auditor reads and cannot write.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { root } from './kit/paths.ts';
-import { freshPostgresDatabase, postgresServerUrl } from './kit/postgres-server.ts';
+import { freshPostgresDatabase, postgresServerUrl, runSql } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
 import { killAll, startService } from './kit/service.ts';
 
@@ -27,15 +26,7 @@ function as(url: string, user: string, password: string): string {
   return u.toString();
 }
 
-async function run(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const run = runSql;
 
 /** The SQLSTATE of the error sql raises, or 'ok'. */
 async function outcome(url: string, sql: string): Promise<string> {
@@ -100,6 +91,10 @@ test('the documented roles: the service works as its role and can only add event
     assert.is(await outcome(service, 'DELETE FROM events'), '42501', 'nor remove one');
     assert.is(await outcome(owner, "UPDATE events SET actor = 'x'"), 'P0001', 'the owner is stopped by the trigger');
     assert.is(await outcome(owner, 'TRUNCATE events'), 'P0001', 'TRUNCATE too');
+    // A rebuild as the service's role is refused by PostgreSQL; the refusal names the role to use.
+    const rebuildAsService = await runScript('rebuild-projection', [], { db: service });
+    assert.is(rebuildAsService.status, 1, rebuildAsService.stderr);
+    assert.match(rebuildAsService.stderr, /^error: permission denied for schema public: .*owns the schema.*inventory_owner/m);
     assert.is(await outcome(auditor, 'SELECT * FROM stock_adjustments'), 'ok');
     assert.is(await outcome(auditor, 'SELECT * FROM api_key_events'), 'ok', 'auditors read the key log');
     assert.is(await outcome(auditor, "INSERT INTO api_keys VALUES ('a', 'b', 'c', 'd')"), '42501', 'auditors only read');

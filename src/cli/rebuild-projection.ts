@@ -36,7 +36,18 @@ await run(USAGE, async (argv) => {
   const store = await openStore(values, { readonly: check });
   try {
     const started = performance.now();
-    const report = await rebuildProjection(store, { check, onProgress: progressBar(process.stderr) });
+    const report = await rebuildProjection(store, { check, onProgress: progressBar(process.stderr) }).catch((error: unknown) => {
+      // PostgreSQL's insufficient_privilege: the service's role may not create the new
+      // table, and its words ("permission denied for schema public") do not say who may.
+      if (!check && (error as { code?: unknown } | null)?.code === '42501') {
+        throw new Error(
+          `${(error as Error).message}: a rebuild creates and swaps tables, so it runs as the role that owns the schema ` +
+            "(the one scripts/migrate ran as, inventory_owner in docs/scaling.md), not as the service's role",
+          { cause: error },
+        );
+      }
+      throw error;
+    });
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     const written = check ? `${report.entries} entries compared, nothing written` : `${report.entries} entries written`;
     const caughtUp = report.caughtUp ? ` (${report.caughtUp} of them appended during the rebuild)` : '';

@@ -60,3 +60,17 @@ export function clientGuideSetup(guide: string): { packageJson: string; commands
   if (json.length !== 1 || sh.length !== 1) throw new Error('"Generated clients" needs one ```json (package.json) and one ```sh block');
   return { packageJson: `${json[0]}\n`, commands: sh[0]!.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')) };
 }
+
+/** The ```ts block of a guide whose first line names this file (`// NAME: …`). */
+export function namedTsBlock(guide: string, name: string): string {
+  const found = [...guide.matchAll(/\n```ts\n(\/\/ ([\w-]+\.ts):[\s\S]*?)\n```/g)].filter((m) => m[2] === name);
+  if (found.length !== 1) throw new Error(`${found.length} \`\`\`ts blocks name ${name}; one expected`);
+  return `${found[0]![1]!}\n`;
+}
+
+/** The commands of the ```sh block of a guide that runs this file. */
+export function commandsRunning(guide: string, name: string): string[] {
+  const found = [...guide.matchAll(/\n```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!).filter((block) => block.includes(name));
+  if (found.length !== 1) throw new Error(`${found.length} \`\`\`sh blocks run ${name}; one expected`);
+  return found[0]!.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+}

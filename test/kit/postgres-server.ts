@@ -20,14 +20,22 @@ export function postgresServerUrl(): string {
   return url;
 }
 
-async function asAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgresServerUrl() });
+/** Runs work on one connection to url, closed afterwards. */
+async function connected<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await work(client);
   } finally {
     await client.end();
   }
+}
+
+const asAdmin = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => connected(postgresServerUrl(), work);
+
+/** Runs SQL (several statements allowed) on a connection of its own to url. */
+export async function runSql(url: string, sql: string): Promise<void> {
+  await connected(url, (client) => client.query(sql));
 }
 
 export async function freshPostgresDatabase(): Promise<TestDatabase> {

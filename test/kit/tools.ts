@@ -38,12 +38,14 @@ function command(name: string, debian: string, file = name): Tool {
 export const tools = {
   chromium: command('chromium', 'chromium', '/usr/bin/chromium'),
   prometheus: command('prometheus', 'prometheus', '/usr/bin/prometheus'),
+  promtool: command('promtool', 'prometheus', '/usr/bin/promtool'),
   sqlite3: command('sqlite3', 'sqlite3'),
   python3: command('python3', 'python3'),
   jq: command('jq', 'jq'),
   curl: command('curl', 'curl'),
   pgDump: command('pg_dump', 'postgresql-client'),
   pgRestore: command('pg_restore', 'postgresql-client'),
+  psql: command('psql', 'postgresql-client'),
   /** Linux's per-process status file (peak memory): CI runs on Linux. */
   procStatus: {
     name: '/proc/<pid>/status',
