@@ -45,6 +45,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
       now: options.now,
       service: options.service,
       listen: options.listen,
+      signingKey: options.signingKey,
     });
   }
   return openSqliteStore(target, { ...options, writer: options.writer ?? (options.service ? 'thread' : 'inline') });
