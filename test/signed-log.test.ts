@@ -2,6 +2,7 @@
 // (a public key made from the published raw bytes, the message built from the
 // documented lines), never with the project's signing code. Both stores; SQLite signs on
 // its writer thread, as the service runs it.
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ import type { TestApp } from './kit/app.ts';
 import { openStore } from './kit/stores.ts';
 import { runScript } from './kit/scripts.ts';
 import { appSuite } from './kit/suites.ts';
+import { blocks, pageText, SIGNED } from './kit/auditors-guide.ts';
+import { needing, tools } from './kit/tools.ts';
 
 const pemOf = () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const KEY = { pem: pemOf() };
@@ -193,6 +196,79 @@ signed('two instances on one database, each with its own key: both listed, each 
     await second.close();
   }
 });
+
+signed("the auditors' guide's standalone verifier accepts a real head and receipt, and refuses altered ones", async ({ t }) => {
+  const verifier = blocks(pageText()).find((b) => b.lang === 'js' && b.text.includes('petstore-inventory/receipt/v1'));
+  assert.ok(verifier, 'the guide shows the verifier');
+  await t.track(7, 3);
+  const receipt = String((await t.patch(7, { quantity: 5 })).headers['log-receipt']);
+  const head = JSON.parse((await t.get('/v1/log/head')).text) as Head;
+  const dir = mkdtempSync(join(tmpdir(), 'standalone-verifier-'));
+  try {
+    // Outside the repository: it imports nothing of the project.
+    writeFileSync(join(dir, 'verify_signed.mjs'), verifier.text);
+    writeFileSync(join(dir, 'keys.json'), (await t.get('/v1/log/signing-keys')).text);
+    writeFileSync(join(dir, 'head.json'), JSON.stringify(head));
+    writeFileSync(join(dir, 'altered.json'), JSON.stringify({ ...head, keys: { ...head.keys, seq: head.keys.seq + 1 } }));
+    const run = (arg: string) =>
+      spawnSync(process.execPath, ['verify_signed.mjs', 'keys.json', arg], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
+    const good = run('head.json');
+    assert.is(good.status, 0, good.stdout + good.stderr);
+    assert.is(good.stdout, `OK: head: seq ${head.seq} ${head.hash} of log ${head.logId}, signed by ${head.signature.keyId}\n`);
+    const r = receiptOf(receipt);
+    const ok = run(receipt);
+    assert.is(ok.status, 0, ok.stdout + ok.stderr);
+    assert.is(ok.stdout, `OK: receipt: seq ${r.seq} ${r.hash} of log ${r.log}, signed by ${r.key}\n`);
+    const altered = run('altered.json');
+    assert.is(altered.status, 1);
+    assert.match(altered.stdout, /^BAD: head: .*wrong signature\n$/);
+    const otherSeq = run(receipt.replace(`seq=${r.seq},`, `seq=${Number(r.seq) + 1},`));
+    assert.is(otherSeq.status, 1);
+    assert.match(otherSeq.stdout, /^BAD: receipt: .*wrong signature\n$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+needing(signed, [tools.curl])(
+  "the auditors' guide's cron keeps signed heads, which verify-log checks by --url and by --db",
+  async ({ t }) => {
+    const cron = blocks(pageText()).find((b) => b.heading === SIGNED && b.lang === 'crontab');
+    assert.ok(cron, 'the guide shows the cron line');
+    const line = cron.text.trim();
+    assert.ok(line.startsWith('*/10 * * * * '), 'every ten minutes');
+    const command = line.replace(/^(\S+\s+){5}/, '').replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`);
+    const home = mkdtempSync(join(tmpdir(), 'auditor-home-'));
+    try {
+      writeFileSync(join(home, '.inventory-audit-key'), `${t.key}\n`);
+      // Not spawnSync: the service answering curl runs in this process.
+      const fetchHead = () =>
+        new Promise<number | null>((resolve, reject) => {
+          const child = spawn('bash', ['-c', command], { env: { ...process.env, HOME: home }, stdio: 'ignore', timeout: 20_000 });
+          child.on('error', reject);
+          child.on('close', resolve);
+        });
+      assert.is(await fetchHead(), 0);
+      await t.track(7, 3);
+      await t.patch(7, { quantity: 4 });
+      assert.is(await fetchHead(), 0);
+      const heads = join(home, 'inventory-heads.jsonl');
+      const kept = readFileSync(heads, 'utf8').trim().split('\n');
+      assert.equal(
+        kept.map((l) => (JSON.parse(l) as Head).seq),
+        [0, 2],
+      );
+      const byUrl = await verifyUrl(t, ['--digests', heads]);
+      assert.is(byUrl.status, 0, byUrl.stderr);
+      assert.match(byUrl.stderr, /it extends 2 kept heads/);
+      const byDb = await runScript('verify-log', ['--digests', heads], { db: t.db });
+      assert.is(byDb.status, 0, byDb.stderr);
+      assert.match(byDb.stderr, /it extends 4 digests/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  },
+);
 
 signed.run();
 
