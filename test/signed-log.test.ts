@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../src/commands.ts';
+import { ConfigError, readConfig } from '../src/config.ts';
 import { loadSigningKey } from '../src/signing.ts';
 import type { TestApp } from './kit/app.ts';
 import { openStore } from './kit/stores.ts';
@@ -17,6 +18,8 @@ import { runScript } from './kit/scripts.ts';
 import { appSuite } from './kit/suites.ts';
 import { blocks, pageText, SIGNED } from './kit/auditors-guide.ts';
 import { needing, tools } from './kit/tools.ts';
+import { tempDir } from './kit/paths.ts';
+import { startService } from './kit/service.ts';
 
 const pemOf = () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const KEY = { pem: pemOf() };
@@ -230,6 +233,33 @@ signed("the auditors' guide's standalone verifier accepts a real head and receip
   }
 });
 
+signed('copy-store keeps the logId: heads and receipts signed before the copy verify against the copy', async ({ t }) => {
+  await t.track(7, 3);
+  const receipt = receiptOf((await t.patch(7, { quantity: 5 })).headers['log-receipt']);
+  const head = (await t.get('/v1/log/head')).text;
+  const dir = tempDir('signed-copy-');
+  try {
+    const copy = dir.path('copy.db');
+    assert.is((await runScript('migrate', ['--db', copy])).status, 0);
+    const copied = await runScript('copy-store', ['--from', t.db, '--to', copy]);
+    assert.is(copied.status, 0, copied.stderr);
+    const store = await openStore(copy, { readonly: true });
+    try {
+      assert.is((await store.logHead()).logId, receipt.log);
+      const listed = (await store.signingKeys()).find((k) => k.keyId === receipt.key)!;
+      assert.ok(checks(listed.publicKey, ['petstore-inventory/receipt/v1', receipt.log, receipt.seq, receipt.hash], receipt.sig));
+      assert.is((await store.eventsAfter(BigInt(receipt.seq) - 1n, 1))[0]![9], receipt.hash);
+    } finally {
+      await store.close();
+    }
+    writeFileSync(dir.path('heads.jsonl'), `${head}\n`);
+    const verified = await runScript('verify-log', ['--digests', dir.path('heads.jsonl')], { db: copy });
+    assert.is(verified.status, 0, verified.stderr);
+  } finally {
+    dir.cleanup();
+  }
+});
+
 needing(signed, [tools.curl])(
   "the auditors' guide's cron keeps signed heads, which verify-log checks by --url and by --db",
   async ({ t }) => {
@@ -292,3 +322,47 @@ keyFile('made when missing: PKCS#8 PEM, 0600 in a new 0700 directory; the same k
 });
 
 keyFile.run();
+
+const service = suite('the service signs with INVENTORY_SIGNING_KEY');
+
+service('INVENTORY_SIGNING_KEY: data/signing-key.pem unless set; empty is refused', () => {
+  assert.is(readConfig({}).signingKeyPath, 'data/signing-key.pem');
+  assert.is(readConfig({ INVENTORY_SIGNING_KEY: '/etc/inventory/a.pem' }).signingKeyPath, '/etc/inventory/a.pem');
+  assert.throws(
+    () => readConfig({ INVENTORY_SIGNING_KEY: ' ' }),
+    (e: Error) => e instanceof ConfigError && /INVENTORY_SIGNING_KEY/.test(e.message),
+  );
+});
+
+service('makes its key file 0600 at first start, enters it in the key log once, and signs its heads with it', async () => {
+  const dir = tempDir('signing-service-');
+  const env = { INVENTORY_SIGNING_KEY: dir.path('keys/signing.pem') };
+  try {
+    const first = await startService({ db: dir.path('inventory.db'), expectKey: true, env });
+    const pem = readFileSync(env.INVENTORY_SIGNING_KEY, 'utf8');
+    assert.is(statSync(env.INVENTORY_SIGNING_KEY).mode & 0o777, 0o600);
+    const key = first.bootstrapKey!;
+    const keys = JSON.parse((await first.get('/v1/log/signing-keys', key)).text) as PublishedKey[];
+    assert.equal(
+      keys.map((k) => [k.keyId, k.publicKey]),
+      [[idOf(rawOf(pem)), rawOf(pem)]],
+    );
+    assert.is((await first.stop()).code, 0);
+    const again = await startService({ db: dir.path('inventory.db'), expectKey: false, env });
+    try {
+      assert.is(
+        (JSON.parse((await again.get('/v1/log/signing-keys', key)).text) as PublishedKey[]).length,
+        1,
+        'the same key, entered once',
+      );
+      const head = JSON.parse((await again.get('/v1/log/head', key)).text) as Head;
+      assert.ok(checks(keys[0]!.publicKey, headLines(head), Buffer.from(head.signature.value, 'base64url')));
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+service.run();
