@@ -26,6 +26,7 @@ import { inventoryShortcut, type Shortcut } from './http/shortcut.ts';
 import type { Logger } from './logger.ts';
 import { makeMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApi } from './openapi.ts';
+import type { Signer } from './signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth } from './store/storage-health.ts';
 
@@ -45,6 +46,8 @@ export interface AppDeps {
   feed?: Feed;
   /** How long the answer of a PATCH with an Idempotency-Key is kept (IDEMPOTENCY_TTL_HOURS). */
   idempotencyTtlMs?: number;
+  /** Signs the log's heads; the store opened with the same key signs the receipts. */
+  signer?: Signer;
 }
 
 /** The Koa app, with the requests it may answer before Koa (see above). */
@@ -59,6 +62,7 @@ export function buildApp({
   metrics = makeMetrics({ store }),
   feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
+  signer,
 }: AppDeps): ServiceApp {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
@@ -92,7 +96,7 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
-    logRouter({ store, now }),
+    logRouter({ store, now, signer }),
     eventsRouter({ store, feed }),
   ];
 

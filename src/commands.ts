@@ -44,6 +44,9 @@ export class IdempotencyKeyReused extends Error {
   override name = 'IdempotencyKeyReused';
 }
 
+/** An entry as a command left it, with the Log-Receipt of its write when the store signs. */
+export type Written = Entry & { receipt?: string };
+
 /** How long an idempotency record is kept by default (IDEMPOTENCY_TTL_HOURS). */
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
@@ -54,7 +57,7 @@ export interface CommandHandler {
    * database does: DeadlinePassed when nothing was written, CommitUnconfirmed when the
    * commit was under way and its result is not known.
    */
-  handle(command: Command, meta: EventMeta, idempotent?: Idempotent, deadline?: number): Promise<Entry>;
+  handle(command: Command, meta: EventMeta, idempotent?: Idempotent, deadline?: number): Promise<Written>;
   /** All commands or none: the first refusal leaves nothing behind. Answers within 5 s
    * plus 1 ms per command (a large file of pets is one batch of that size). */
   handleAll(commands: Command[], meta: EventMeta): Promise<Entry[]>;
@@ -209,7 +212,10 @@ export function makeCommandHandler({
         const i = positions[k]!;
         // A refusal whose answer was stored is still a refusal.
         if (outcome.ok && refusals.has(i)) outcomes[i] = { ok: false, error: refusals.get(i) };
-        else outcomes[i] = outcome.ok ? { ok: true, value: outcome.value.map((a) => a.entry) } : outcome;
+        else
+          outcomes[i] = outcome.ok
+            ? { ok: true, value: outcome.value.map((a): Written => (a.receipt ? { ...a.entry, receipt: a.receipt } : a.entry)) }
+            : outcome;
       });
     }
     return outcomes;

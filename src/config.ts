@@ -14,6 +14,8 @@ export interface Config {
   readonly feedMaxStreams: number;
   /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
   readonly idempotencyTtlMs: number;
+  /** The instance's Ed25519 signing key, a PKCS#8 PEM file made when missing (INVENTORY_SIGNING_KEY). */
+  readonly signingKeyPath: string;
   /**
    * For the crash tests only (INVENTORY_TEST_STOP_AFTER_COMMIT=1): the process stops
    * itself right after committing a batch that stored an Idempotency-Key's answer, before
@@ -49,6 +51,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
     throw new ConfigError(`IDEMPOTENCY_TTL_HOURS must be a whole number of hours from 1 to 8760, not ${JSON.stringify(ttl)}`);
   }
+  const signingKeyPath = env.INVENTORY_SIGNING_KEY ?? DEFAULT_SIGNING_KEY_PATH;
+  if (signingKeyPath.trim() === '') throw new ConfigError('INVENTORY_SIGNING_KEY must not be empty');
   const stopAfterCommit = env.INVENTORY_TEST_STOP_AFTER_COMMIT ?? '';
   if (!['', '1'].includes(stopAfterCommit)) {
     throw new ConfigError(`INVENTORY_TEST_STOP_AFTER_COMMIT must be 1 or unset, not ${JSON.stringify(stopAfterCommit)}`);
@@ -61,6 +65,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins,
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
+    signingKeyPath,
     testStopAfterCommit: stopAfterCommit === '1',
   });
 }
@@ -96,6 +101,8 @@ function corsOriginsOf(value: string): string[] {
 /** The database path: INVENTORY_DB, or data/inventory.db. Operator commands use it too. */
 /** The database when neither INVENTORY_DB nor --db names one. */
 export const DEFAULT_DB_PATH = 'data/inventory.db';
+/** The signing key when INVENTORY_SIGNING_KEY names none. */
+export const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
 
 export function dbPathOf(env: NodeJS.ProcessEnv): string {
   const path = env.INVENTORY_DB ?? DEFAULT_DB_PATH;

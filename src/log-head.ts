@@ -3,6 +3,7 @@
 // anyone having to ask.
 import { logHeadJson } from './http/log-routes.ts';
 import type { Logger } from './logger.ts';
+import type { Signer } from './signing.ts';
 import type { AuditReads } from './store/audit-reads.ts';
 
 export const HEAD_LOG_INTERVAL_MS = 60_000;
@@ -10,17 +11,19 @@ export const HEAD_LOG_INTERVAL_MS = 60_000;
 export interface HeadLogDeps {
   store: Pick<AuditReads, 'logHead'>;
   logger: Logger;
+  /** Signs the logged heads as GET /v1/log/head does. */
+  signer?: Signer;
   now?: () => number;
   intervalMs?: number;
 }
 
 /** Starts the minute's check; returns what stops it. Checks once at once. */
-export function logHeadWhileGrowing({ store, logger, now = Date.now, intervalMs = HEAD_LOG_INTERVAL_MS }: HeadLogDeps): () => void {
+export function logHeadWhileGrowing({ store, logger, signer, now = Date.now, intervalMs = HEAD_LOG_INTERVAL_MS }: HeadLogDeps): () => void {
   let logged = '';
   let failing = false;
   const check = async () => {
     try {
-      const head = logHeadJson(await store.logHead(), now());
+      const head = logHeadJson(await store.logHead(), now(), signer);
       failing = false;
       const seen = `${head.digest} ${head.keys.digest}`;
       if (seen === logged) return;

@@ -13,6 +13,7 @@ import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './log-head.ts';
 import { createLogger } from './logger.ts';
+import { loadSigningKey, makeSigner, type SigningKeyData } from './signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
 
@@ -28,11 +29,19 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
+let signingKey: SigningKeyData;
+try {
+  signingKey = loadSigningKey(config.signingKeyPath);
+} catch (err) {
+  process.stderr.write(`petstore-inventory: cannot use the signing key ${config.signingKeyPath}: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+const signer = makeSigner(signingKey);
 let store: InventoryStore;
 try {
   // On SQLite, writes go to a worker thread: waiting for the lock or the disk never
   // stalls requests. On PostgreSQL every wait is on the server.
-  store = await openStore(config.dbPath, { service: true });
+  store = await openStore(config.dbPath, { service: true, signingKey });
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -52,6 +61,7 @@ const app = buildApp({
   metrics,
   feed,
   idempotencyTtlMs: config.idempotencyTtlMs,
+  signer,
 });
 const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);
@@ -76,7 +86,7 @@ server.listen(config.port, config.host, () => {
       const warning = bootstrapKey ? undefined : await noActiveKeyWarning(store.keys);
       if (warning) logger.warn(warning);
       logger.info({ url: `${baseUrl}/v1/inventory`, db: describeTarget(config.dbPath) }, 'listening');
-      stopHeadLog = logHeadWhileGrowing({ store, logger });
+      stopHeadLog = logHeadWhileGrowing({ store, logger, signer });
       // Lifecycle lines go out at once; request lines may wait for the block (logger.ts).
       logger.flush();
     },

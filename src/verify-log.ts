@@ -10,6 +10,7 @@
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
 import type { KeyHistory, AuditReads } from './store/audit-reads.ts';
 import type { ChainRow, EventLog } from './store/event-log.ts';
+import { keyIdOf, publicKeyFromRaw } from './signing.ts';
 
 export type Verdict =
   | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest }
@@ -83,11 +84,18 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
   const walk = makeWalk('key event', wanted);
   const created = new Map<string, KeyHistory['events'][number]>();
   const revoked = new Map<string, KeyHistory['events'][number]>();
+  const signing = new Set<string>();
   for (const row of history.events) {
     const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash] = row;
     const at = Number(seq);
     const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor }));
     if (broken) return broken;
+    if (type === 'SigningKeyAdded') {
+      const wrong = signingKeyProblem(name, keyHash, signing);
+      if (wrong) return { seq: at, reason: wrong };
+      signing.add(name);
+      continue;
+    }
     const seen = type === 'KeyCreated' ? created : revoked;
     if (seen.has(name)) return { seq: at, reason: `a second ${type} for key "${name}": the key was recreated` };
     if (type === 'KeyRevoked' && created.get(name)?.[3] !== keyHash) {
@@ -120,6 +128,18 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
     if (!created.has(key.name)) return { seq: walk.head.seq, reason: `key "${key.name}" of api_keys has no KeyCreated event` };
   }
   return walk.head;
+}
+
+/** Why a SigningKeyAdded is not one (its id not its key's, or entered twice), or undefined. */
+function signingKeyProblem(keyId: string, publicKey: string, seen: ReadonlySet<string>): string | undefined {
+  if (seen.has(keyId)) return `a second SigningKeyAdded for signing key ${keyId}`;
+  try {
+    publicKeyFromRaw(publicKey);
+  } catch {
+    return `SigningKeyAdded ${keyId} holds no Ed25519 public key`;
+  }
+  if (keyIdOf(Buffer.from(publicKey, 'base64url')) !== keyId) return `SigningKeyAdded ${keyId} names another key's id`;
+  return undefined;
 }
 
 export async function verifyLog(

@@ -32,6 +32,7 @@ import { needing, tools } from './kit/tools.ts';
 import {
   PAGE,
   KEEPING,
+  SIGNED,
   PAGE_DB,
   INVENTED,
   EXAMPLE,
@@ -169,8 +170,8 @@ needing(test, [tools.sqlite3, tools.python3])(
           continue;
         }
 
-        // Run against a live service by the test of their own below.
-        if (block.heading === KEEPING) {
+        // Run against a live service by the test of their own below, and by test/signed-log.test.ts.
+        if (block.heading === KEEPING || block.heading === SIGNED) {
           handled.add(i);
           continue;
         }

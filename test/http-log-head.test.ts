@@ -1,6 +1,7 @@
 // GET /v1/log/head answers the digests an auditor keeps: the newest event's seq and hash
 // and the key log's head, exactly what verify-log prints and takes; key required. The
 // service logs the same head once a minute while the log grows.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,9 +21,11 @@ ajv.addSchema(doc, 'openapi');
 const conformsToLogHead = (body: unknown) =>
   assert.ok(ajv.validate({ $ref: 'openapi#/components/schemas/LogHead' }, body), `LogHead: ${ajv.errorsText()}`);
 
-const head = appSuite('GET /v1/log/head');
+// Signing as the service does: its heads carry a signature (test/signed-log.test.ts checks it).
+const signingKey = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+const head = appSuite('GET /v1/log/head', { app: { signingKey } });
 
-head('an empty log: seq 0 and 64 zeros; the key log already holds the tester key', async ({ t }) => {
+head('an empty log: seq 0 and 64 zeros; the key log already holds the signing key and the tester key', async ({ t }) => {
   const res = await t.get('/v1/log/head');
   assert.is(res.status, 200);
   assert.is(res.headers['cache-control'], 'no-store');
@@ -30,7 +33,7 @@ head('an empty log: seq 0 and 64 zeros; the key log already holds the tester key
   conformsToLogHead(body);
   assert.equal([body.seq, body.hash, body.recordedAt, body.digest], [0, GENESIS_HASH, null, `0:${GENESIS_HASH}`]);
   assert.is(body.time, '2026-01-02T03:04:05.678Z');
-  assert.is((body.keys as { seq: number }).seq, 1);
+  assert.is((body.keys as { seq: number }).seq, 2);
 });
 
 head('answers the digests verify-log prints and takes, and moves with every write', async ({ t }) => {
@@ -50,7 +53,7 @@ head('answers the digests verify-log prints and takes, and moves with every writ
   assert.is(body.recordedAt, (await t.events())[1]!.recordedAt);
   await t.keys.create('auditor', 'cli:ops');
   const later = JSON.parse((await t.get('/v1/log/head')).text) as { keys: { seq: number } };
-  assert.is(later.keys.seq, 2);
+  assert.is(later.keys.seq, 3);
 });
 
 head('needs a key, like everything under /v1; other methods are 405', async ({ t }) => {
@@ -76,7 +79,13 @@ logged('logged at start, then once per interval only while it changed', async ()
       },
     }),
   );
-  let current: LogHead = { seq: 3, hash: 'a'.repeat(64), recordedAt: '2026-01-01T00:00:00.000Z', keys: { seq: 1, hash: 'b'.repeat(64) } };
+  let current: LogHead = {
+    logId: '00000000-0000-4000-8000-000000000000',
+    seq: 3,
+    hash: 'a'.repeat(64),
+    recordedAt: '2026-01-01T00:00:00.000Z',
+    keys: { seq: 1, hash: 'b'.repeat(64) },
+  };
   const stop = logHeadWhileGrowing({ store: { logHead: () => Promise.resolve(current) }, logger, now: () => 0, intervalMs: 20 });
   try {
     await sleep(90);

@@ -29,6 +29,7 @@ const README_KEY = 'pinv_EXAMPLE-your-own-key-differs';
 const OMITTED_HEADERS = /^(date|connection|keep-alive|content-length):/i;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
+const RECEIPT = /hash="[0-9a-f]{64}", key="[0-9a-f]{16}", sig=:[A-Za-z0-9+/]+={0,2}:/g;
 
 interface Block {
   lang: string;
@@ -46,12 +47,16 @@ function sectionBlocks(readme: string, heading: string): Block[] {
 
 /** What a reader compares by eye: random parts masked; blank lines around and trailing spaces dropped. */
 function mask(text: string): string {
-  return text
-    .replace(UUID, '<uuid>')
-    .replace(TIME, '<time>')
-    .replace(/[ \t]+$/gm, '')
-    .replace(/^\n+/, '')
-    .trimEnd();
+  return (
+    text
+      .replace(UUID, '<uuid>')
+      .replace(TIME, '<time>')
+      // A receipt's event hash depends on the time, its signature on the instance's key.
+      .replace(RECEIPT, 'hash="<hash>", key="<key id>", sig=:<signature>:')
+      .replace(/[ \t]+$/gm, '')
+      .replace(/^\n+/, '')
+      .trimEnd()
+  );
 }
 
 function realOutput(text: string, s: Service): string {

@@ -58,6 +58,7 @@ await run(USAGE, async (argv) => {
         events: source.chainRows(),
         keys,
         keyEvents,
+        logId: (await source.logHead()).logId,
         idempotency: source.idempotency.unexpired(new Date().toISOString()),
       });
       process.stderr.write(

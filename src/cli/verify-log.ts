@@ -4,10 +4,33 @@ import { readFileSync } from 'node:fs';
 import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
 import { verifyIdempotency } from '../verify-idempotency.ts';
 import { brokenAt, verifyLog } from '../verify-log.ts';
+import { apiGetter, digestsOfHead, headSignatureProblem, parseSignedHead, verifyThroughApi, type SignedHead } from '../verify-signed.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
+
+/** --url: the service's log through its API, against the kept heads and digests. */
+async function verifyService(url: string, db: unknown, kept: (SignedHead | Digest)[]): Promise<number> {
+  if (db !== undefined) throw new UsageError('--url and --db exclude each other: --url reads no database');
+  if (!/^https?:\/\/[^/]+\/?$/.test(url))
+    throw new UsageError(`--url must be the service's http:// or https:// address, not ${JSON.stringify(url)}`);
+  const key = process.env.INVENTORY_KEY ?? '';
+  if (key === '') throw new UsageError('--url needs an API key in INVENTORY_KEY (a read-only key is enough)');
+  const verdict = await verifyThroughApi(apiGetter(url, key), kept);
+  if (!verdict.ok) {
+    process.stderr.write(`error: BROKEN${verdict.seq === undefined ? '' : ` at seq ${verdict.seq}`}: ${verdict.reason}\n`);
+    return 1;
+  }
+  const extends_ = kept.length > 0 ? `; it extends ${kept.length} kept head${kept.length === 1 ? '' : 's'} and digests` : '';
+  process.stderr.write(
+    `ok: ${verdict.events} events through the API, chain intact, signed head at seq ${verdict.head.seq} valid${extends_}\n` +
+      `ok: ${verdict.keys} signing key${verdict.keys === 1 ? '' : 's'}; key log head keys:${verdict.head.keys.seq}:${verdict.head.keys.hash}\n`,
+  );
+  process.stdout.write(`${JSON.stringify(verdict.head)}\n`);
+  return 0;
+}
 
 const USAGE = `
 Usage: scripts/verify-log [--digest SEQ:HASH]... [--digests FILE] [--db PATH|URL]
+       scripts/verify-log --url URL [--digest SEQ:HASH]... [--digests FILE]   (with INVENTORY_KEY)
 
 Recomputes the hash chain over every event of the log, and the key log's own chain
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
@@ -21,9 +44,15 @@ The stored answers of Idempotency-Keys (idempotency_keys) expire and are removed
 chain does not cover them; each stored 200 must name an event of the log (its version
 and quantity), which is checked too.
   --digest DIGEST     a digest printed by an earlier run, SEQ:HASH or keys:SEQ:HASH (repeatable)
-  --digests FILE      every digest in FILE: its lines hold digests and times (as the
-                      auditors' guide keeps GET /v1/log/head), separated by blanks
+  --digests FILE      every digest in FILE: its lines hold digests and times, separated
+                      by blanks, or whole GET /v1/log/head answers (one JSON object a
+                      line), whose signatures are checked with the key log's signing
+                      keys before their digests are
   --db PATH           the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
+  --url URL           no database: the running service at URL (http://host:port), through
+                      its API alone, with the key in INVENTORY_KEY (a read-only key is
+                      enough): every event of GET /v1/events recomputed, the signing keys,
+                      and the signed head, which is printed (one JSON line) to be kept
   -h, --help          this text
 
 Exit status: 0 the chains are intact (and extend the digests), 1 one is broken or does
@@ -38,27 +67,56 @@ function digestOf(text: string, from: string): Digest {
   return digest;
 }
 
-function digestsIn(file: string): Digest[] {
+function digestsIn(file: string): { digests: Digest[]; heads: SignedHead[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new UsageError(`--digests: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
   }
+  const heads: SignedHead[] = [];
+  const words: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trimStart().startsWith('{')) return words.push(...line.split(/\s+/));
+    const head = parseSignedHead(line);
+    if (typeof head === 'string') throw new UsageError(`--digests: line ${i + 1} of ${file} ${head}`);
+    heads.push(head);
+  });
   // A kept line is TIME DIGEST KEYS-DIGEST; the times are for people.
-  return text
-    .split(/\s+/)
+  const digests = words
     .filter((word) => word !== '' && !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(word))
     .map((word) => digestOf(word, `each digest of ${file}`));
+  return { digests, heads };
 }
 
 await run(USAGE, async (argv) => {
-  const { values, positionals } = parse(argv, { digest: { type: 'string', multiple: true }, digests: { type: 'string' } });
+  const { values, positionals } = parse(argv, {
+    digest: { type: 'string', multiple: true },
+    digests: { type: 'string' },
+    url: { type: 'string' },
+  });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const digests = ((values.digest ?? []) as string[]).map((text) => digestOf(text, '--digest'));
-  if (typeof values.digests === 'string') digests.push(...digestsIn(values.digests));
+  const heads: SignedHead[] = [];
+  if (typeof values.digests === 'string') {
+    const kept = digestsIn(values.digests);
+    digests.push(...kept.digests);
+    heads.push(...kept.heads);
+  }
+  if (typeof values.url === 'string') return verifyService(values.url, values.db, [...heads, ...digests]);
   const store = await openStore(values, { readonly: true });
   try {
+    if (heads.length > 0) {
+      const [{ logId }, keys] = [await store.logHead(), await store.signingKeys()];
+      for (const head of heads) {
+        const wrong = headSignatureProblem(head, logId, keys);
+        if (wrong) {
+          process.stderr.write(`error: BROKEN: the kept head of ${head.time} (seq ${head.seq}): ${wrong}\n`);
+          return 1;
+        }
+        digests.push(...digestsOfHead(head));
+      }
+    }
     const verdict = await verifyLog(store, digests);
     if (!verdict.ok) {
       process.stderr.write(`error: BROKEN at ${brokenAt(verdict)}: ${verdict.reason}\n`);

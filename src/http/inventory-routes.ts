@@ -78,9 +78,11 @@ export function inventoryRouter({ store, inventory, commands, openapi, idempoten
   });
 
   const inFlight = makeInFlight();
-  const replay = (ctx: Parameters<Parameters<typeof router.patch>[2]>[0], answer: StoredAnswer) => {
+  const replay = (ctx: Parameters<Parameters<typeof router.patch>[2]>[0], answer: StoredAnswer & { receipt?: string | null }) => {
     ctx.status = answer.status;
     if (answer.etag !== null) ctx.set('ETag', answer.etag);
+    // The original write's receipt: the replay appended nothing.
+    if (answer.receipt) ctx.set('Log-Receipt', answer.receipt);
     ctx.set('Idempotent-Replayed', 'true');
     ctx.type = 'application/json';
     ctx.body = answer.body;
@@ -158,6 +160,7 @@ export function inventoryRouter({ store, inventory, commands, openapi, idempoten
     try {
       const entry = await commands.handle(command, meta, idempotent, deadline);
       ctx.set('ETag', entryTag(entry.version));
+      if (entry.receipt) ctx.set('Log-Receipt', entry.receipt);
       ctx.type = 'application/json';
       ctx.body = itemJson(entry);
     } catch (err) {

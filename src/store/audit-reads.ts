@@ -29,12 +29,21 @@ export interface KeyHistory {
 
 /** The newest event and the newest key event: the digests an auditor keeps. */
 export interface LogHead {
+  /** The log's id (log_identity), which signed heads and receipts name. */
+  logId: string;
   /** 0 and 64 zeros for an empty log. */
   seq: number;
   hash: string;
   /** The newest event's time; null for an empty log. */
   recordedAt: string | null;
   keys: { seq: number; hash: string };
+}
+
+/** A signing key as the key log records it: publicKey is the raw 32 bytes, base64url. */
+export interface SigningKeyInfo {
+  keyId: string;
+  publicKey: string;
+  addedAt: string;
 }
 
 /** A row of the stock_adjustments view, integers as BigInt. */
@@ -64,6 +73,8 @@ export interface AuditReads {
   keyHistory(): Promise<KeyHistory>;
   /** The heads of the event log and of the key log, from one snapshot. */
   logHead(): Promise<LogHead>;
+  /** The signing keys the key log holds (SigningKeyAdded), by seq. */
+  signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   /** Runs read against one snapshot of the log and the projection. */

@@ -21,6 +21,9 @@ export interface PlanState {
   records: Map<string, IdempotencyRecord>;
   /** By scopeId: the batch's keys another batch is processing (PostgreSQL's key locks). */
   inFlight?: ReadonlySet<string>;
+  /** The Log-Receipt of the event at seq with hash, when the store signs. Called here,
+   * where the batch is made, so that no thread that answers requests waits for it. */
+  receipt?: (seq: bigint, hash: string) => string;
 }
 
 /** An event as the log stores it, with its chain columns. */
@@ -156,13 +159,24 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
       changed.set(petId, entry);
       appended.push({ entry, events: recordedEvents });
     }
+    const last = appended.at(-1);
+    const receipt = last && state.receipt?.(seq, prevHash);
+    if (last && receipt) last.receipt = receipt;
     if (idempotency) {
-      records.set(scopeId(idempotency.record), idempotency.record);
-      stored.push(idempotency.record);
+      const record = receipt && idempotency.record.status === 200 ? { ...idempotency.record, receipt } : idempotency.record;
+      records.set(scopeId(record), record);
+      stored.push(record);
     }
     return { ok: true, value: appended };
   });
-  const next = { seq, hash: prevHash, entries, records, ...(state.inFlight ? { inFlight: state.inFlight } : {}) };
+  const next = {
+    seq,
+    hash: prevHash,
+    entries,
+    records,
+    ...(state.inFlight ? { inFlight: state.inFlight } : {}),
+    ...(state.receipt ? { receipt: state.receipt } : {}),
+  };
   return { outcomes, events, entries: [...changed.values()], records: stored, next };
 }
 

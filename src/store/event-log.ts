@@ -28,6 +28,8 @@ export interface Submission {
 export interface Appended {
   entry: Entry;
   events: RecordedEvent[];
+  /** The Log-Receipt of the submission's last event, on its last append, when the store signs. */
+  receipt?: string;
 }
 
 export interface BatchOptions {

@@ -24,6 +24,8 @@ export interface HistoryImport {
   idempotency?: AsyncIterable<IdempotencyRecord[]>;
   /** The key log, verbatim. */
   keyEvents: KeyChainRow[];
+  /** The source's logId: a copy is the same log, and its signed heads and receipts stay valid. */
+  logId?: string;
 }
 
 /** The target of a copy was not empty: nothing was written. */

@@ -26,6 +26,8 @@ export interface IdempotencyRecord extends IdempotencyScope, StoredAnswer {
   fingerprint: string;
   createdAt: string;
   expiresAt: string;
+  /** A stored 200's Log-Receipt, which a replay sends again. */
+  receipt?: string | null;
 }
 
 /** What a submission asks appendBatch to record with its events. */
@@ -109,6 +111,7 @@ export const RECORD_COLUMNS = [
   'body',
   'created_at',
   'expires_at',
+  'receipt',
 ] as const;
 
 /** A row of idempotency_keys as both drivers return it. */
@@ -126,12 +129,15 @@ export function recordOfRow(row: RecordRow): IdempotencyRecord {
     body: String(row.body),
     createdAt: String(row.created_at),
     expiresAt: String(row.expires_at),
+    receipt: row.receipt === null ? null : String(row.receipt),
   };
 }
 
 /** The record's values in RECORD_COLUMNS order. */
-export function rowOfRecord(r: IdempotencyRecord): [string, string, string, string, number, string | null, string, string, string] {
-  return [r.apiKey, r.path, r.key, r.fingerprint, r.status, r.etag, r.body, r.createdAt, r.expiresAt];
+export function rowOfRecord(
+  r: IdempotencyRecord,
+): [string, string, string, string, number, string | null, string, string, string, string | null] {
+  return [r.apiKey, r.path, r.key, r.fingerprint, r.status, r.etag, r.body, r.createdAt, r.expiresAt, r.receipt ?? null];
 }
 
 /** One string per scope, for maps. */

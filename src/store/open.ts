@@ -55,6 +55,7 @@ export async function openStore(target: string, options: StoreOpenOptions = {}):
       now: options.now,
       service: options.service,
       listen: options.listen,
+      signingKey: options.signingKey,
     });
   }
   return openSqliteStore(target, { ...options, writer: options.writer ?? (options.service ? 'thread' : 'inline') });

@@ -13,6 +13,7 @@ import type { HistoryCopy } from './history-copy.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 import type { Projection } from './projection.ts';
+import type { SigningKeyData } from '../signing.ts';
 
 /** How a store is opened, on either database. */
 export interface OpenOptions {
@@ -22,6 +23,9 @@ export interface OpenOptions {
   mustExist?: boolean;
   /** Told the names of the migrations this open applied (none when the schema was current). */
   onMigrated?: (applied: string[]) => void;
+  /** The instance's signing key: entered in the key log at open, then every appended
+   * submission gets a Log-Receipt. Without one, nothing is signed (operator commands). */
+  signingKey?: SigningKeyData;
 }
 
 export interface InventoryStore extends EventLog, Projection, AuditReads, HistoryCopy, StoreHealth {

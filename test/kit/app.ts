@@ -15,7 +15,8 @@ import type { KeyStore } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { createKey, eventsOf, type EventRow } from './fixtures.ts';
 import { send, type RequestOptions, type Response } from './http.ts';
-import { defaultTarget, type StoreFaults, type StoreTarget } from './stores.ts';
+import { defaultTarget, openStore, type StoreFaults, type StoreTarget } from './stores.ts';
+import { makeSigner, type SigningKeyData } from '../../src/signing.ts';
 
 export interface TestApp {
   target: StoreTarget;
@@ -58,6 +59,9 @@ export interface AppOptions {
   feed?: Partial<FeedLimits>;
   /** IDEMPOTENCY_TTL_HOURS, in ms; the service's default unless given. */
   idempotencyTtlMs?: number;
+  /** Signs as the service does: the store enters the key in the key log and signs
+   * receipts, the app signs heads. Unsigned unless given. */
+  signingKey?: SigningKeyData;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -74,7 +78,9 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   });
   const logger = createLogger('info', sink);
   const state = { accepting: true };
-  const store = await (options.open ? options.open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
+  const { signingKey } = options;
+  const open = options.open ?? (signingKey && ((db: string) => openStore(db, { now, writer: options.writer, signingKey })));
+  const store = await (open ? open(fresh.db, now) : target.open(fresh.db, { now, writer: options.writer }));
   const feed = makeFeed({ store, logger, limits: options.feed });
   const app = buildApp({
     store,
@@ -84,6 +90,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     corsOrigins: options.corsOrigins ?? [],
     idempotencyTtlMs: options.idempotencyTtlMs,
     feed,
+    ...(signingKey ? { signer: makeSigner(signingKey) } : {}),
   });
   const key = await createKey(store);
   const server: Server = createHttpServer(app, options.limits, logger);

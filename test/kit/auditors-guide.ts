@@ -19,6 +19,7 @@ import { recomputeChain, withFile } from './tamper.ts';
 
 export const PAGE = 'docs/auditors.md';
 export const KEEPING = "Keeping the head's digests";
+export const SIGNED = 'Signed heads and receipts: proof for people without the database';
 export const PAGE_DB = 'data/inventory.db';
 export const BIG = 9007199254740993n;
 export const MAX = 9223372036854775807n;

@@ -38,7 +38,7 @@ WITH new_events AS (
 ), new_records AS (
   -- In place of an expired record of the same key, not yet removed.
   INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
-  SELECT * FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::text[], $25::text[], $26::text[])
+  SELECT * FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::integer[], $23::text[], $24::text[], $25::text[], $26::text[], $27::text[])
   ON CONFLICT (api_key, idempotency_key) DO UPDATE SET
     ${RECORD_COLUMNS.filter((c) => c !== 'api_key' && c !== 'idempotency_key')
       .map((c) => `${c} = excluded.${c}`)
@@ -100,6 +100,7 @@ export async function appendBatch(
   submissions: readonly Submission[],
   options: BatchOptions,
   onCommitted: (changes: bigint) => void,
+  receipt?: PlanState['receipt'],
 ): Promise<Outcome<Appended[]>[]> {
   const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
   let changes: bigint | undefined;
@@ -129,6 +130,7 @@ export async function appendBatch(
         entries: await loadEntries(client, batchPets(submissions)),
         records: await loadRecords(client, batchScopes(submissions)),
         inFlight: new Set([...keyLocks].flatMap(([scope, lock]) => (refused.has(lock) ? [scope] : []))),
+        ...(receipt ? { receipt } : {}),
       };
       const whole = planBatch(submissions, start);
       if (!writesAnything(whole)) return whole.outcomes;

@@ -21,7 +21,7 @@ SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
 
 const INSERT_RECORDS = `
 INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::text[])`;
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`;
 const INSERT_KEY_EVENTS = `
 INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`;
@@ -33,6 +33,7 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
             EXISTS (SELECT 1 FROM inventory) AS entries, EXISTS (SELECT 1 FROM idempotency_keys) AS records`,
   );
   StoreNotEmpty.unless(rows[0]!);
+  if (history.logId) await client.query('UPDATE log_identity SET log_id = $1', [history.logId]);
 
   const entries = new Map<bigint, Entry>();
   let events = 0;

@@ -58,6 +58,15 @@ async function insertKey(client: pg.ClientBase, name: string, createdBy: string,
   return [key, seq];
 }
 
+/** Enters a signing key in the key log (SigningKeyAdded) unless it is there already: of
+ * several instances starting with the same key file, one enters it. */
+export async function addSigningKey(pool: pg.Pool, keyId: string, publicKey: string, at: string, actor: string): Promise<void> {
+  await inTransaction(pool, BEGIN_KEY_CHANGE, async (client) => {
+    const { rows } = await client.query("SELECT 1 FROM api_key_events WHERE type = 'SigningKeyAdded' AND name = $1", [keyId]);
+    if (rows.length === 0) await logKeyEvent(client, 'SigningKeyAdded', keyId, publicKey, at, actor);
+  });
+}
+
 // The active keys and the seq they are current at, in one statement: one snapshot.
 const ACTIVE_KEYS = `SELECT h.seq::text AS seq, k.hash, k.name
   FROM key_chain_head h LEFT JOIN api_keys k ON k.revoked_at IS NULL`;

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
+import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyRecord } from '../history-copy.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
@@ -153,19 +153,29 @@ export function makeReads(pool: pg.Pool) {
         recordedAt: string | null;
         keySeq: string | null;
         keyHash: string | null;
+        logId: string;
       }>(
-        `SELECT e.seq::text AS seq, e.hash, e.recorded_at AS "recordedAt", k.seq::text AS "keySeq", k.hash AS "keyHash"
-         FROM (SELECT 1) AS one
+        `SELECT e.seq::text AS seq, e.hash, e.recorded_at AS "recordedAt", k.seq::text AS "keySeq", k.hash AS "keyHash",
+                i.log_id AS "logId"
+         FROM log_identity AS i
          LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e ON true
          LEFT JOIN (SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1) AS k ON true`,
       );
       const row = rows[0]!;
       return {
+        logId: row.logId,
         seq: Number(row.seq ?? 0),
         hash: row.hash ?? GENESIS_HASH,
         recordedAt: row.recordedAt,
         keys: { seq: Number(row.keySeq ?? 0), hash: row.keyHash ?? GENESIS_HASH },
       };
+    },
+    async signingKeys(): Promise<SigningKeyInfo[]> {
+      const { rows } = await pool.query<SigningKeyInfo>(
+        `SELECT name AS "keyId", key_hash AS "publicKey", recorded_at AS "addedAt" FROM api_key_events
+         WHERE type = 'SigningKeyAdded' ORDER BY seq`,
+      );
+      return rows;
     },
     // One statement, no transaction: the feed never holds a snapshot between pages.
     async eventsAfter(after: bigint, limit: number): Promise<ChainRow[]> {

@@ -14,7 +14,8 @@ import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
-import { keyRecords, makeKeys } from './keys.ts';
+import { addSigningKey, keyRecords, makeKeys } from './keys.ts';
+import { makeSigner, receiptHeader, SIGNING_ACTOR } from '../../signing.ts';
 import { swapProjection } from './projection.ts';
 import { makeReads } from './reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
@@ -22,7 +23,7 @@ import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
 const REBUILD_LOCK_WAIT_MS = 30_000;
 
-export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
+export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated' | 'signingKey'> {
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
@@ -45,6 +46,19 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   } catch (error) {
     await pool.end();
     throw error;
+  }
+  let receipt: ((seq: bigint, hash: string) => string) | undefined;
+  if (options.signingKey) {
+    try {
+      const signer = makeSigner(options.signingKey);
+      await addSigningKey(pool, signer.keyId, signer.publicKey, new Date((options.now ?? Date.now)()).toISOString(), SIGNING_ACTOR);
+      const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
+      const logId = rows[0]!.log_id;
+      receipt = (seq, hash) => receiptHeader(signer, logId, seq, hash);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
   }
   const watch = watchChanges(url, pool, options.listen ?? true);
   const reads = makeReads(pool);
@@ -82,7 +96,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
       const { rows } = await pool.query<{ hash: string }>('SELECT hash FROM events WHERE seq = $1', [String(seq)]);
       return rows[0]?.hash === hash ? 'committed' : 'not committed';
     },
-    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes)),
+    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes), receipt),
     changeToken: () => watch.token(),
     changeTokenNow: () => watch.tokenNow(),
     inventoryRows: () => reads.inventoryRows(),
@@ -90,6 +104,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),
     logHead: () => reads.logHead(),
+    signingKeys: () => reads.signingKeys(),
     eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),

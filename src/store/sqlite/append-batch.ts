@@ -19,12 +19,14 @@ export interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
 }
 
-/** beforeCommit runs inside the batch's transaction, last: throwing rolls all of it back. */
+/** beforeCommit runs inside the batch's transaction, last: throwing rolls all of it back.
+ * receipt: how the batch's writes are signed, once the store has a signing key. */
 export function makeEventWriter(
   db: Db,
   projection: ProjectionTable,
   idempotency: IdempotencyWriter,
   beforeCommit: () => void = () => {},
+  receipt: () => PlanState['receipt'] = () => undefined,
 ): EventWriter {
   const insert = db.prepare(
     `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
@@ -62,11 +64,13 @@ export function makeEventWriter(
       const record = idempotency.stored(scope);
       if (record) records.set(scopeId(record), record);
     }
+    const sign = receipt();
     const start: PlanState = {
       seq: (highestSeq.get() as bigint | undefined) ?? 0n,
       hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
       entries,
       records,
+      ...(sign ? { receipt: sign } : {}),
     };
     const whole = planBatch(submissions, start);
     let outcomes = whole.outcomes;

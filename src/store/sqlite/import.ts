@@ -37,6 +37,7 @@ export async function importHistory(
   db.exec('BEGIN IMMEDIATE');
   try {
     StoreNotEmpty.unless(present.get() as Record<'events' | 'keys' | 'entries' | 'records', number>);
+    if (history.logId) db.prepare('UPDATE log_identity SET log_id = ?').run(history.logId);
     const entries = new Map<bigint, Entry>();
     let events = 0;
     for await (const page of history.events) {

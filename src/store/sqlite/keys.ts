@@ -12,6 +12,8 @@ export interface KeyWriter {
   /** Atomic (IMMEDIATE): of several processes starting on one new file, one makes it. */
   createFirst(name: string, createdBy: string, at: string): string | undefined;
   revoke(name: string, revokedBy: string, at: string): Revocation;
+  /** Enters a signing key in the key log (SigningKeyAdded) unless it is there already. */
+  addSigningKey(keyId: string, publicKey: string, at: string, actor: string): void;
 }
 
 export function makeKeyWriter(db: Db): KeyWriter {
@@ -68,12 +70,17 @@ export function makeKeyWriter(db: Db): KeyWriter {
     }
     return key;
   }
+  const signingKeyLogged = db.prepare("SELECT 1 FROM api_key_events WHERE type = 'SigningKeyAdded' AND name = ?");
+  const addSigningKey = db.transaction((keyId: string, publicKey: string, at: string, actor: string) => {
+    if (!signingKeyLogged.get(keyId)) logKeyEvent('SigningKeyAdded', keyId, publicKey, at, actor);
+  });
   const createFirst = db.transaction((name: string, createdBy: string, at: string) =>
     (count.get() as number) === 0 ? create(name, createdBy, at) : undefined,
   );
   return {
     create,
     createFirst: (name, createdBy, at) => createFirst.immediate(name, createdBy, at),
+    addSigningKey: (keyId, publicKey, at, actor) => addSigningKey.immediate(keyId, publicKey, at, actor),
     revoke(name, revokedBy, at) {
       return db
         .transaction(() => {

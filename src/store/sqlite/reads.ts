@@ -13,7 +13,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from './database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView } from '../audit-reads.ts';
+import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyRecord } from '../history-copy.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
@@ -68,6 +68,7 @@ export interface Reader {
   chainRows(): AsyncIterable<ChainRow[]>;
   keyHistory(): Promise<KeyHistory>;
   logHead(): LogHead;
+  signingKeys(): SigningKeyInfo[];
   eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
@@ -102,10 +103,14 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   );
   // One statement: one snapshot of both logs.
   const head = pointDb.prepare(
-    `SELECT e.seq, e.hash, e.recorded_at AS recordedAt, k.seq AS keySeq, k.hash AS keyHash
-     FROM (SELECT 1) AS one
+    `SELECT e.seq, e.hash, e.recorded_at AS recordedAt, k.seq AS keySeq, k.hash AS keyHash, i.log_id AS logId
+     FROM log_identity AS i
      LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e
      LEFT JOIN (SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1) AS k`,
+  );
+  const signingKeys = pointDb.prepare(
+    `SELECT name AS keyId, key_hash AS publicKey, recorded_at AS addedAt FROM api_key_events
+     WHERE type = 'SigningKeyAdded' ORDER BY seq`,
   );
   const chain = scanDb
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
@@ -213,14 +218,17 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
         recordedAt: string | null;
         keySeq: number | null;
         keyHash: string | null;
+        logId: string;
       };
       return {
+        logId: row.logId,
         seq: row.seq ?? 0,
         hash: row.hash ?? GENESIS_HASH,
         recordedAt: row.recordedAt,
         keys: { seq: row.keySeq ?? 0, hash: row.keyHash ?? GENESIS_HASH },
       };
     },
+    signingKeys: () => signingKeys.all() as SigningKeyInfo[],
     eventsAfter: (after, limit) => eventsAfter.all(after, limit) as ChainRow[],
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.

@@ -22,6 +22,7 @@ import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
 import { commitCounter, startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
+import { SIGNING_ACTOR, type SigningKeyData } from '../../signing.ts';
 
 export interface StoreDeps {
   /** The clock that stamps keys' creation and revocation. */
@@ -65,6 +66,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),
     logHead: async () => reader.logHead(),
+    signingKeys: async () => reader.signingKeys(),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
@@ -87,6 +89,10 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
   };
 }
 
+function signWith(writer: Pick<AsyncWriter, 'useSigningKey'>, key: SigningKeyData, now: () => number): Promise<void> {
+  return writer.useSigningKey(key, new Date(now()).toISOString(), SIGNING_ACTOR);
+}
+
 /** The log of a connection's file, without the writer thread's checkpoint watch. */
 function fileStatus(db: Db): () => StorageStatus | undefined {
   return () => (db.memory ? undefined : { walBytes: walBytes(db.name), walLimitBytes: WAL_LIMIT_BYTES, walCheckpointBlockedForMs: null });
@@ -103,6 +109,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
     createFirstKey: async (...args) => w().createFirstKey(...args),
     revokeKey: async (...args) => w().revokeKey(...args),
     probeWrite: async () => w().probeWrite(),
+    useSigningKey: async (...args) => w().useSigningKey(...args),
     replaceProjection: async (...args) => w().replaceProjection(...args),
     expireIdempotency: async (...args) => w().expireIdempotency(...args),
     close: async () => close(),
@@ -132,16 +139,26 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   const now = options.now ?? Date.now;
   if (options.writer !== 'thread') {
     const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist, onMigrated: options.onMigrated });
-    return assemble(
-      makeReader(db, db, { yieldBetweenPages: false }),
-      inPlace(db, () => db.close()),
-      now,
-    );
+    const writer = inPlace(db, () => db.close());
+    if (options.signingKey) await signWith(writer, options.signingKey, now);
+    return assemble(makeReader(db, db, { yieldBetweenPages: false }), writer, now);
   }
   if (path === ':memory:') throw new Error('a writer thread needs a database file, not :memory:');
   // The thread opens the file first, by the same rules (openDatabase): it creates and
   // migrates it unless told to use it as it is, so that the readers find the current schema.
-  const start = options.startWriter ?? startWriterThread;
+  const startThread = options.startWriter ?? startWriterThread;
+  // Every thread, a restarted one too, signs with the instance's key.
+  const start: StartWriter = async (...args) => {
+    const thread = await startThread(...args);
+    if (!options.signingKey) return thread;
+    try {
+      await signWith(thread, options.signingKey, now);
+    } catch (error) {
+      await thread.close();
+      throw error;
+    }
+    return thread;
+  };
   const commits = commitCounter();
   const first = await start(path, { readonly: options.readonly, mustExist: options.mustExist }, options.onMigrated, commits);
   // A thread started again after a crash uses the database as it is: if the file
@@ -171,6 +188,7 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     revokeKey: guarded(supervised.revokeKey),
     replaceProjection: guarded(supervised.replaceProjection),
     probeWrite: guarded(supervised.probeWrite),
+    useSigningKey: guarded(supervised.useSigningKey),
     expireIdempotency: guarded(supervised.expireIdempotency),
     close: () => supervised.close(),
     unavailable,

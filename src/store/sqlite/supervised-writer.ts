@@ -52,6 +52,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     revokeKey: async (...args) => (await live()).revokeKey(...args),
     replaceProjection: async (...args) => (await live()).replaceProjection(...args),
     expireIdempotency: async (...args) => (await live()).expireIdempotency(...args),
+    useSigningKey: async (...args) => (await live()).useSigningKey(...args),
     async probeWrite() {
       if (current.stopped()) {
         await startAgain();

@@ -92,6 +92,7 @@ export function startWriterThread(
     createFirstKey: (...args) => call('createFirstKey', args) as Promise<string | undefined>,
     revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
     probeWrite: () => call('probeWrite', []) as Promise<void>,
+    useSigningKey: (...args) => call('useSigningKey', args) as Promise<void>,
     expireIdempotency: (...args) => call('expireIdempotency', args) as Promise<number>,
     replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
     async close() {

@@ -12,6 +12,7 @@ import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
+import { makeSigner, receiptHeader, type SigningKeyData } from '../../signing.ts';
 
 export interface Writer {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
@@ -19,6 +20,8 @@ export interface Writer {
   createFirstKey(name: string, createdBy: string, at: string): string | undefined;
   revokeKey(name: string, revokedBy: string, at: string): Revocation;
   probeWrite(): void;
+  /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
+  useSigningKey(key: SigningKeyData, at: string, actor: string): void;
   expireIdempotency(at: string, limit: number): number;
   replaceProjection(entries: Map<bigint, Entry>, after: number): { caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> };
 }
@@ -37,8 +40,10 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
   };
   const projection = makeProjectionTable(db);
   const idempotency = makeIdempotencyWriter(db);
-  const events = makeEventWriter(db, projection, idempotency, requireFile);
+  let receipt: ((seq: bigint, hash: string) => string) | undefined;
+  const events = makeEventWriter(db, projection, idempotency, requireFile, () => receipt);
   const keys = makeKeyWriter(db);
+  const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
   // The readiness probe writes a row that needs new pages, and deletes it again.
   const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
   const shrink = db.prepare('DELETE FROM service_health WHERE id = 1');
@@ -73,6 +78,12 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     createFirstKey: checked((name: string, createdBy: string, at: string) => keys.createFirst(name, createdBy, at)),
     revokeKey: checked((name: string, revokedBy: string, at: string) => keys.revoke(name, revokedBy, at)),
     probeWrite: checked(() => probe.immediate()),
+    useSigningKey: checked((key: SigningKeyData, at: string, actor: string) => {
+      const signer = makeSigner(key);
+      keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
+      const id = logId.get() as string;
+      receipt = (seq, hash) => receiptHeader(signer, id, seq, hash);
+    }),
     expireIdempotency: checked((at: string, limit: number) => idempotency.expire(at, limit)),
     replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
   };

@@ -1,0 +1,81 @@
+-- A log no one has to trust. log_identity holds the log's id (logId), a UUID made with
+-- the database, which every signed head and receipt names and copy-store keeps.
+-- api_key_events also records each instance's signing key (SigningKeyAdded: name is the
+-- key id, key_hash the raw public key in base64url), so the chained key log says which
+-- keys were valid when. SQLite cannot change a CHECK in place: the key log is rebuilt
+-- with its rows, its counter and its triggers as they were. idempotency_keys gains the
+-- Log-Receipt of each stored 200, which a replay sends again.
+CREATE TABLE log_identity (
+  id     INTEGER PRIMARY KEY CHECK (id = 1),
+  log_id TEXT    NOT NULL CHECK (length(log_id) = 36)
+);
+INSERT INTO log_identity (id, log_id)
+SELECT 1, substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-'
+          || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(h, 18, 3) || '-' || substr(h, 21, 12)
+FROM (SELECT lower(hex(randomblob(16))) AS h);
+
+DROP TRIGGER api_keys_created_chained;
+DROP TRIGGER api_keys_revoked_chained;
+DROP TRIGGER api_key_events_no_update;
+DROP TRIGGER api_key_events_no_delete;
+
+CREATE TABLE api_key_events_signed (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  type        TEXT NOT NULL CHECK (type IN ('KeyCreated', 'KeyRevoked', 'SigningKeyAdded')),
+  name        TEXT NOT NULL,
+  key_hash    TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  actor       TEXT NOT NULL,
+  prev_hash   TEXT NOT NULL,
+  hash        TEXT NOT NULL,
+  UNIQUE (name, type)
+);
+INSERT INTO api_key_events_signed SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events;
+-- The counter as it was, also above the newest row (a cut tail stays visible).
+INSERT INTO sqlite_sequence (name, seq)
+SELECT 'api_key_events_signed', seq FROM sqlite_sequence WHERE name = 'api_key_events'
+  AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'api_key_events_signed');
+UPDATE sqlite_sequence SET seq = (SELECT seq FROM sqlite_sequence WHERE name = 'api_key_events')
+WHERE name = 'api_key_events_signed' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'api_key_events');
+DROP TABLE api_key_events;
+ALTER TABLE api_key_events_signed RENAME TO api_key_events;
+
+CREATE TRIGGER api_key_events_no_update BEFORE UPDATE ON api_key_events
+BEGIN
+  SELECT RAISE(ABORT, 'api_key_events is append-only: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER api_key_events_no_delete BEFORE DELETE ON api_key_events
+BEGIN
+  SELECT RAISE(ABORT, 'api_key_events is append-only: DELETE is not allowed');
+END;
+
+CREATE TRIGGER api_keys_created_chained BEFORE INSERT ON api_keys
+WHEN NOT EXISTS (SELECT 1 FROM api_key_events k WHERE k.type = 'KeyCreated' AND k.name = NEW.name
+                   AND k.key_hash = NEW.hash AND k.recorded_at = NEW.created_at AND k.actor = NEW.created_by)
+  OR (NEW.revoked_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM api_key_events k WHERE k.type = 'KeyRevoked' AND k.name = NEW.name
+                        AND k.recorded_at = NEW.revoked_at AND k.actor IS NEW.revoked_by))
+BEGIN
+  SELECT RAISE(ABORT, 'api_keys rows need their events in api_key_events (the key chain)');
+END;
+
+CREATE TRIGGER api_keys_revoked_chained BEFORE UPDATE ON api_keys
+WHEN NOT EXISTS (SELECT 1 FROM api_key_events k WHERE k.type = 'KeyRevoked' AND k.name = NEW.name
+                   AND k.recorded_at = NEW.revoked_at AND k.actor = NEW.revoked_by)
+BEGIN
+  SELECT RAISE(ABORT, 'api_keys rows need their events in api_key_events (the key chain)');
+END;
+
+ALTER TABLE idempotency_keys ADD COLUMN receipt TEXT;
+
+-- Only an empty log may take another id: copy-store's target takes its source's.
+CREATE TRIGGER log_identity_no_update BEFORE UPDATE ON log_identity
+WHEN EXISTS (SELECT 1 FROM events) OR EXISTS (SELECT 1 FROM api_key_events)
+BEGIN
+  SELECT RAISE(ABORT, 'log_identity is fixed once the log holds an event: UPDATE is not allowed');
+END;
+CREATE TRIGGER log_identity_no_delete BEFORE DELETE ON log_identity
+BEGIN
+  SELECT RAISE(ABORT, 'log_identity is fixed: DELETE is not allowed');
+END;
