@@ -90,12 +90,13 @@ upgrade('one record per API key and key, the newest kept; a retry finds it', asy
   }
   // The table takes one record per API key and key from now on.
   let refused = false;
-  await execute(on, `INSERT INTO idempotency_keys VALUES ${row('shop', '/v1/inventory/9', 'other', '2026-02-01T00:00:00.000Z')}`).catch(
-    (err: Error) => {
-      refused = /unique|duplicate/i.test(err.message);
-      if (!refused) throw err;
-    },
-  );
+  await execute(
+    on,
+    `INSERT INTO idempotency_keys (api_key, path, idempotency_key, fingerprint, status, etag, body, created_at, expires_at) VALUES ${row('shop', '/v1/inventory/9', 'other', '2026-02-01T00:00:00.000Z')}`,
+  ).catch((err: Error) => {
+    refused = /unique|duplicate/i.test(err.message);
+    if (!refused) throw err;
+  });
   assert.ok(refused, 'a second record of one key is refused by the table');
 });
 
