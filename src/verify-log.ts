@@ -84,9 +84,9 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
   const created = new Map<string, KeyHistory['events'][number]>();
   const revoked = new Map<string, KeyHistory['events'][number]>();
   for (const row of history.events) {
-    const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash] = row;
+    const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash, data] = row;
     const at = Number(seq);
-    const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor }));
+    const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor, data }));
     if (broken) return broken;
     const seen = type === 'KeyCreated' ? created : revoked;
     if (seen.has(name)) return { seq: at, reason: `a second ${type} for key "${name}": the key was recreated` };

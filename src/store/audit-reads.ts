@@ -14,6 +14,8 @@ export type KeyChainRow = [
   actor: string,
   prevHash: string,
   hash: string,
+  /** '' for none; a read-only key's KeyCreated: {"scope":"read-only"}. */
+  data: string,
 ];
 
 /** What verify-log checks beside the events, read from one snapshot. */

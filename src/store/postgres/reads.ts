@@ -134,7 +134,7 @@ export function makeReads(pool: pg.Pool) {
       inTransaction(pool, SNAPSHOT, async (client) => {
         const events = await page<KeyChainRow>(
           client,
-          'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq',
+          'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data FROM api_key_events ORDER BY seq',
           [],
         );
         const { rows: keys } = await client.query<KeyRecord>(

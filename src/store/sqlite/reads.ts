@@ -89,7 +89,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     .safeIntegers(true)
     .raw();
   const keyEvents = scanDb
-    .prepare('SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq')
+    .prepare('SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data FROM api_key_events ORDER BY seq')
     .safeIntegers(true)
     .raw();
   const keyRows = scanDb.prepare(

@@ -38,12 +38,13 @@ interface Extras {
 function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => number): InventoryStore {
   const at = () => new Date(now()).toISOString();
   const keys: KeyStore = {
-    create: (name, createdBy) => writer.createKey(name, createdBy, at()),
+    create: (name, createdBy, scope) => writer.createKey(name, createdBy, at(), scope),
     createFirst: (name, createdBy) => writer.createFirstKey(name, createdBy, at()),
     revoke: (name, revokedBy) => writer.revokeKey(name, revokedBy, at()),
     authenticate: async (key) => reader.keys.authenticate(key),
     // A point read on this thread, which never waits for the write lock.
     verdictNow: (key) => reader.keys.authenticate(key) ?? null,
+    onDistrust: (listener) => reader.keys.onDistrust(listener),
     list: async () => reader.keys.list(),
     count: async () => reader.keys.count(),
   };
