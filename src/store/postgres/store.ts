@@ -89,6 +89,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),
+    missingGuards: () => reads.missingGuards(),
     logHead: () => reads.logHead(),
     eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),

@@ -65,6 +65,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),
+    missingGuards: () => reader.missingGuards(),
     logHead: async () => reader.logHead(),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
