@@ -134,13 +134,20 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
         assert.is(r.status, 0, `${line}: ${r.output}`);
         assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
       }
-      // The newest event cut off, the chain and the counter made consistent again: only the
-      // kept digest catches it, with both.
+      // The newest event cut off, the chain, the counter and the projection made consistent
+      // again, the triggers put back: only the kept digest catches it, with both.
       withFile(copy, (raw) => {
+        const guards = raw
+          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('events_no_delete', 'events_no_update')")
+          .pluck()
+          .all() as string[];
         raw.exec(
-          "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
+          `DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2;
+           UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
+           UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
         );
         recomputeChain(raw);
+        for (const sql of guards) raw.exec(sql);
       });
       assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
       for (const line of checks) {

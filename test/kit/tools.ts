@@ -44,6 +44,7 @@ export const tools = {
   curl: command('curl', 'curl'),
   pgDump: command('pg_dump', 'postgresql-client'),
   pgRestore: command('pg_restore', 'postgresql-client'),
+  psql: command('psql', 'postgresql-client'),
   /** Linux's per-process status file (peak memory): CI runs on Linux. */
   procStatus: {
     name: '/proc/<pid>/status',
