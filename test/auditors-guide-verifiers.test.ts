@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import { root, tempDir } from './kit/paths.ts';
 import { startApp } from './kit/app.ts';
+import { commandsOn } from './kit/fixtures.ts';
 import { recomputeChain, withFile } from './kit/tamper.ts';
 import { needing, tools } from './kit/tools.ts';
 import { KEEPING, PAGE_DB, buildExample, pageText, blocks, shell } from './kit/auditors-guide.ts';
@@ -155,6 +156,55 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
         assert.is(r.status, 1, `${line}: ${r.output}`);
         assert.match(r.output, /BROKEN/);
       }
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.jq, tools.curl])(
+  "the client's check lists each event in its key's name that it holds no receipt for, through the feed",
+  async () => {
+    const block = blocks(pageText()).find((b) => b.text.includes('/v1/events?after='));
+    assert.ok(block, 'the page has the check');
+    const scratch = tempDir('auditors-receipts-');
+    const t = await startApp();
+    try {
+      const writer = await t.keys.create('store-front', 'cli:root');
+      writeFileSync(scratch.path('.inventory-audit-key'), `${await t.keys.create('auditor', 'cli:root', 'read-only')}\n`);
+      const auth = { Authorization: `Bearer ${writer}` };
+      // More events than one page, so that the loop turns the page.
+      for (let pet = 1; pet <= 3; pet++) await t.track(pet, 1);
+      for (let i = 0; i < 4; i++) assert.is((await t.patch(1 + (i % 3), { quantity: 10 + i }, auth)).status, 200);
+      assert.is((await t.patch(2, { quantity: 5 })).status, 200, 'another key writes too');
+      const mine = (await t.events()).filter((e) => e.actor === 'store-front').map((e) => String(e.seq));
+      assert.is(mine.length, 4);
+      writeFileSync(scratch.path('my-seqs.txt'), `${mine.join('\n')}\n`);
+      const script = block.text
+        .replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`)
+        .replace('limit=1000', 'limit=3');
+      const run = () =>
+        new Promise<{ stdout: string; status: number | null }>((resolve, reject) => {
+          const child = spawn('bash', ['-c', script], {
+            cwd: scratch.dir,
+            env: { ...process.env, HOME: scratch.dir },
+            stdio: ['ignore', 'pipe', 'inherit'],
+            timeout: 60_000,
+          });
+          let stdout = '';
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+          child.on('error', reject);
+          child.on('close', (status) => resolve({ stdout, status }));
+        });
+      assert.equal(await run(), { stdout: '', status: 0 }, 'every event in the name is one with a receipt');
+      // An event in the key's name that its holder did not make (no receipt for it).
+      await commandsOn(t.store).handle({ type: 'SetQuantity', petId: 3n, quantity: 99 }, { actor: 'store-front', requestId: 'forged' });
+      const forged = (await t.events()).at(-1)!;
+      assert.equal(await run(), { stdout: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
+      // A page that cannot be read fails the check rather than passing it.
+      writeFileSync(scratch.path('.inventory-audit-key'), 'pinv_notakeynotakeynotakeynotakey1\n');
+      assert.is.not((await run()).status, 0, 'a refused key fails the check');
     } finally {
       await t.close();
       scratch.cleanup();
