@@ -14,6 +14,23 @@ import { suite } from 'uvu';
 
 const test = suite("the auditors' guide: the Python verifier and the cron");
 
+/** Runs a bash script with HOME set, its standard output collected (not spawnSync: the
+ * service it may call runs in this process). */
+function bash(script: string, cwd: string, home: string): Promise<{ output: string; status: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { ...process.env, HOME: home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 60_000,
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ output, status }));
+  });
+}
+
 needing(test, [tools.python3])(
   'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
   async () => {
@@ -94,19 +111,7 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
       writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
       writeFileSync(scratch.path('verify_chain.py'), python.text);
       // Not spawnSync: the service answering curl runs in this process.
-      const run = (line: string, db = t.db) =>
-        new Promise<{ output: string; status: number | null }>((resolve, reject) => {
-          const child = spawn('bash', ['-c', `exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`], {
-            cwd: root,
-            env: { ...process.env, HOME: scratch.dir },
-            stdio: ['ignore', 'pipe', 'inherit'],
-            timeout: 60_000,
-          });
-          let output = '';
-          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-          child.on('error', reject);
-          child.on('close', (status) => resolve({ output, status }));
-        });
+      const run = (line: string, db = t.db) => bash(`exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`, root, scratch.dir);
       const fetch = async () => {
         const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
         assert.is(r.status, 0, r.output);
@@ -184,24 +189,12 @@ needing(test, [tools.jq, tools.curl])(
       const script = block.text
         .replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`)
         .replace('limit=1000', 'limit=3');
-      const run = () =>
-        new Promise<{ stdout: string; status: number | null }>((resolve, reject) => {
-          const child = spawn('bash', ['-c', script], {
-            cwd: scratch.dir,
-            env: { ...process.env, HOME: scratch.dir },
-            stdio: ['ignore', 'pipe', 'inherit'],
-            timeout: 60_000,
-          });
-          let stdout = '';
-          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-          child.on('error', reject);
-          child.on('close', (status) => resolve({ stdout, status }));
-        });
-      assert.equal(await run(), { stdout: '', status: 0 }, 'every event in the name is one with a receipt');
+      const run = () => bash(script, scratch.dir, scratch.dir);
+      assert.equal(await run(), { output: '', status: 0 }, 'every event in the name is one with a receipt');
       // An event in the key's name that its holder did not make (no receipt for it).
       await commandsOn(t.store).handle({ type: 'SetQuantity', petId: 3n, quantity: 99 }, { actor: 'store-front', requestId: 'forged' });
       const forged = (await t.events()).at(-1)!;
-      assert.equal(await run(), { stdout: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
+      assert.equal(await run(), { output: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
       // A page that cannot be read fails the check rather than passing it.
       writeFileSync(scratch.path('.inventory-audit-key'), 'pinv_notakeynotakeynotakeynotakey1\n');
       assert.is.not((await run()).status, 0, 'a refused key fails the check');
