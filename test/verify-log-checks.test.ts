@@ -145,6 +145,26 @@ checks('time going backwards in recorded_at is a warning, not BROKEN', async (ct
   assert.match(r.stderr, new RegExp(`^warning: recorded_at goes back in time once, first at seq ${seq} \\(${iso(2)}, after ${iso(4)}\\)`));
 });
 
+checks('a row added by hand to schema_migrations stops neither verify-log nor audit nor stock-at, which say what it is', async (ctx) => {
+  await ctx.target.tamper.asOwner(
+    ctx.fresh.db,
+    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '999-fake.sql', '2026-05-01T00:00:00.000Z')",
+  );
+  const warning =
+    /^warning: .* lists schema version 999 in schema_migrations, which this version of petstore-inventory does not know \(a newer version upgraded it, or the row was added by hand\)/;
+  for (const [command, args] of [
+    ['verify-log', []],
+    ['audit', ['--pet', '1']],
+    ['stock-at', ['--at', iso(10)]],
+  ] as const) {
+    const r = runScriptSync(command, [...args], { db: ctx.fresh.db });
+    assert.is(r.status, 0, `${command}: ${r.stderr}`);
+    assert.match(r.stderr, warning, command);
+    assert.not.match(r.stderr, /use the newer version that upgraded it/, command);
+    assert.ok(r.stdout.length > 0, `${command} printed its answer`);
+  }
+});
+
 checks.run();
 
 const heads = targetSuites<Ctx>(

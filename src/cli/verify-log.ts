@@ -62,7 +62,7 @@ await run(USAGE, async (argv) => {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const digests = ((values.digest ?? []) as string[]).map((text) => digestOf(text, '--digest'));
   if (typeof values.digests === 'string') digests.push(...digestsIn(values.digests));
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, auditing: true });
   try {
     const verdict = await verifyLog(store, digests);
     if (!verdict.ok) {

@@ -41,6 +41,7 @@ export function openStore(target: string, options: StoreOpenOptions = {}): Promi
     return openPostgresStore(target, {
       readonly: options.readonly,
       mustExist: options.mustExist,
+      auditing: options.auditing,
       onMigrated: options.onMigrated,
       now: options.now,
       service: options.service,

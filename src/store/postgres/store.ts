@@ -22,7 +22,7 @@ import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
 const REBUILD_LOCK_WAIT_MS = 30_000;
 
-export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated'> {
+export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'auditing' | 'onMigrated'> {
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
@@ -37,7 +37,8 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
   try {
-    if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name, url);
+    if (options.readonly || options.mustExist)
+      await requireCurrentPostgresSchema(pool, name, url, undefined, options.readonly === true && options.auditing === true);
     else {
       const applied = await migratePostgres(pool, name);
       options.onMigrated?.(applied);

@@ -133,7 +133,12 @@ export interface SqliteOpenOptions extends OpenOptions {
 export async function openSqliteStore(path: string, options: SqliteOpenOptions & StoreDeps = {}): Promise<InventoryStore> {
   const now = options.now ?? Date.now;
   if (options.writer !== 'thread') {
-    const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist, onMigrated: options.onMigrated });
+    const db = openDatabase(path, {
+      readonly: options.readonly,
+      mustExist: options.mustExist,
+      auditing: options.auditing,
+      onMigrated: options.onMigrated,
+    });
     return assemble(
       makeReader(db, db, { yieldBetweenPages: false }),
       inPlace(db, () => db.close()),
