@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { trackPets } from './kit/fixtures.ts';
@@ -13,20 +12,13 @@ import { root, tempDir } from './kit/paths.ts';
 import { dumpableDatabases } from './kit/pg-dump.ts';
 import type { TestDatabase } from './kit/postgres-server.ts';
 import { runScript } from './kit/scripts.ts';
+import { execute } from './kit/sql.ts';
 import { openStore } from './kit/stores.ts';
 import { needing, tools } from './kit/tools.ts';
 
 const test = suite("the auditors' guide: pg_dump as inventory_auditor [postgres]");
 
-async function run(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const run = (url: string, sql: string) => execute({ target: { name: 'postgres' }, db: url }, sql);
 
 needing(test, [tools.pgDump, tools.pgRestore])(
   'the dump the page gives works as the auditor role, and verifies to the same digest',
