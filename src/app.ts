@@ -117,7 +117,7 @@ export function buildApp({
   app.use(accessLog(logger));
   app.use(requireHost());
   if (corsOrigins.length > 0) app.use(corsFor(corsOrigins, servedBy(routers)));
-  app.use(under('/v1', bearerAuth(store.keys)));
+  app.use(under('/v1', bearerAuth(store.keys, logger)));
   for (const router of routers) {
     app.use(router.routes());
     app.use(allowedMethods(router));

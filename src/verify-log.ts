@@ -6,16 +6,47 @@
 // recomputed, or cutting the log short of it, changes or loses the event a digest names.
 // The key log (api_key_events) is checked the same way, against its own chain and
 // digests, and must account exactly for the api_keys table: a key deleted, recreated
-// or back-dated no longer matches its events.
+// or back-dated no longer matches its events. What the chain cannot show is checked
+// too: each entry's versions run 1, 2, 3, …; each event's actor was a key of the key
+// log, not revoked, at the event's time; PostgreSQL's chain heads are at the newest
+// rows. verifyServedState adds what the service serves and what guards the tables.
+import { rebuildProjection } from './rebuild.ts';
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
 import type { KeyHistory, AuditReads } from './store/audit-reads.ts';
 import type { ChainRow, EventLog } from './store/event-log.ts';
 import { keyIdOf, publicKeyFromRaw } from './signing.ts';
+import type { Projection } from './store/projection.ts';
 
 export type Verdict =
-  | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest }
+  | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest; warnings?: string[] }
   /** seq: the first broken event's (of the key log when chain is 'keys'). */
   | { ok: false; events: number; seq: number; reason: string; chain?: 'keys' };
+
+/** Operator actors (`cli:…`) are no API key; every other actor names one. */
+const OPERATOR_ACTOR = 'cli:';
+
+/** When each key of the key log was created and revoked. */
+function keyLifetimes(history: KeyHistory): Map<string, { created: string; revoked?: string }> {
+  const lifetimes = new Map<string, { created: string; revoked?: string }>();
+  for (const [, type, name, , recordedAt] of history.events) {
+    if (type === 'KeyCreated' && !lifetimes.has(name)) lifetimes.set(name, { created: recordedAt });
+    const key = lifetimes.get(name);
+    if (type === 'KeyRevoked' && key && key.revoked === undefined) key.revoked = recordedAt;
+  }
+  return lifetimes;
+}
+
+/** Why an event's actor could not have made it; undefined when it could. */
+function actorProblem(actor: string, recordedAt: string, keys: ReturnType<typeof keyLifetimes>): string | undefined {
+  if (actor.startsWith(OPERATOR_ACTOR)) return undefined;
+  const key = keys.get(actor);
+  if (!key) return `its actor "${actor}" is no key of the key log: the event was made outside the service`;
+  if (key.created > recordedAt) return `its actor "${actor}" became a key only at ${key.created}, after the event (${recordedAt})`;
+  if (key.revoked !== undefined && key.revoked < recordedAt) {
+    return `its actor "${actor}" was revoked at ${key.revoked}, before the event (${recordedAt})`;
+  }
+  return undefined;
+}
 
 type Broken = Extract<Verdict, { ok: false }>;
 
@@ -86,9 +117,9 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
   const revoked = new Map<string, KeyHistory['events'][number]>();
   const signing = new Set<string>();
   for (const row of history.events) {
-    const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash] = row;
+    const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash, data] = row;
     const at = Number(seq);
-    const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor }));
+    const broken = walk.step(at, prevHash, hash, keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt, actor, data }));
     if (broken) return broken;
     if (type === 'SigningKeyAdded') {
       const wrong = signingKeyProblem(name, keyHash, signing);
@@ -154,23 +185,94 @@ export async function verifyLog(
   if (typeof wantedKeys === 'string') return { ok: false, events, seq: 0, reason: wantedKeys, chain: 'keys' };
   // Read before the events: a counter read first is never above events appended since.
   const history = await store.keyHistory();
+  // The key log first: the events' actors are checked against it.
+  const keys = verifyKeys(history, wantedKeys);
+  if ('reason' in keys) return { ok: false, events, ...keys, chain: 'keys' };
+  const lifetimes = keyLifetimes(history);
   const walk = makeWalk('event', wanted);
   const fail = (broken: { seq: number; reason: string }): Broken => ({ ok: false, events, ...broken });
+  // The newest version of each entry so far (by petId's decimal text).
+  const versions = new Map<string, number>();
+  let latest = '';
+  let clockBack: { seq: number; at: string; after: string } | undefined;
+  let clockBacks = 0;
   for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
     events++;
+    const at = Number(seq);
     const broken = walk.step(
-      Number(seq),
+      at,
       prevHash,
       hash,
       eventHash({ prevHash: prevHash ?? '', seq, petId, version, type, data, actor, requestId, recordedAt }),
     );
     if (broken) return fail(broken);
+    const pet = String(petId);
+    const before = versions.get(pet) ?? 0;
+    if (Number(version) !== before + 1) {
+      return fail({
+        seq: at,
+        reason: `entry ${pet} has version ${version} after ${before === 0 ? 'none' : `version ${before}`}: an entry's versions are 1, 2, 3, …, so events of it were removed or made outside the service`,
+      });
+    }
+    versions.set(pet, before + 1);
+    const problem = actorProblem(actor, recordedAt, lifetimes);
+    if (problem) return fail({ seq: at, reason: problem });
+    if (recordedAt < latest) {
+      clockBacks++;
+      clockBack ??= { seq: at, at: recordedAt, after: latest };
+    } else latest = recordedAt;
   }
   const end = walk.end(history.counters.events);
   if (end) return fail(end);
-  const keys = verifyKeys(history, wantedKeys);
-  if ('reason' in keys) return { ...fail(keys), chain: 'keys' };
-  return { ok: true, events, head: walk.head, keyEvents: history.events.length, keyHead: { ...keys, chain: 'keys' } };
+  if (history.headHashes && history.headHashes.events !== walk.head.hash) {
+    return fail({
+      seq: walk.head.seq,
+      reason: `chain_head (seq ${history.counters.events}) is not at the newest event (seq ${walk.head.seq}): its hash is not that event's, so rows were added past the chain's head or the head was moved`,
+    });
+  }
+  if (history.headHashes && (history.counters.keys !== keys.seq || history.headHashes.keys !== keys.hash)) {
+    return {
+      ...fail({ seq: keys.seq, reason: `key_chain_head (seq ${history.counters.keys}) is not at the newest key event (seq ${keys.seq})` }),
+      chain: 'keys',
+    };
+  }
+  const warnings = clockBack
+    ? [
+        `recorded_at goes back in time ${clockBacks === 1 ? 'once' : `${clockBacks} times`}, first at seq ${clockBack.seq} ` +
+          `(${clockBack.at}, after ${clockBack.after}): a clock set back, or events made outside the service`,
+      ]
+    : [];
+  return {
+    ok: true,
+    events,
+    head: walk.head,
+    keyEvents: history.events.length,
+    keyHead: { ...keys, chain: 'keys' },
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
+/**
+ * What the chains cannot show: that the projection the service serves is the replay of
+ * the log (an edited inventory row makes GET lie), and that the triggers guarding the
+ * tables are all there. Undefined when both hold; otherwise why not.
+ */
+export async function verifyServedState(
+  store: Pick<AuditReads, 'snapshot' | 'missingGuards'> & Pick<Projection, 'replaceProjection'>,
+): Promise<string | undefined> {
+  const missing = await store.missingGuards();
+  if (missing.length > 0) {
+    return `the append-only trigger${missing.length === 1 ? '' : 's'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing or disabled: the tables were left open to edits`;
+  }
+  const { differences } = await rebuildProjection(store, { check: true });
+  if (differences.length === 0) return undefined;
+  const [first] = differences;
+  const shown = (e: { quantity: number; status: string; version: number } | undefined) =>
+    e ? `quantity ${e.quantity}, status ${e.status}, version ${e.version}` : 'no entry';
+  return (
+    `the projection (inventory) differs from the replay of the log in ${differences.length} ${differences.length === 1 ? 'entry' : 'entries'}: ` +
+    `entry ${first!.petId} has ${shown(first!.before)} where the log gives ${shown(first!.after)} (scripts/rebuild-projection --check lists them)`
+  );
 }
 
 /** How the command names where a verdict broke: `seq N` or `key seq N`. */

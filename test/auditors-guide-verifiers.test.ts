@@ -6,12 +6,30 @@ import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import { root, tempDir } from './kit/paths.ts';
 import { startApp } from './kit/app.ts';
+import { commandsOn } from './kit/fixtures.ts';
 import { recomputeChain, withFile } from './kit/tamper.ts';
 import { needing, tools } from './kit/tools.ts';
 import { KEEPING, PAGE_DB, buildExample, pageText, blocks, shell } from './kit/auditors-guide.ts';
 import { suite } from 'uvu';
 
 const test = suite("the auditors' guide: the Python verifier and the cron");
+
+/** Runs a bash script with HOME set, its standard output collected (not spawnSync: the
+ * service it may call runs in this process). */
+function bash(script: string, cwd: string, home: string): Promise<{ output: string; status: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { ...process.env, HOME: home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 60_000,
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ output, status }));
+  });
+}
 
 needing(test, [tools.python3])(
   'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
@@ -93,19 +111,7 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
       writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
       writeFileSync(scratch.path('verify_chain.py'), python.text);
       // Not spawnSync: the service answering curl runs in this process.
-      const run = (line: string, db = t.db) =>
-        new Promise<{ output: string; status: number | null }>((resolve, reject) => {
-          const child = spawn('bash', ['-c', `exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`], {
-            cwd: root,
-            env: { ...process.env, HOME: scratch.dir },
-            stdio: ['ignore', 'pipe', 'inherit'],
-            timeout: 60_000,
-          });
-          let output = '';
-          child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-          child.on('error', reject);
-          child.on('close', (status) => resolve({ output, status }));
-        });
+      const run = (line: string, db = t.db) => bash(`exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`, root, scratch.dir);
       const fetch = async () => {
         const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
         assert.is(r.status, 0, r.output);
@@ -134,13 +140,20 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
         assert.is(r.status, 0, `${line}: ${r.output}`);
         assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
       }
-      // The newest event cut off, the chain and the counter made consistent again: only the
-      // kept digest catches it, with both.
+      // The newest event cut off, the chain, the counter and the projection made consistent
+      // again, the triggers put back: only the kept digest catches it, with both.
       withFile(copy, (raw) => {
+        const guards = raw
+          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('events_no_delete', 'events_no_update')")
+          .pluck()
+          .all() as string[];
         raw.exec(
-          "DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2; UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events'",
+          `DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2;
+           UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
+           UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
         );
         recomputeChain(raw);
+        for (const sql of guards) raw.exec(sql);
       });
       assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
       for (const line of checks) {
@@ -148,6 +161,43 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
         assert.is(r.status, 1, `${line}: ${r.output}`);
         assert.match(r.output, /BROKEN/);
       }
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.jq, tools.curl])(
+  "the client's check lists each event in its key's name that it holds no receipt for, through the feed",
+  async () => {
+    const block = blocks(pageText()).find((b) => b.text.includes('/v1/events?after='));
+    assert.ok(block, 'the page has the check');
+    const scratch = tempDir('auditors-receipts-');
+    const t = await startApp();
+    try {
+      const writer = await t.keys.create('store-front', 'cli:root');
+      writeFileSync(scratch.path('.inventory-audit-key'), `${await t.keys.create('auditor', 'cli:root', 'read-only')}\n`);
+      const auth = { Authorization: `Bearer ${writer}` };
+      // More events than one page, so that the loop turns the page.
+      for (let pet = 1; pet <= 3; pet++) await t.track(pet, 1);
+      for (let i = 0; i < 4; i++) assert.is((await t.patch(1 + (i % 3), { quantity: 10 + i }, auth)).status, 200);
+      assert.is((await t.patch(2, { quantity: 5 })).status, 200, 'another key writes too');
+      const mine = (await t.events()).filter((e) => e.actor === 'store-front').map((e) => String(e.seq));
+      assert.is(mine.length, 4);
+      writeFileSync(scratch.path('my-seqs.txt'), `${mine.join('\n')}\n`);
+      const script = block.text
+        .replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`)
+        .replace('limit=1000', 'limit=3');
+      const run = () => bash(script, scratch.dir, scratch.dir);
+      assert.equal(await run(), { output: '', status: 0 }, 'every event in the name is one with a receipt');
+      // An event in the key's name that its holder did not make (no receipt for it).
+      await commandsOn(t.store).handle({ type: 'SetQuantity', petId: 3n, quantity: 99 }, { actor: 'store-front', requestId: 'forged' });
+      const forged = (await t.events()).at(-1)!;
+      assert.equal(await run(), { output: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
+      // A page that cannot be read fails the check rather than passing it.
+      writeFileSync(scratch.path('.inventory-audit-key'), 'pinv_notakeynotakeynotakeynotakey1\n');
+      assert.is.not((await run()).status, 0, 'a refused key fails the check');
     } finally {
       await t.close();
       scratch.cleanup();

@@ -9,12 +9,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openStore } from './kit/stores.ts';
 import { commandsOn, trackPets } from './kit/fixtures.ts';
-import { createDatabase, startPostgres } from '../scripts/embedded-postgres.ts';
-import { freshPostgresDatabase, postgresServerUrl, runSql, type TestDatabase } from './kit/postgres-server.ts';
+import { startPostgres } from '../scripts/embedded-postgres.ts';
+import { runSql, type TestDatabase } from './kit/postgres-server.ts';
 import { fencedBlocks } from './kit/docs.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
+import { dumpableDatabases } from './kit/pg-dump.ts';
 import { runScript, spawnScript } from './kit/scripts.ts';
-import { query } from './kit/sql.ts';
 import { startService, type Service } from './kit/service.ts';
 import { withFile } from './kit/tamper.ts';
 import { needing, tools } from './kit/tools.ts';
@@ -215,28 +215,6 @@ pgTest.after.each(async ({ dir, databases }) => {
   for (const d of databases) await d.cleanup();
 });
 
-/**
- * Two new databases on a server this pg_dump reads (it refuses a server of a newer major
- * version than its own): on the test run's server when it can, else on a version 15
- * server of the test's own (Debian 12's pg_dump is 15, the test run's server 18).
- */
-async function dumpableDatabases(databases: TestDatabase[]): Promise<[source: string, target: string]> {
-  const version = spawnSync('pg_dump', ['--version'], { encoding: 'utf8' });
-  const client = Number(/\(PostgreSQL\) (\d+)/.exec(version.stdout)?.[1]);
-  const [row] = await query<{ server_version_num: string }>(
-    { target: { name: 'postgres' }, db: postgresServerUrl() },
-    'SHOW server_version_num',
-  );
-  if (client >= Math.floor(Number(row!.server_version_num) / 10_000)) {
-    for (let i = 0; i < 2; i++) databases.push(await freshPostgresDatabase());
-    return [databases[0]!.url, databases[1]!.url];
-  }
-  assert.ok(client >= 15, `this pg_dump is version ${client}, older than any server the tests can start`);
-  const server = await startPostgres('backup.test', { major: 15 });
-  databases.push({ url: server.url, cleanup: () => server.stop() });
-  return [await createDatabase(server.url, 'inventory'), await createDatabase(server.url, 'inventory_restored')];
-}
-
 const withPgTools = needing(pgTest, [tools.pgDump, tools.pgRestore]);
 
 withPgTools('a dump restored into an empty database verifies, with a digest the live database extends', async (ctx) => {
@@ -259,7 +237,7 @@ withPgTools('a dump restored into an empty database verifies, with a digest the 
   // The service goes on writing after the dump.
   const live = await openStore(source);
   try {
-    await commandsOn(live).handle({ type: 'SetQuantity', petId: 2n, quantity: 20 }, { actor: 'test', requestId: 'after-dump' });
+    await commandsOn(live).handle({ type: 'SetQuantity', petId: 2n, quantity: 20 }, { actor: 'cli:test', requestId: 'after-dump' });
   } finally {
     await live.close();
   }

@@ -37,8 +37,8 @@ keys('create prints the key alone, the table holds only its hash, list shows no 
   assert.not.ok(existsSync(other), '--db is used, not INVENTORY_DB');
   const lines = listed.stdout.trimEnd().split('\n');
   assert.is(lines.length, 2, listed.stdout);
-  assert.match(lines[0]!, /NAME\s+CREATED\s+CREATED BY\s+REVOKED/);
-  assert.match(lines[1]!, new RegExp(`^alice\\s+${String(row.created_at).replace(/\./g, '\\.')}\\s+${operator}\\s+-\\s+-$`));
+  assert.match(lines[0]!, /NAME\s+SCOPE\s+CREATED\s+CREATED BY\s+REVOKED/);
+  assert.match(lines[1]!, new RegExp(`^alice\\s+read-write\\s+${String(row.created_at).replace(/\./g, '\\.')}\\s+${operator}\\s+-\\s+-$`));
   const output = listed.stdout + listed.stderr;
   assert.not.ok(output.includes(key), 'list shows the key');
   assert.not.ok(output.includes(String(row.hash)), 'list shows the hash');
@@ -73,6 +73,28 @@ keys('revoke sets revoked_at; an unknown name and a taken name exit 1', async (c
   const all = await query(ctx, 'SELECT name, hash FROM api_keys');
   assert.is(all.length, 1);
   assert.is(all[0]!.hash, row.hash, 'the first key is untouched');
+});
+
+keys('create --read-only makes a key whose scope the key log holds; list shows each scope', async (ctx) => {
+  await createDb(ctx);
+  expectExit(script('keys', ['create', 'writer', '--db', ctx.db]), 0, 'keys create');
+  const created = script('keys', ['create', 'auditor', '--read-only', '--db', ctx.db]);
+  expectExit(created, 0, 'keys create --read-only');
+  assert.match(created.stdout, KEY_LINE);
+  assert.match(created.stderr, /^created read-only key "auditor" in /);
+  const events = await query(ctx, "SELECT name, data FROM api_key_events WHERE type = 'KeyCreated' ORDER BY seq");
+  assert.equal(
+    events.map((e) => [e.name, e.data]),
+    [
+      ['writer', ''],
+      ['auditor', '{"scope":"read-only"}'],
+    ],
+  );
+  const listed = script('keys', ['list', '--db', ctx.db]);
+  expectExit(listed, 0, 'keys list');
+  assert.match(listed.stdout, /^writer\s+read-write\s/m);
+  assert.match(listed.stdout, /^auditor\s+read-only\s/m);
+  expectUsageError(script('keys', ['list', '--read-only', '--db', ctx.db]), /--read-only goes with create only/, 'list --read-only');
 });
 
 keys('usage errors exit 2 with one error line and see --help; --help exits 0', async (ctx) => {

@@ -15,6 +15,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Db } from '../src/store/sqlite/database.ts';
 import type { InventoryStore } from '../src/store/port.ts';
 import { openPostgresStore } from '../src/store/postgres/store.ts';
+import { KEY_TRUST_SQL } from '../src/store/keys.ts';
 import { makeKeyWriter } from '../src/store/sqlite/keys.ts';
 import { makeReader } from '../src/store/sqlite/reads.ts';
 import { commitCounter, startWriterThread } from '../src/store/sqlite/worker-client.ts';
@@ -69,10 +70,10 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
     const { db, runs } = counted(readDb);
     const reader = makeReader(db, db, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
     const questions = () => [...runs].filter(([sql]) => /data_version|total_changes/.test(sql)).reduce((n, [, count]) => n + count, 0);
-    const keyReads = () => runs.get('SELECT name FROM api_keys WHERE hash = ? AND revoked_at IS NULL') ?? 0;
+    const keyReads = () => runs.get(`${KEY_TRUST_SQL} WHERE k.hash = ?`) ?? 0;
 
     // One request: authentication, then the list cache's token.
-    assert.is(reader.keys.authenticate(key), 'till-1');
+    assert.is(reader.keys.authenticate(key)?.name, 'till-1');
     const token = reader.changeToken();
     assert.is(reader.changeToken(), token);
     assert.is(questions(), 1, 'one statement for the whole request');
@@ -80,7 +81,7 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
 
     // The next request, in another turn: one more question, the key from memory.
     await nextTurn();
-    assert.is(reader.keys.authenticate(key), 'till-1');
+    assert.is(reader.keys.authenticate(key)?.name, 'till-1');
     assert.is(reader.changeToken(), token, 'nothing changed');
     assert.is(questions(), 2);
     assert.is(keyReads(), 1, 'a remembered key is not read again');
@@ -120,7 +121,7 @@ sqlite('the writer thread counts each operation that may have committed, before 
 
 sqlite.run();
 
-const KEY_QUERY = 'SELECT name FROM api_keys WHERE hash = $1 AND revoked_at IS NULL';
+const KEY_QUERY = `${KEY_TRUST_SQL} WHERE k.hash = $1`;
 const LISTENER = "application_name = 'petstore-inventory listener' AND datname = current_database()";
 
 interface PgCtx {
@@ -166,7 +167,7 @@ async function fromMemory(store: InventoryStore, key: string): Promise<string | 
   for (;;) {
     await store.keys.authenticate(key);
     const verdict = store.keys.verdictNow!(key);
-    if (verdict !== undefined) return verdict;
+    if (verdict !== undefined) return verdict?.name ?? null;
     if (Date.now() > deadline) throw new Error('the keys were never served from memory within 5 s');
     await sleep(20);
   }
@@ -204,7 +205,7 @@ postgres('with its notification connection up, an instance authenticates with no
   const clean = await twentyWithoutQuery(
     ctx.queries,
     (q) => q === KEY_QUERY,
-    async () => assert.is(await a.keys.authenticate(key), 'till-1'),
+    async () => assert.is((await a.keys.authenticate(key))?.name, 'till-1'),
   );
   assert.ok(clean, 'twenty authentications in a row without a key query');
   assert.is(await a.keys.authenticate('pinv_unknownunknownunknownunknown1'), undefined);
@@ -268,7 +269,7 @@ postgres('while the notification connection is down, each request asks the datab
   // It listens again within a second (changes.ts): everything below runs at once.
   assert.is(a.keys.verdictNow!(key), undefined, 'memory is not trusted now');
   const before = ctx.queries.filter((q) => q === KEY_QUERY).length;
-  assert.is(await a.keys.authenticate(key), 'till-1');
+  assert.is((await a.keys.authenticate(key))?.name, 'till-1');
   assert.is(ctx.queries.filter((q) => q === KEY_QUERY).length, before + 1, 'asked the database');
   assert.is(await b.keys.revoke('till-1', 'test'), 'revoked');
   assert.is(await a.keys.authenticate(key), undefined, 'refused at the next request');

@@ -184,7 +184,7 @@ upgrade('the migration chains existing events in seq order; new events continue 
       '2026-01-01T00:00:00.000Z',
     );
     insert.run(3, 1, 'PetTracked', '{"quantity":0,"status":"sold","schemaVersion":1}', 'cli:x', 'r2', '2026-01-01T00:00:01.000Z');
-    insert.run(9007199254740993n, 2, 'QuantitySet', '{"quantity":4,"schemaVersion":1}', 'k', 'r3', '2026-01-01T00:00:02.000Z');
+    insert.run(9007199254740993n, 2, 'QuantitySet', '{"quantity":4,"schemaVersion":1}', 'cli:k', 'r3', '2026-01-01T00:00:02.000Z');
     db.close();
 
     const upgraded = openDatabase(path);
@@ -193,7 +193,7 @@ upgrade('the migration chains existing events in seq order; new events continue 
     assert.is(upgraded.prepare('SELECT prev_hash FROM events WHERE seq = 1').pluck().get(), GENESIS_HASH);
     await commandsOn(sqliteStoreOn(upgraded)).handle(
       { type: 'TrackPet', petId: 4n, quantity: 1, status: 'available' },
-      { actor: 'k', requestId: 'r4' },
+      { actor: 'cli:k', requestId: 'r4' },
     );
     // The projection was empty in the old database; the new event still chains on.
     const after = await verifyLog(sqliteStoreOn(upgraded), verdict.ok ? verdict.head : undefined);
@@ -273,7 +273,7 @@ async function historyOn(store: InventoryStore): Promise<void> {
   await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, meta('cli:ops'));
   await commands.handle({ type: 'TrackPet', petId: 9007199254740993n, quantity: 1, status: 'pending' }, meta('cli:ops'));
   for (let i = 0; i < 6; i++)
-    await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('alice'));
+    await commands.handle({ type: 'SetQuantity', petId: i % 2 ? 1n : 9007199254740993n, quantity: i }, meta('cli:alice'));
 }
 
 async function asAttacker(url: string, sql: string): Promise<void> {
@@ -314,7 +314,7 @@ onPostgres('a field changed, an event removed, or the chain recomputed after an 
   let r = runScriptSync('verify-log', [], { db: database.url });
   assert.is(r.status, 1);
   assert.match(r.stderr, /^error: BROKEN at seq 4: .*field/);
-  await asAttacker(database.url, "UPDATE events SET actor = 'alice' WHERE seq = 4; DELETE FROM events WHERE seq = 5");
+  await asAttacker(database.url, "UPDATE events SET actor = 'cli:alice' WHERE seq = 4; DELETE FROM events WHERE seq = 5");
   r = runScriptSync('verify-log', [], { db: database.url });
   assert.match(r.stderr, /^error: BROKEN at seq 6: .*prev_hash/);
   // Rewritten history with every hash recomputed: only a digest saved before catches it.

@@ -54,7 +54,7 @@ await run(USAGE, async (argv) => {
   if (actor === '') throw new UsageError('--actor must not be empty');
   const filter = { pet: petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') };
 
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, auditing: true });
   try {
     const pages = store.stockAdjustments(filter) as AsyncIterable<AdjustmentRow[]>;
     await writeListing(formatterFor(format, COLUMNS, NUMERIC), pages);

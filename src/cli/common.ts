@@ -51,7 +51,10 @@ export function dbPathArg(values: Parsed['values']): string {
  * never creates a database or changes a schema; scripts/migrate does that. On PostgreSQL
  * it opens no LISTEN connection unless asked (listen: scripts/follow follows commits).
  */
-export function openStore(values: Parsed['values'], options: Pick<StoreOpenOptions, 'readonly' | 'listen'> = {}): Promise<InventoryStore> {
+export function openStore(
+  values: Parsed['values'],
+  options: Pick<StoreOpenOptions, 'readonly' | 'listen' | 'auditing'> = {},
+): Promise<InventoryStore> {
   return openAnyStore(dbPathArg(values), { listen: false, ...options, mustExist: true });
 }
 

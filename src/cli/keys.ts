@@ -5,7 +5,7 @@ import { dbPathArg, openStore, operatorMeta, parse, run, UsageError } from './co
 import { table } from './table.ts';
 
 const USAGE = `
-Usage: scripts/keys create NAME [--db PATH|URL]
+Usage: scripts/keys create NAME [--read-only] [--db PATH|URL]
        scripts/keys list [--db PATH|URL]
        scripts/keys revoke NAME [--db PATH|URL]
 
@@ -13,12 +13,16 @@ Manages the API keys of the inventory service.
   create NAME   makes a new key and prints it, alone, on standard output. It is shown
                 only this once: the database keeps a hash of it. NAME (letters, digits,
                 ".", "_", "-", up to 64, starting with a letter or digit) is what the
-                audit log shows as the actor.
-  list          names, creation and revocation times and who did them; never secrets.
+                audit log shows as the actor. With --read-only the key reads all a
+                key can read (the list, an entry, the feed, the log head) and changes
+                nothing (a PATCH is refused, 403): for auditors and feed consumers.
+  list          names, scopes (read-write or read-only, as the key log says),
+                creation and revocation times and who did them; never secrets.
   revoke NAME   the key stops working at once, in a running service too. Names of
                 revoked keys stay taken.
 
 Options:
+  --read-only   (create) a key that may read but not write
   --db PATH     the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help    this text
 
@@ -26,7 +30,7 @@ Exit status: 0 success, 1 failure, 2 usage error.
 `;
 
 await run(USAGE, async (argv) => {
-  const { values, positionals } = parse(argv, {});
+  const { values, positionals } = parse(argv, { 'read-only': { type: 'boolean' } });
   const [action, name, ...extra] = positionals;
   const wantsName = action === 'create' || action === 'revoke';
   if (action === undefined) throw new UsageError('name an action: create, list or revoke');
@@ -36,6 +40,7 @@ await run(USAGE, async (argv) => {
   if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
     throw new UsageError(wantsName ? `${action} takes one NAME` : 'list takes no arguments');
   }
+  if (values['read-only'] && action !== 'create') throw new UsageError('--read-only goes with create only');
   if (wantsName && !KEY_NAME_PATTERN.test(name!)) {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
@@ -45,9 +50,12 @@ await run(USAGE, async (argv) => {
     const keys = store.keys;
     const { actor } = operatorMeta();
     if (action === 'create') {
-      process.stdout.write(`${await keys.create(name!, actor)}\n`);
+      const scope = values['read-only'] ? 'read-only' : 'read-write';
+      process.stdout.write(`${await keys.create(name!, actor, scope)}\n`);
       // Which database: a key made in another one than the service's fails there.
-      process.stderr.write(`created key "${name}" in ${describeTarget(dbPathArg(values))}; it is shown only this once\n`);
+      process.stderr.write(
+        `created ${scope === 'read-only' ? 'read-only ' : ''}key "${name}" in ${describeTarget(dbPathArg(values))}; it is shown only this once\n`,
+      );
       return 0;
     }
     if (action === 'revoke') {
@@ -59,8 +67,8 @@ await run(USAGE, async (argv) => {
       process.stderr.write(`key "${name}" ${outcome} in ${describeTarget(dbPathArg(values))}\n`);
       return 0;
     }
-    const rows = (await keys.list()).map((k) => [k.name, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
-    process.stdout.write(table(['NAME', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
+    const rows = (await keys.list()).map((k) => [k.name, k.scope, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
+    process.stdout.write(table(['NAME', 'SCOPE', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
     return 0;
   } finally {
     await store.close();

@@ -48,7 +48,7 @@ await run(USAGE, async (argv) => {
     if (only === undefined) throw new UsageError(`--pet: invalid PETID ${JSON.stringify(values.pet)}`);
   }
 
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, auditing: true });
   const stock = new Map<bigint, Entry>();
   // Past the first event recorded after TIME the stock is as it stood then. Events after
   // that one but recorded at or before TIME (a clock set back) would otherwise be folded

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
 import { verifyIdempotency } from '../verify-idempotency.ts';
-import { brokenAt, verifyLog } from '../verify-log.ts';
+import { brokenAt, verifyLog, verifyServedState } from '../verify-log.ts';
 import { apiGetter, digestsOfHead, headSignatureProblem, parseSignedHead, verifyThroughApi, type SignedHead } from '../verify-signed.ts';
 import { openStore, parse, run, UsageError } from './common.ts';
 
@@ -34,7 +34,12 @@ Usage: scripts/verify-log [--digest SEQ:HASH]... [--digests FILE] [--db PATH|URL
 
 Recomputes the hash chain over every event of the log, and the key log's own chain
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
-newest event, is a removal and is reported too. When all is intact, prints the head of
+newest event, is a removal and is reported too, and so is what the chain cannot show:
+an entry whose versions are not 1, 2, 3, …; an event whose actor (an API key's name;
+cli:… aside) was no key, or a revoked one, at its time; a chain head (PostgreSQL) not
+at the newest event; a projection (inventory) that differs from the replay of the log;
+a missing or disabled append-only trigger. Time going backwards in recorded_at is a
+warning. When all is intact, prints the head of
 the log as a digest SEQ:HASH, alone on standard output: save it somewhere the
 database's owner cannot change (a ticket, an e-mail, a notary). GET /v1/log/head
 answers it too, with the key log's head as keys:SEQ:HASH. Later, --digest proves that
@@ -104,7 +109,7 @@ await run(USAGE, async (argv) => {
     heads.push(...kept.heads);
   }
   if (typeof values.url === 'string') return verifyService(values.url, values.db, [...heads, ...digests]);
-  const store = await openStore(values, { readonly: true });
+  const store = await openStore(values, { readonly: true, auditing: true });
   try {
     if (heads.length > 0) {
       const [{ logId }, keys] = [await store.logHead(), await store.signingKeys()];
@@ -128,9 +133,16 @@ await run(USAGE, async (argv) => {
         : digests.length > 1
           ? `; it extends ${digests.length} digests`
           : '';
+    const served = await verifyServedState(store);
+    if (served !== undefined) {
+      process.stderr.write(`error: BROKEN: ${served}\n`);
+      return 1;
+    }
+    for (const warning of verdict.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
     process.stderr.write(
       `ok: ${verdict.events} events, chain intact${extends_}\n` +
-        `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n`,
+        `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n` +
+        `ok: the projection is the replay of the log; every append-only trigger is in place\n`,
     );
     const records = await verifyIdempotency(store);
     if (!records.ok) {

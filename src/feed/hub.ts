@@ -342,7 +342,7 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
     const byKey = new Map<string, Stream[]>();
     for (const s of streams) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
     for (const [key, group] of byKey) {
-      let valid: string | undefined;
+      let valid: unknown;
       try {
         valid = await store.keys.authenticate(key);
       } catch (error) {

@@ -1,9 +1,11 @@
 // Bearer authentication (RFC 6750) for everything under /v1, unknown paths included, so
 // that nothing is revealed to a client without a valid key. The key's name becomes the
-// actor of the events the request causes.
+// actor of the events the request causes; a read-only key may use only the methods that
+// change nothing.
 import type { Middleware } from 'koa';
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
-import type { KeyStore } from '../store/keys.ts';
+import type { Logger } from '../logger.ts';
+import type { KeyStore, Principal } from '../store/keys.ts';
 import { HttpError } from './errors.ts';
 
 const REALM = 'Bearer realm="inventory"';
@@ -21,10 +23,17 @@ export function bearerCredential(header: string): string | undefined {
 /** The key's actor if the store knows it from memory at once; undefined otherwise. */
 export function actorFromMemory(keys: Pick<KeyStore, 'verdictNow'>, header: string | undefined): string | undefined {
   const token = header === undefined ? undefined : bearerCredential(header);
-  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow?.(token) ?? undefined) : undefined;
+  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow?.(token)?.name ?? undefined) : undefined;
 }
 
-export function bearerAuth(keys: KeyStore): Middleware {
+/** Methods that change nothing, which a read-only key may use. */
+const READING = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** logger: told of each key row the key log does not vouch for (never its hash). */
+export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
+  keys.onDistrust?.((key, reason) =>
+    logger?.warn({ keyName: key }, `API key "${key}" is refused: api_keys does not match the key log (${reason})`),
+  );
   return async function authenticate(ctx, next) {
     const token = bearerCredential(ctx.get('Authorization'));
     if (token === undefined) {
@@ -36,13 +45,19 @@ export function bearerAuth(keys: KeyStore): Middleware {
     // From memory when the store can tell at once; otherwise a database that stops
     // answering makes this a 503 within the request's budget.
     const known = TOKEN.test(token) ? keys.verdictNow?.(token) : null;
-    const actor = known === undefined ? await within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS) : (known ?? undefined);
-    if (!actor) {
+    const principal: Principal | undefined =
+      known === undefined ? await within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS) : (known ?? undefined);
+    if (!principal) {
       throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
         'WWW-Authenticate': `${REALM}, error="invalid_token"`,
       });
     }
-    ctx.state.actor = actor;
+    ctx.state.actor = principal.name;
+    if (principal.scope !== 'read-write' && !READING.has(ctx.method)) {
+      throw new HttpError(403, 'forbidden', 'this API key is read-only: it may read but not change anything', {
+        'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+      });
+    }
     await next();
   };
 }

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'malformed_json',
   'invalid_body',
   'unauthorized',
+  'forbidden',
   'not_found',
   'pet_not_found',
   'method_not_allowed',

@@ -14,6 +14,8 @@ export type KeyChainRow = [
   actor: string,
   prevHash: string,
   hash: string,
+  /** '' for none; a read-only key's KeyCreated: {"scope":"read-only"}. */
+  data: string,
 ];
 
 /** What verify-log checks beside the events, read from one snapshot. */
@@ -25,6 +27,9 @@ export interface KeyHistory {
   /** The highest seq each log ever handed out (sqlite_sequence, the chain heads): above
    * the newest row, the newest rows were cut off. */
   counters: { events: number; keys: number };
+  /** The hashes PostgreSQL's chain heads (chain_head, key_chain_head) hold; SQLite keeps
+   * none (its heads are the newest rows). */
+  headHashes?: { events: string; keys: string };
 }
 
 /** The newest event and the newest key event: the digests an auditor keeps. */
@@ -79,4 +84,6 @@ export interface AuditReads {
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   /** Runs read against one snapshot of the log and the projection. */
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
+  /** The append-only and chaining triggers that are missing or disabled, by name. */
+  missingGuards(): Promise<string[]>;
 }

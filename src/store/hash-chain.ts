@@ -10,7 +10,8 @@
 // with integers as decimal digits and prev_hash as 64 lowercase hex digits (64 zeros
 // before the first event). Key history (api_key_events) has a chain of its own, encoded
 // alike under the domain "petstore-inventory/key/v1" over prev_hash, seq, type, name,
-// key_hash, recorded_at, actor.
+// key_hash, recorded_at, actor, and data when it is not empty (a read-only key's
+// KeyCreated: its scope). Events without data hash as they did before data existed.
 import { createHash } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -55,10 +56,13 @@ export interface KeyChainedFields {
   keyHash: string;
   recordedAt: string;
   actor: string;
+  /** '' (or absent) for none. */
+  data?: string;
 }
 
 export function keyEventHash(f: KeyChainedFields): string {
-  return chainHash(KEY_DOMAIN, [f.prevHash, String(f.seq), f.type, f.name, f.keyHash, f.recordedAt, f.actor]);
+  const fields = [f.prevHash, String(f.seq), f.type, f.name, f.keyHash, f.recordedAt, f.actor];
+  return chainHash(KEY_DOMAIN, f.data ? [...fields, f.data] : fields);
 }
 
 function chainHash(domain: Buffer, fields: string[]): string {

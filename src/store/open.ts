@@ -51,6 +51,7 @@ export async function openStore(target: string, options: StoreOpenOptions = {}):
     return openPostgresStore(target, {
       readonly: options.readonly,
       mustExist: options.mustExist,
+      auditing: options.auditing,
       onMigrated: options.onMigrated,
       now: options.now,
       service: options.service,

@@ -21,6 +21,10 @@ export interface OpenOptions {
   readonly?: boolean;
   /** Use an existing database as it is: refuses a missing one or a schema not the code's; creates and upgrades nothing. */
   mustExist?: boolean;
+  /** An auditor's read (verify-log, audit, stock-at; with readonly): a version in
+   * schema_migrations that this code does not know, beside all it does, is a warning, not
+   * a refusal, since anyone with the database can add such a row. */
+  auditing?: boolean;
   /** Told the names of the migrations this open applied (none when the schema was current). */
   onMigrated?: (applied: string[]) => void;
   /** The instance's signing key: entered in the key log at open, then every appended

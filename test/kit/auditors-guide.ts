@@ -203,7 +203,13 @@ export const STORY: Record<string, (db: string) => void> = {
       const changed = raw.prepare(`UPDATE events SET data = replace(data, '"quantity":5,', '"quantity":50,') WHERE seq = 1`).run();
       assert.is(changed.changes, 1);
     }),
-  '... and then recomputed the whole chain': (db) => withFile(db, recomputeChain),
+  '... and then recomputed the whole chain and put the trigger back': (db) =>
+    withFile(db, (raw) => {
+      recomputeChain(raw);
+      raw.exec(
+        "CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is not allowed'); END;",
+      );
+    }),
 };
 
 export const tidy = (text: string) =>

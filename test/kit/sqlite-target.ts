@@ -81,10 +81,19 @@ export function sqliteTarget(): StoreTarget {
         withRaw(path, (raw) => raw.exec(sql));
       },
       async pastGuards(path, sql) {
+        // The triggers come back afterwards, as PostgreSQL's do: the tampering is past
+        // them, not their removal (a missing trigger is a finding of its own).
         withRaw(path, (raw) => {
-          const triggers = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
-          for (const name of triggers) raw.exec(`DROP TRIGGER "${name}"`);
-          raw.exec(sql);
+          const triggers = raw.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all() as {
+            name: string;
+            sql: string;
+          }[];
+          for (const { name } of triggers) raw.exec(`DROP TRIGGER "${name}"`);
+          try {
+            raw.exec(sql);
+          } finally {
+            for (const trigger of triggers) raw.exec(trigger.sql);
+          }
         });
       },
       async failCommitsOf(path, requestId) {

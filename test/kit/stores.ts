@@ -50,7 +50,7 @@ export interface Tamper {
   failCommitsOf(db: string, requestId: string): Promise<void>;
   /** Runs sql as the database's owner (a superuser on PostgreSQL), guards in place. */
   asOwner(db: string, sql: string): Promise<void>;
-  /** Runs sql past every guard: SQLite's triggers dropped, PostgreSQL's off for the session. */
+  /** Runs sql past every guard: SQLite's triggers dropped for it (and put back), PostgreSQL's off for the session. */
   pastGuards(db: string, sql: string): Promise<void>;
 }
 

@@ -60,9 +60,9 @@ export function recomputeChain(db: Database.Database): void {
 export function rewriteKeyChainSql(rows: readonly KeyChainRow[], store: 'sqlite' | 'postgres'): string {
   const statements: string[] = [];
   let prev = GENESIS_HASH;
-  rows.forEach(([oldSeq, type, name, keyHash, recordedAt, actor], i) => {
+  rows.forEach(([oldSeq, type, name, keyHash, recordedAt, actor, , , data], i) => {
     const seq = i + 1;
-    const hash = keyEventHash({ prevHash: prev, seq, type, name, keyHash, recordedAt, actor });
+    const hash = keyEventHash({ prevHash: prev, seq, type, name, keyHash, recordedAt, actor, data });
     statements.push(`UPDATE api_key_events SET seq = ${seq}, prev_hash = '${prev}', hash = '${hash}' WHERE seq = ${oldSeq};`);
     prev = hash;
   });

@@ -23,8 +23,8 @@ const INSERT_RECORDS = `
 INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')})
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`;
 const INSERT_KEY_EVENTS = `
-INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`;
+INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`;
 
 /** Runs inside a transaction that holds the chain head (SELECT … FOR UPDATE). */
 export async function importHistory(client: pg.ClientBase, history: HistoryImport) {
@@ -54,7 +54,7 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
   // The key log before the keys: the table's triggers accept a key only with its events.
   const keyEvents = history.keyEvents;
   if (keyEvents.length > 0) {
-    const cols = Array.from({ length: 8 }, (_, i) => keyEvents.map((row) => String(row[i])));
+    const cols = Array.from({ length: 9 }, (_, i) => keyEvents.map((row) => String(row[i])));
     await client.query(INSERT_KEY_EVENTS, cols);
     const last = keyEvents[keyEvents.length - 1]!;
     // Running instances read their keys again (keys.ts).

@@ -10,7 +10,24 @@
 // locks: the table's triggers refuse a key or a revocation without its event.
 import type pg from 'pg';
 import { keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, knownKeys, type KeyInfo, type KeyStore, type Revocation } from '../keys.ts';
+import {
+  distrustNotices,
+  generateKey,
+  hashKey,
+  KEY_LIST_SQL,
+  KEY_NAME_PATTERN,
+  KEY_TRUST_SQL,
+  keyInfo,
+  KeyNameTaken,
+  knownKeys,
+  scopeData,
+  trustedKey,
+  type KeyScope,
+  type KeyStore,
+  type KeyTrustRow,
+  type Principal,
+  type Revocation,
+} from '../keys.ts';
 import type { KeyRecord } from '../history-copy.ts';
 import { KEYS_CHANNEL, type ChangeWatch } from './changes.ts';
 import { inTransaction } from './connection.ts';
@@ -27,24 +44,31 @@ async function logKeyEvent(
   keyHash: string,
   at: string,
   actor: string,
+  data = '',
 ): Promise<bigint> {
   const { rows } = await client.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM key_chain_head');
   const seq = BigInt(rows[0]!.seq) + 1n;
   const prevHash = rows[0]!.hash;
-  const hash = keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor });
+  const hash = keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor, data });
   await client.query(
     `WITH logged AS (
-       INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      )
      UPDATE key_chain_head SET seq = $1, hash = $8 RETURNING pg_notify('${KEYS_CHANNEL}', seq::text)`,
-    [String(seq), type, name, keyHash, at, actor, prevHash, hash],
+    [String(seq), type, name, keyHash, at, actor, prevHash, hash, data],
   );
   return seq;
 }
 
 /** Inside a transaction that holds the key chain's head; returns the key and its event's seq. */
-async function insertKey(client: pg.ClientBase, name: string, createdBy: string, at: string): Promise<[string, bigint]> {
+async function insertKey(
+  client: pg.ClientBase,
+  name: string,
+  createdBy: string,
+  at: string,
+  scope: KeyScope = 'read-write',
+): Promise<[string, bigint]> {
   if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
   // A name the key log holds stays taken, even if its api_keys row is gone.
   const { rows } = await client.query('SELECT 1 FROM api_keys WHERE name = $1 UNION ALL SELECT 1 FROM api_key_events WHERE name = $1', [
@@ -53,7 +77,7 @@ async function insertKey(client: pg.ClientBase, name: string, createdBy: string,
   if (rows.length > 0) throw new KeyNameTaken(name);
   const key = generateKey();
   const keyHash = hashKey(key);
-  const seq = await logKeyEvent(client, 'KeyCreated', name, keyHash, at, createdBy);
+  const seq = await logKeyEvent(client, 'KeyCreated', name, keyHash, at, createdBy, scopeData(scope));
   await client.query('INSERT INTO api_keys (name, hash, created_at, created_by) VALUES ($1, $2, $3, $4)', [name, keyHash, at, createdBy]);
   return [key, seq];
 }
@@ -67,14 +91,16 @@ export async function addSigningKey(pool: pg.Pool, keyId: string, publicKey: str
   });
 }
 
-// The active keys and the seq they are current at, in one statement: one snapshot.
-const ACTIVE_KEYS = `SELECT h.seq::text AS seq, k.hash, k.name
-  FROM key_chain_head h LEFT JOIN api_keys k ON k.revoked_at IS NULL`;
+// The active keys with what the key log says of them, and the seq they are current at,
+// in one statement: one snapshot.
+const ACTIVE_KEYS = `SELECT h.seq::text AS "headSeq", k.*
+  FROM key_chain_head h LEFT JOIN (${KEY_TRUST_SQL} WHERE k.revoked_at IS NULL) AS k ON true`;
+const KEY_BY_HASH = `${KEY_TRUST_SQL} WHERE k.hash = $1`;
 
-/** The active keys in memory (by hash) and the key chain's seq they are current at. */
+/** The keys the key log vouches for in memory (by hash) and the key chain's seq they are current at. */
 interface KeyMemory {
   seq: bigint;
-  names: Map<string, string>;
+  names: Map<string, Principal>;
 }
 
 /** watch: the notification connection, which says when the keys in memory are current
@@ -85,25 +111,55 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
   // Active keys by the key as presented (no hash), for the keys now in memory.
   const known = knownKeys();
   let loading: Promise<void> | undefined;
+  const distrust = distrustNotices();
+  /** The principal of an api_keys row, telling of a row the key log does not vouch for. */
+  const judge = (row: KeyTrustRow): Principal | undefined => {
+    const verdict = trustedKey(row);
+    if (verdict && 'distrust' in verdict) distrust.tell(row.name, verdict.distrust);
+    else return verdict;
+    return undefined;
+  };
   // One read at a time, shared by the requests that wait for it.
   const load = () =>
     (loading ??= (async () => {
-      const { rows } = await pool.query<{ seq: string; hash: string | null; name: string | null }>(ACTIVE_KEYS);
-      const seq = BigInt(rows[0]!.seq);
+      const { rows } = await pool.query<KeyTrustRow & { headSeq: string }>(ACTIVE_KEYS);
+      const seq = BigInt(rows[0]!.headSeq);
       if (memory && memory.seq >= seq) return;
-      memory = { seq, names: new Map(rows.flatMap((r) => (r.hash === null ? [] : [[r.hash, r.name!] as const]))) };
+      const names = new Map<string, Principal>();
+      for (const row of rows) {
+        const principal = row.hash === null ? undefined : judge(row);
+        if (principal) names.set(row.hash, principal);
+      }
+      memory = { seq, names };
       known.clear();
     })().finally(() => (loading = undefined)));
-  /** The name from memory, null when refused; undefined unless memory is current now. */
-  const fromMemory = (key: string): string | null | undefined => {
+  const byHash = async (hash: string): Promise<Principal | undefined> => {
+    const { rows } = await pool.query<KeyTrustRow>(KEY_BY_HASH, [hash]);
+    return rows[0] && judge(rows[0]);
+  };
+  // A key refused from memory may be a row added behind the triggers, which no key change
+  // announced: it is looked up after the answer (one look at a time, others skipped), so
+  // that the warning names it.
+  let looking = false;
+  const lookAtRefused = (hash: string) => {
+    if (looking) return;
+    looking = true;
+    byHash(hash)
+      .catch(() => undefined)
+      .finally(() => (looking = false));
+  };
+  /** The principal from memory, null when refused; undefined unless memory is current now. */
+  const fromMemory = (key: string): Principal | null | undefined => {
     const heard = watch?.keysSeq();
     if (heard === undefined || memory === undefined || memory.seq < heard) return undefined;
-    let name = known.get(key);
-    if (name === undefined) {
-      name = memory.names.get(hashKey(key));
-      if (name !== undefined) known.add(key, name);
+    let principal = known.get(key);
+    if (principal === undefined) {
+      const hash = hashKey(key);
+      principal = memory.names.get(hash);
+      if (principal !== undefined) known.add(key, principal);
+      else lookAtRefused(hash);
     }
-    return name ?? null;
+    return principal ?? null;
   };
   /** After a key change of ours commits: our own next request must see it. */
   const changed = <T>([result, seq]: [T, bigint | undefined]): T => {
@@ -111,8 +167,8 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
     return result;
   };
   return {
-    create: async (name, createdBy) =>
-      changed(await inTransaction(pool, BEGIN_KEY_CHANGE, (client) => insertKey(client, name, createdBy, at()))),
+    create: async (name, createdBy, scope) =>
+      changed(await inTransaction(pool, BEGIN_KEY_CHANGE, (client) => insertKey(client, name, createdBy, at(), scope))),
     // Instances starting together on an empty database take turns here (an advisory
     // lock held to COMMIT): the first makes the key, the others then see it.
     createFirst: async (name, createdBy) =>
@@ -139,23 +195,18 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
         }),
       ),
     verdictNow: fromMemory,
+    onDistrust: (listener) => distrust.listen(listener),
     async authenticate(key) {
       const heard = watch?.keysSeq();
       if (heard !== undefined && (memory === undefined || memory.seq < heard)) await load();
       const remembered = fromMemory(key);
       if (remembered !== undefined) return remembered ?? undefined;
       // Notifications are not proven current (or the read was older than what we heard).
-      const { rows } = await pool.query<{ name: string }>('SELECT name FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [
-        hashKey(key),
-      ]);
-      return rows[0]?.name;
+      return byHash(hashKey(key));
     },
     async list() {
-      const { rows } = await pool.query<KeyInfo>(
-        `SELECT name, created_at AS "createdAt", created_by AS "createdBy", revoked_at AS "revokedAt", revoked_by AS "revokedBy"
-         FROM api_keys ORDER BY created_at, name`,
-      );
-      return rows;
+      const { rows } = await pool.query<Parameters<typeof keyInfo>[0]>(KEY_LIST_SQL);
+      return rows.map(keyInfo);
     },
     async count() {
       const { rows } = await pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM api_keys');

@@ -88,6 +88,19 @@ FROM (
 ) AS page
 ORDER BY seq`;
 
+/** The triggers that keep the logs append-only and the keys chained, with their tables. */
+const GUARDS = [
+  ['events_no_update', 'events'],
+  ['events_no_delete', 'events'],
+  ['events_no_truncate', 'events'],
+  ['api_key_events_no_update', 'api_key_events'],
+  ['api_key_events_no_delete', 'api_key_events'],
+  ['api_key_events_no_truncate', 'api_key_events'],
+  ['api_keys_no_delete', 'api_keys'],
+  ['api_keys_no_truncate', 'api_keys'],
+  ['api_keys_chained', 'api_keys'],
+] as const;
+
 export function makeReads(pool: pg.Pool) {
   return {
     async *inventoryRows(): AsyncIterable<InventoryRow[]> {
@@ -134,18 +147,37 @@ export function makeReads(pool: pg.Pool) {
       inTransaction(pool, SNAPSHOT, async (client) => {
         const events = await page<KeyChainRow>(
           client,
-          'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq',
+          'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data FROM api_key_events ORDER BY seq',
           [],
         );
         const { rows: keys } = await client.query<KeyRecord>(
           `SELECT name, hash, created_at AS "createdAt", created_by AS "createdBy", revoked_at AS "revokedAt", revoked_by AS "revokedBy"
            FROM api_keys ORDER BY name`,
         );
-        const { rows } = await client.query<{ events: string; keys: string }>(
-          'SELECT (SELECT seq::text FROM chain_head) AS events, (SELECT seq::text FROM key_chain_head) AS keys',
+        const { rows } = await client.query<{ events: string; keys: string; eventsHash: string; keysHash: string }>(
+          `SELECT e.seq::text AS events, e.hash AS "eventsHash", k.seq::text AS keys, k.hash AS "keysHash"
+           FROM chain_head e, key_chain_head k`,
         );
-        return { events, keys, counters: { events: Number(rows[0]!.events), keys: Number(rows[0]!.keys) } };
+        const [head] = rows;
+        return {
+          events,
+          keys,
+          counters: { events: Number(head!.events), keys: Number(head!.keys) },
+          headHashes: { events: head!.eventsHash, keys: head!.keysHash },
+        };
       }),
+    async missingGuards(): Promise<string[]> {
+      // A trigger disabled (ALTER TABLE … DISABLE TRIGGER) or firing only for replicas
+      // guards nothing.
+      const { rows } = await pool.query<{ name: string }>(
+        `SELECT g.name FROM unnest($1::text[], $2::text[]) AS g(name, tab)
+         WHERE NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgname = g.name AND t.tgrelid = g.tab::regclass
+                             AND t.tgenabled IN ('O', 'A'))
+         ORDER BY g.name`,
+        [GUARDS.map(([name]) => name), GUARDS.map(([, table]) => table)],
+      );
+      return rows.map((r) => r.name);
+    },
     async logHead(): Promise<LogHead> {
       const { rows } = await pool.query<{
         seq: string | null;

@@ -35,11 +35,12 @@ export async function requireCurrentPostgresSchema(
   name: string,
   url: string,
   migrations = postgresMigrations(),
+  readonly = false,
 ): Promise<void> {
   const { client, release } = await checkout(pool);
   try {
     const { arg, note } = pasteableUrl(url);
-    requireCurrent(await appliedVersions(client, name), migrations, name, arg, note);
+    requireCurrent(await appliedVersions(client, name), migrations, name, arg, note, readonly);
   } finally {
     release();
   }

@@ -23,7 +23,7 @@ import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
 const REBUILD_LOCK_WAIT_MS = 30_000;
 
-export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'onMigrated' | 'signingKey'> {
+export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'auditing' | 'onMigrated' | 'signingKey'> {
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
@@ -38,7 +38,8 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
   try {
-    if (options.readonly || options.mustExist) await requireCurrentPostgresSchema(pool, name, url);
+    if (options.readonly || options.mustExist)
+      await requireCurrentPostgresSchema(pool, name, url, undefined, options.readonly === true && options.auditing === true);
     else {
       const applied = await migratePostgres(pool, name);
       options.onMigrated?.(applied);
@@ -103,6 +104,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     replayRows: (range) => reads.replayRows(range),
     chainRows: () => reads.chainRows(),
     keyHistory: () => reads.keyHistory(),
+    missingGuards: () => reads.missingGuards(),
     logHead: () => reads.logHead(),
     signingKeys: () => reads.signingKeys(),
     eventsAfter: (after, limit) => reads.eventsAfter(after, limit),

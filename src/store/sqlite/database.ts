@@ -46,7 +46,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.pragma('busy_timeout = 5000');
     // Judged before anything is written: a refused file is left exactly as it was.
     if (upgrade) requireUpgradable(db, path);
-    else requireCurrentSchema(db, path);
+    else requireCurrentSchema(db, path, undefined, options.readonly === true && options.auditing === true);
     if (options.readonly) return db;
     db.pragma('journal_mode = WAL');
     // A 200 means the event is on disk: every commit is synced.

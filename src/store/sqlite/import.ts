@@ -29,7 +29,7 @@ export async function importHistory(
      VALUES (@name, @hash, @createdAt, @createdBy, @revokedAt, @revokedBy)`,
   );
   const insertKeyEvent = db.prepare(
-    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const insertRecord = db.prepare(
     `INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,

@@ -5,10 +5,27 @@
 import type { ChangeToken, Db } from './database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
 import type { KeyRecord } from '../history-copy.ts';
-import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, knownKeys, type KeyInfo, type Revocation } from '../keys.ts';
+import {
+  distrustNotices,
+  generateKey,
+  hashKey,
+  KEY_LIST_SQL,
+  keyInfo,
+  KEY_NAME_PATTERN,
+  KEY_TRUST_SQL,
+  KeyNameTaken,
+  knownKeys,
+  scopeData,
+  trustedKey,
+  type KeyInfo,
+  type KeyScope,
+  type KeyTrustRow,
+  type Principal,
+  type Revocation,
+} from '../keys.ts';
 
 export interface KeyWriter {
-  create(name: string, createdBy: string, at: string): string;
+  create(name: string, createdBy: string, at: string, scope?: KeyScope): string;
   /** Atomic (IMMEDIATE): of several processes starting on one new file, one makes it. */
   createFirst(name: string, createdBy: string, at: string): string | undefined;
   revoke(name: string, revokedBy: string, at: string): Revocation;
@@ -30,9 +47,9 @@ export function makeKeyWriter(db: Db): KeyWriter {
             coalesce((SELECT hash FROM api_key_events ORDER BY seq DESC LIMIT 1), ?) AS hash`,
   );
   const insertEvent = db.prepare(
-    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  function logKeyEvent(type: KeyEventType, name: string, keyHash: string, at: string, actor: string): void {
+  function logKeyEvent(type: KeyEventType, name: string, keyHash: string, at: string, actor: string, data = ''): void {
     const { seq: last, hash: prevHash } = tip.get(GENESIS_HASH) as { seq: number; hash: string };
     const seq = last + 1;
     insertEvent.run(
@@ -43,12 +60,13 @@ export function makeKeyWriter(db: Db): KeyWriter {
       at,
       actor,
       prevHash,
-      keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor }),
+      keyEventHash({ prevHash, seq, type, name, keyHash, recordedAt: at, actor, data }),
+      data,
     );
   }
 
-  const createChained = db.transaction((name: string, keyHash: string, at: string, createdBy: string) => {
-    logKeyEvent('KeyCreated', name, keyHash, at, createdBy);
+  const createChained = db.transaction((name: string, keyHash: string, at: string, createdBy: string, scope: KeyScope) => {
+    logKeyEvent('KeyCreated', name, keyHash, at, createdBy, scopeData(scope));
     insert.run(name, keyHash, at, createdBy);
   });
   const revokeChained = db.transaction((name: string, keyHash: string, at: string, revokedBy: string) => {
@@ -56,11 +74,11 @@ export function makeKeyWriter(db: Db): KeyWriter {
     revoke.run(at, revokedBy, name);
   });
 
-  function create(name: string, createdBy: string, at: string): string {
+  function create(name: string, createdBy: string, at: string, scope: KeyScope = 'read-write'): string {
     if (!KEY_NAME_PATTERN.test(name)) throw new Error(`invalid key name "${name}"`);
     const key = generateKey();
     try {
-      createChained.immediate(name, hashKey(key), at, createdBy);
+      createChained.immediate(name, hashKey(key), at, createdBy, scope);
     } catch (err) {
       // Taken, also by another process between our look and our insert.
       if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') && (exists.get(name) || logged.get(name))) {
@@ -96,7 +114,8 @@ export function makeKeyWriter(db: Db): KeyWriter {
 }
 
 export interface KeyReader {
-  authenticate(key: string): string | undefined;
+  authenticate(key: string): Principal | undefined;
+  onDistrust(listener: (name: string, reason: string) => void): void;
   list(): KeyInfo[];
   records(): KeyRecord[];
   count(): number;
@@ -104,12 +123,9 @@ export interface KeyReader {
 
 /** changes: tells whenever the database may have changed (makeChangeToken). */
 export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
-  const active = db.prepare('SELECT name FROM api_keys WHERE hash = ? AND revoked_at IS NULL').pluck();
-  const list = db.prepare(
-    `SELECT name, created_at AS createdAt, created_by AS createdBy,
-            revoked_at AS revokedAt, revoked_by AS revokedBy
-     FROM api_keys ORDER BY created_at, name`,
-  );
+  const byHash = db.prepare(`${KEY_TRUST_SQL} WHERE k.hash = ?`);
+  const list = db.prepare(KEY_LIST_SQL);
+  const distrust = distrustNotices();
   const count = db.prepare('SELECT count(*) FROM api_keys').pluck();
   const records = db.prepare(
     `SELECT name, hash, created_at AS createdAt, created_by AS createdBy, revoked_at AS revokedAt, revoked_by AS revokedBy
@@ -128,14 +144,17 @@ export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
         known.clear();
         cacheToken = token;
       }
-      let name = known.get(key);
-      if (name === undefined) {
-        name = active.get(hashKey(key)) as string | undefined;
-        if (name !== undefined) known.add(key, name);
+      let principal = known.get(key);
+      if (principal === undefined) {
+        const row = byHash.get(hashKey(key)) as KeyTrustRow | undefined;
+        const verdict = row && trustedKey(row);
+        if (verdict && 'distrust' in verdict) distrust.tell(row.name, verdict.distrust);
+        else if (verdict) known.add(key, (principal = verdict));
       }
-      return name;
+      return principal;
     },
-    list: () => list.all() as KeyInfo[],
+    onDistrust: (listener) => distrust.listen(listener),
+    list: () => (list.all() as Parameters<typeof keyInfo>[0][]).map(keyInfo),
     records: () => records.all() as KeyRecord[],
     count: () => count.get() as number,
   };

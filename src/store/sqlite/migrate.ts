@@ -36,8 +36,8 @@ export function requireUpgradable(db: Database.Database, path: string, migration
 }
 
 /** For connections that must not upgrade: refuses any schema but the code's own. Reads only. */
-export function requireCurrentSchema(db: Database.Database, path: string, migrations = loadMigrations()): void {
-  requireCurrent(appliedVersions(db, path), migrations, path);
+export function requireCurrentSchema(db: Database.Database, path: string, migrations = loadMigrations(), readonly = false): void {
+  requireCurrent(appliedVersions(db, path), migrations, path, path, '', readonly);
 }
 
 /** Returns the names of the migrations it applied. Refuses a schema newer than the code. */

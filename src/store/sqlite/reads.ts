@@ -67,12 +67,26 @@ export interface Reader {
   replayRows(range?: SeqRange): AsyncIterable<ReplayRow[]>;
   chainRows(): AsyncIterable<ChainRow[]>;
   keyHistory(): Promise<KeyHistory>;
+  missingGuards(): Promise<string[]>;
   logHead(): LogHead;
   signingKeys(): SigningKeyInfo[];
   eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
+
+/** The triggers that keep the logs append-only and the keys chained. */
+const GUARDS = [
+  'api_key_events_no_delete',
+  'api_key_events_no_update',
+  'api_keys_created_chained',
+  'api_keys_no_delete',
+  'api_keys_revocation_only',
+  'api_keys_revoked_chained',
+  'events_chained',
+  'events_no_delete',
+  'events_no_update',
+];
 
 /** ownCommits: how many commits this process made through another connection (the
  * writer thread's), when it writes through one (makeChangeToken). */
@@ -90,7 +104,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     .safeIntegers(true)
     .raw();
   const keyEvents = scanDb
-    .prepare('SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash FROM api_key_events ORDER BY seq')
+    .prepare('SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data FROM api_key_events ORDER BY seq')
     .safeIntegers(true)
     .raw();
   const keyRows = scanDb.prepare(
@@ -101,6 +115,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     `SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0) AS events,
             coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'api_key_events'), 0) AS keys`,
   );
+  const triggers = scanDb.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck();
   // One statement: one snapshot of both logs.
   const head = pointDb.prepare(
     `SELECT e.seq, e.hash, e.recorded_at AS recordedAt, k.seq AS keySeq, k.hash AS keyHash, i.log_id AS logId
@@ -210,6 +225,11 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
         } finally {
           scanDb.exec('COMMIT');
         }
+      }),
+    missingGuards: () =>
+      exclusive(async () => {
+        const present = new Set(triggers.all() as string[]);
+        return GUARDS.filter((name) => !present.has(name));
       }),
     logHead() {
       const row = head.get() as {

@@ -39,12 +39,13 @@ interface Extras {
 function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => number): InventoryStore {
   const at = () => new Date(now()).toISOString();
   const keys: KeyStore = {
-    create: (name, createdBy) => writer.createKey(name, createdBy, at()),
+    create: (name, createdBy, scope) => writer.createKey(name, createdBy, at(), scope),
     createFirst: (name, createdBy) => writer.createFirstKey(name, createdBy, at()),
     revoke: (name, revokedBy) => writer.revokeKey(name, revokedBy, at()),
     authenticate: async (key) => reader.keys.authenticate(key),
     // A point read on this thread, which never waits for the write lock.
     verdictNow: (key) => reader.keys.authenticate(key) ?? null,
+    onDistrust: (listener) => reader.keys.onDistrust(listener),
     list: async () => reader.keys.list(),
     count: async () => reader.keys.count(),
   };
@@ -65,6 +66,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     replayRows: (range) => reader.replayRows(range),
     chainRows: () => reader.chainRows(),
     keyHistory: () => reader.keyHistory(),
+    missingGuards: () => reader.missingGuards(),
     logHead: async () => reader.logHead(),
     signingKeys: async () => reader.signingKeys(),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
@@ -138,7 +140,12 @@ export interface SqliteOpenOptions extends OpenOptions {
 export async function openSqliteStore(path: string, options: SqliteOpenOptions & StoreDeps = {}): Promise<InventoryStore> {
   const now = options.now ?? Date.now;
   if (options.writer !== 'thread') {
-    const db = openDatabase(path, { readonly: options.readonly, mustExist: options.mustExist, onMigrated: options.onMigrated });
+    const db = openDatabase(path, {
+      readonly: options.readonly,
+      mustExist: options.mustExist,
+      auditing: options.auditing,
+      onMigrated: options.onMigrated,
+    });
     const writer = inPlace(db, () => db.close());
     if (options.signingKey) await signWith(writer, options.signingKey, now);
     return assemble(makeReader(db, db, { yieldBetweenPages: false }), writer, now);

@@ -3,7 +3,7 @@
 // Arguments and results are plain data (structured-cloneable), so the same functions
 // serve both.
 import type { Db } from './database.ts';
-import type { Revocation } from '../keys.ts';
+import type { KeyScope, Revocation } from '../keys.ts';
 import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
 import { StoreUnavailable } from '../health.ts';
 import { applyEvent, type Entry } from '../projection.ts';
@@ -16,7 +16,7 @@ import { makeSigner, receiptHeader, type SigningKeyData } from '../../signing.ts
 
 export interface Writer {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
-  createKey(name: string, createdBy: string, at: string): string;
+  createKey(name: string, createdBy: string, at: string, scope?: KeyScope): string;
   createFirstKey(name: string, createdBy: string, at: string): string | undefined;
   revokeKey(name: string, revokedBy: string, at: string): Revocation;
   probeWrite(): void;
@@ -74,7 +74,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     };
   return {
     appendBatch: checked((submissions: readonly Submission[], options?: BatchOptions) => events.appendBatch(submissions, options)),
-    createKey: checked((name: string, createdBy: string, at: string) => keys.create(name, createdBy, at)),
+    createKey: checked((name: string, createdBy: string, at: string, scope?: KeyScope) => keys.create(name, createdBy, at, scope)),
     createFirstKey: checked((name: string, createdBy: string, at: string) => keys.createFirst(name, createdBy, at)),
     revokeKey: checked((name: string, revokedBy: string, at: string) => keys.revoke(name, revokedBy, at)),
     probeWrite: checked(() => probe.immediate()),
