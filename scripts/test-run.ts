@@ -173,7 +173,8 @@ function runFile(file: string, postgresUrl: string): Promise<Outcome> {
 }
 
 /** Runs files, at most n at once; the outcomes in the order the files ended. */
-async function pool(queue: string[], n: number, postgresUrl: string): Promise<Outcome[]> {
+async function pool(files: readonly string[], n: number, postgresUrl: string): Promise<Outcome[]> {
+  const queue = [...files];
   const outcomes: Outcome[] = [];
   const next = async (): Promise<void> => {
     for (let file = queue.shift(); file !== undefined && !stopping; file = queue.shift()) outcomes.push(await runFile(file, postgresUrl));
