@@ -1,16 +1,18 @@
-// Compiles the service for `npm start` (its prestart): src/server.ts and the SQLite
-// writer thread's entry, each bundled with esbuild (which tsx, a dependency, brings) into
-// dist/ (git-ignored), so that the service runs as plain JavaScript with no TypeScript
-// loader in either thread. Packages stay external: they load from node_modules as usual.
-// Files the source finds relative to its own module (the OpenAPI document, the docs
-// pages, the migrations) are still found in src/ and migrations/: in each source file,
-// import.meta.url becomes that file's URL relative to the bundle. Each bundle is written
-// to a temporary file and renamed, so that services starting at once never load half a
-// file; a bundle already as built is not written again. Plain JavaScript, run by node
-// alone. About a tenth of a second.
+// Compiles the service for `npm start` (its prestart) and the operator commands for
+// scripts/command (on demand): src/server.ts, the SQLite writer thread's entry and each
+// command in src/cli/, each bundled with esbuild (which tsx, a dependency, brings) into
+// dist/ (git-ignored), so that they run as plain JavaScript with no TypeScript loader in
+// any thread. Packages stay external: they load from node_modules as usual. Files the
+// source finds relative to its own module (the OpenAPI document, the docs pages, the
+// migrations) are still found in src/ and migrations/: in each source file,
+// import.meta.url becomes that file's URL relative to its bundle. Each bundle is written
+// to a temporary file and renamed, so that services and commands starting at once never
+// load half a file; a bundle already as built is not written again. dist/.built marks
+// when the last build started (scripts/command compares the source with it). Plain
+// JavaScript, run by node alone. About a second.
 //   node scripts/build.mjs
 import { readFile, rename, mkdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 import { build } from 'esbuild';
@@ -19,25 +21,52 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 const WORKER_ENTRY = join(ROOT, 'src/store/sqlite/worker-entry.ts');
 
-/** In each source file, import.meta.url as where that file is, seen from dist/. */
-const sourceUrls = {
+/** The operator commands (scripts/<name>), each bundled as dist/cli/<name>.mjs. */
+const COMMANDS = [
+  'keys',
+  'track',
+  'set-status',
+  'migrate',
+  'rebuild-projection',
+  'verify-log',
+  'audit',
+  'stock-at',
+  'backup',
+  'copy-store',
+  'follow',
+];
+
+/** In each source file, import.meta.url as where that file is, seen from the bundle in outDir. */
+const sourceUrls = (outDir) => ({
   name: 'source-urls',
   setup(b) {
     b.onLoad({ filter: /\/src\/.*\.ts$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
       if (args.path === WORKER_ENTRY) {
-        // The compiled writer thread, beside the bundle (dist/worker.mjs).
-        return { contents: "export const WORKER_ENTRY = new URL('./worker.mjs', import.meta.url);\n", loader: 'ts' };
+        // The compiled writer thread (dist/worker.mjs), seen from the bundle.
+        const worker = JSON.stringify(relative(outDir, join(DIST, 'worker.mjs')).split('\\').join('/'));
+        return { contents: `export const WORKER_ENTRY = new URL(${worker}, import.meta.url);\n`, loader: 'ts' };
       }
-      const url = JSON.stringify(relative(DIST, args.path).split('\\').join('/'));
+      const url = JSON.stringify(relative(outDir, args.path).split('\\').join('/'));
       return { contents: text.replaceAll('import.meta.url', `new URL(${url}, import.meta.url).href`), loader: 'ts' };
     });
   },
-};
+});
 
-const entries = { server: 'src/server.ts', worker: 'src/store/sqlite/worker.ts' };
+const entries = {
+  'server.mjs': 'src/server.ts',
+  'worker.mjs': 'src/store/sqlite/worker.ts',
+  ...Object.fromEntries(COMMANDS.map((name) => [`cli/${name}.mjs`, `src/cli/${name}.ts`])),
+};
+// Written first and renamed last: its time is when this build started, so that a source
+// file changed while it ran is newer than the stamp and the next command builds again.
+const stamp = join(DIST, '.built');
+const startedStamp = `${stamp}.${process.pid}.tmp`;
+await mkdir(join(DIST, 'cli'), { recursive: true });
+await writeFile(startedStamp, '');
 await Promise.all(
   Object.entries(entries).map(async ([name, entry]) => {
+    const out = join(DIST, name);
     const result = await build({
       entryPoints: [join(ROOT, entry)],
       bundle: true,
@@ -47,16 +76,15 @@ await Promise.all(
       target: 'node20',
       write: false,
       logLevel: 'warning',
-      plugins: [sourceUrls],
+      plugins: [sourceUrls(dirname(out))],
     });
-    const out = join(DIST, `${name}.mjs`);
     // Already as built (a start before this one): left alone, so that a checkout the
     // service may read but not write starts once its owner has built it.
     const current = await readFile(out).catch(() => undefined);
     if (current?.equals(result.outputFiles[0].contents)) return;
     const temporary = `${out}.${process.pid}.tmp`;
-    await mkdir(DIST, { recursive: true });
     await writeFile(temporary, result.outputFiles[0].contents);
     await rename(temporary, out);
   }),
 );
+await rename(startedStamp, stamp);

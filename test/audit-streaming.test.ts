@@ -12,6 +12,7 @@ const test = auditSuite('scripts/audit: streaming');
 
 const ROWS = 50_000;
 const PETS = 100;
+const SEED_BATCH = 5_000;
 
 /**
  * Peak resident memory is read from Linux's /proc/<pid>/status (VmHWM, the high-water
@@ -86,7 +87,10 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
 }
 
 needing(test, [tools.procStatus])(`streams ${ROWS} rows as JSON lines, waiting for a slow reader in bounded memory`, async (ctx) => {
-  // Seeding: one handleAll, so one transaction and one commit.
+  // Seeding: a few handleAlls of SEED_BATCH commands, a transaction each. One transaction
+  // for all 50,100 left PostgreSQL's session idle between statements while this process
+  // worked out the events; on a busy machine that passed the service's
+  // idle_in_transaction_session_timeout (6 s) and the server ended the session (EPIPE).
   const now = () => Date.parse('2026-11-21T10:00:00.000Z');
   const store = await ctx.target.open(ctx.db, { now });
   try {
@@ -94,7 +98,10 @@ needing(test, [tools.procStatus])(`streams ${ROWS} rows as JSON lines, waiting f
     for (let p = 1; p <= PETS; p++) commands.push(track(BIG + BigInt(p), 0));
     for (let i = 0; i < ROWS; i++) commands.push(set(BIG + BigInt((i % PETS) + 1), i % 1000));
     // A longer actor makes each line ~290 bytes: ~14 MiB of output, which would show if held.
-    await commandsOn(store, now).handleAll(commands, { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' });
+    const handler = commandsOn(store, now);
+    for (let from = 0; from < commands.length; from += SEED_BATCH) {
+      await handler.handleAll(commands.slice(from, from + SEED_BATCH), { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' });
+    }
   } finally {
     await store.close();
   }

@@ -100,7 +100,8 @@ async function holdChainHead(db: string): Promise<{ client: pg.Client; release: 
 /** Waits (bounded) until some batch holds an Idempotency-Key: an advisory lock is granted. */
 async function untilKeyHeld(client: pg.Client): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`);
+    const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
     if (Number(rows[0]!.n) > 0) return;
     await sleep(5);
   }
@@ -114,7 +115,7 @@ async function untilWaiting(client: pg.Client, n: number): Promise<void> {
     await client.query('SELECT pg_stat_clear_snapshot()');
     const { rows } = await client.query<{ n: string }>(
       `SELECT count(*) AS n FROM pg_stat_activity
-       WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%pg_try_advisory_xact_lock%'`,
+       WHERE datname = current_database() AND state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%pg_try_advisory_xact_lock%'`,
     );
     if (Number(rows[0]!.n) >= n) return;
     await sleep(5);

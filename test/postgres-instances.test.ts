@@ -1,5 +1,5 @@
 // Many service instances on one PostgreSQL database: one instance's writes are in the
-// others' lists within milliseconds (NOTIFY, or the fallback check when the listening
+// others' lists within 1.5 s (NOTIFY, or the fallback check when the listening
 // connection is gone), a revoked key fails on every instance at its next request,
 // instances starting together make exactly one first key, and If-Match writes raced
 // through two instances never both succeed for one version.
@@ -20,6 +20,9 @@ instances.after.each(async (ctx) => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// How late a commit may show on another instance: the bound docs/scaling.md gives, with
+// the figures measured under load (a notification's delay, not a fixed time).
+const FRESH_MS = 1_500;
 
 function patch(service: Service, key: string, petId: number, quantity: number, ifMatch?: string) {
   return service.request({
@@ -52,16 +55,16 @@ async function sql(url: string, text: string): Promise<Record<string, unknown>[]
   }
 }
 
-instances("a write through one instance is in the other's list within milliseconds, also with the listener gone", async ({ database }) => {
+instances("a write through one instance is in the other's list within 1.5 s, also with the listener gone", async ({ database }) => {
   const a = await startService({ db: database.url, expectKey: true });
   const key = a.bootstrapKey!;
   const b = await startService({ db: database.url, expectKey: false });
   assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
-  await seenWithin(b, key, 0, 1_000);
+  await seenWithin(b, key, 0, FRESH_MS);
   const delays: number[] = [];
   for (let q = 1; q <= 5; q++) {
     assert.is((await patch(a, key, 1, q)).status, 200);
-    delays.push(await seenWithin(b, key, q, 1_000));
+    delays.push(await seenWithin(b, key, q, FRESH_MS));
   }
   // The listening connections are ended by the server: the list still follows (read
   // from chain_head), and each instance listens again within seconds.
@@ -71,7 +74,7 @@ instances("a write through one instance is in the other's list within millisecon
   );
   assert.is(killed.length, 2, 'one listener per instance');
   assert.is((await patch(a, key, 1, 42)).status, 200);
-  const fallback = await seenWithin(b, key, 42, 1_000);
+  const fallback = await seenWithin(b, key, 42, FRESH_MS);
   const deadline = Date.now() + 5_000;
   let listeners = 0;
   while (Date.now() < deadline && listeners < 2) {
@@ -85,7 +88,7 @@ instances("a write through one instance is in the other's list within millisecon
   }
   assert.is(listeners, 2, 'both instances listen again within 5 s');
   assert.is((await patch(a, key, 1, 43)).status, 200);
-  delays.push(await seenWithin(b, key, 43, 1_000));
+  delays.push(await seenWithin(b, key, 43, FRESH_MS));
   console.log(
     `  seen by the other instance after ${delays.map((d) => d.toFixed(1)).join(', ')} ms; with the listener gone: ${fallback.toFixed(1)} ms`,
   );
@@ -131,7 +134,7 @@ instances('/readyz shows the pool, the notification connection and the last comm
   assert.ok(started.notifications.lastHeartbeatAt !== null, 'heartbeats come back');
   assert.is(started.lastCommitSeenAt, null, 'no commit seen since the start');
   assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
-  await seenWithin(b, key, 0, 1_000);
+  await seenWithin(b, key, 0, FRESH_MS);
   const seen = await readiness(b);
   assert.ok(seen.lastCommitSeenAgeSeconds !== null && seen.lastCommitSeenAgeSeconds < 5, JSON.stringify(seen));
 
@@ -150,7 +153,7 @@ instances(
     const key = a.bootstrapKey!;
     const b = await startService({ db: database.url, expectKey: false });
     assert.is((await runScript('track', ['1'], { db: database.url })).status, 0);
-    await seenWithin(b, key, 0, 1_000);
+    await seenWithin(b, key, 0, FRESH_MS);
     await readinessUntil(b, ['up'], 3_000);
     // SIGSTOP: the connection stays open and says nothing, as behind a firewall that drops
     // its packets without a reset. Both instances' listeners, so b's is among them.
@@ -165,7 +168,7 @@ instances(
       // Given up and replaced: b listens again on a new connection and follows at once.
       await readinessUntil(b, ['up'], 10_000);
       assert.is((await patch(a, key, 1, 8)).status, 200);
-      const after = await seenWithin(b, key, 8, 1_000);
+      const after = await seenWithin(b, key, 8, FRESH_MS);
       console.log(`  with the listener silent: seen after ${delay.toFixed(0)} ms; listening again: ${after.toFixed(1)} ms`);
     } finally {
       for (const pid of stopped) process.kill(pid, 'SIGCONT');

@@ -1,5 +1,6 @@
 // `npm test -- FILE` runs that file alone, as the README tells a newcomer; a name that is
-// no test file is a usage error rather than a run of nothing (or of everything).
+// no test file is a usage error rather than a run of nothing (or of everything); and the
+// run's exit status says whether its tests passed.
 import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -32,11 +33,15 @@ test('a name that is no test file exits 2 and says so', () => {
   assert.match(r.stderr, /error: no such test file: test\/no-such\.test\.ts/);
 });
 
-test('the README says how to run one file and how long the whole suite takes', async () => {
-  const { readFileSync } = await import('node:fs');
-  const readme = readFileSync(`${root}/README.md`, 'utf8');
-  assert.ok(readme.includes('npm test -- test/http-inventory.test.ts'), 'one file');
-  assert.match(readme, /The whole suite takes about \d+ minutes/);
+test("the exit status is the tests' status: 1 when a test fails, 0 when all pass", () => {
+  const failing = npmTest('test/kit/probes/fails.probe.ts');
+  assert.match(plain(failing.stdout), /Total:\s+1\n\s*Passed:\s+0\n/, failing.stdout + failing.stderr);
+  assert.is(failing.status, 1, failing.stdout + failing.stderr);
+  const passing = npmTest('test/kit/probes/passes.probe.ts');
+  assert.match(plain(passing.stdout), /Total:\s+1\n\s*Passed:\s+1\n/, passing.stdout + passing.stderr);
+  assert.is(passing.status, 0, passing.stdout + passing.stderr);
+  // Both at once: one failure makes the whole run fail.
+  assert.is(npmTest('test/kit/probes/passes.probe.ts', 'test/kit/probes/fails.probe.ts').status, 1);
 });
 
 test.run();

@@ -1,3 +1,4 @@
+// test-run: serial (a fault test: its kills and timings want the whole machine)
 // Crash: the service is killed with SIGKILL, again and again, in the middle of a write
 // load. Every PATCH that got a 200 must survive in the log, in the order the clients saw
 // them, with the versions they were told; the file must stay intact, the hash chain

@@ -1,3 +1,4 @@
+// test-run: serial (a fault test: its kills and timings want the whole machine)
 // PostgreSQL itself stopped and started again under write load, on a server of this
 // test's own (so that the outage touches no other test). While it is down, every PATCH
 // and every keyed GET is answered 503 `unavailable` in the Error shape within a bounded

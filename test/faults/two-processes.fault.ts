@@ -1,3 +1,4 @@
+// test-run: serial (a fault test: its kills and timings want the whole machine)
 // Two service processes on one database file, both under write load on the same pets:
 // SQLITE_BUSY is absorbed (busy_timeout, BEGIN IMMEDIATE), so no request fails; no
 // acknowledged write is lost; versions stay 1..n per pet; and each process's GET sees
