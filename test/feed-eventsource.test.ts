@@ -4,33 +4,19 @@
 // writes while it is down, it resumes with nothing missed or repeated.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { namedTsBlock } from './kit/docs.ts';
 import { createKey, eventsOf, trackPets } from './kit/fixtures.ts';
 import { readLines, type LineReader } from './kit/lines.ts';
 import { root, tempDir, type TempDir } from './kit/paths.ts';
 import { killAll, startService } from './kit/service.ts';
+import { freePort } from './kit/ports.ts';
 import { openStream } from './kit/sse.ts';
 import { sqliteTarget } from './kit/sqlite-target.ts';
 
 const BIG = 9223372036854775807n;
-
-function exampleCode(): string {
-  const guide = readFileSync(join(root, 'docs/clients.md'), 'utf8');
-  const found = [...guide.matchAll(/\n```ts\n(\/\/ follow-eventsource\.ts:[\s\S]*?)\n```/g)];
-  assert.is(found.length, 1, 'one follow-eventsource.ts block in docs/clients.md');
-  return `${found[0]![1]!}\n`;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const target = sqliteTarget();
 const test = suite<{ db: string; cleanup: () => Promise<void>; key: string; scratch: TempDir; follower?: LineReader }>(
@@ -54,7 +40,8 @@ test.before.each(async (ctx) => {
   // Inside the repository, so that tsx and eventsource resolve from its node_modules.
   mkdirSync(join(root, '.generated-client'), { recursive: true });
   ctx.scratch = tempDir('eventsource-', join(root, '.generated-client'));
-  writeFileSync(ctx.scratch.path('follow-eventsource.ts'), exampleCode());
+  const guide = readFileSync(join(root, 'docs/clients.md'), 'utf8');
+  writeFileSync(ctx.scratch.path('follow-eventsource.ts'), namedTsBlock(guide, 'follow-eventsource.ts'));
 });
 test.after.each(async (ctx) => {
   ctx.follower?.proc.kill('SIGKILL');

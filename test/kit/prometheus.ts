@@ -3,8 +3,8 @@
 // evaluated by Prometheus itself, not by a reading of their text.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tempDir } from './paths.ts';
+import { freePort } from './ports.ts';
 import { withTimeout } from './service.ts';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
@@ -23,14 +23,6 @@ export interface Prometheus {
   /** A range query over the last `seconds`, one point per `step` seconds. */
   queryRange(expr: string, seconds: number, step: number): Promise<{ metric: Record<string, string>; values: [number, string][] }[]>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts Prometheus scraping /metrics of these ports every second; waits until it is ready. */
