@@ -1,5 +1,5 @@
 // End-to-end tests of the service process: started the way `npm start` does
-// (node --import tsx src/server.ts) on a fresh database of every store, driven over HTTP
+// (node dist/server.mjs) on a fresh database of every store, driven over HTTP
 // and with the real operator scripts while it runs, and stopped with SIGTERM.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

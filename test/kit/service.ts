@@ -1,8 +1,9 @@
 // A service process for end-to-end tests: started the way `npm start` does
-// (node --import tsx src/server.ts) on a given database (INVENTORY_DB), on a free port, and always
+// (node dist/server.mjs, built from the source when it is newer: kit/bundle.ts) on a given database (INVENTORY_DB), on a free port, and always
 // killed afterwards (killAll), with every wait bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as assert from 'uvu/assert';
+import { serverBundle } from './bundle.ts';
 import { send, type RequestOptions, type Response } from './http.ts';
 import { root } from './paths.ts';
 
@@ -42,7 +43,7 @@ export function spawnService(env: Record<string, string>): {
   exited: Service['exited'];
   onData: (listener: () => void) => void;
 } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const proc = spawn(process.execPath, [serverBundle()], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
