@@ -13,7 +13,7 @@
 // not see each other. A file with a line `// test-run: serial` runs alone, after the
 // others: it needs the whole machine, or it kills and restarts what others would share.
 // Each file's output is printed in one piece when it ends, then, at the end, every file's
-// duration and the counts of the whole run in uvu's own form (Total:, Passed:, Skipped:),
+// duration (and on Linux the CPU time its processes used) and the counts of the whole run in uvu's own form (Total:, Passed:, Skipped:),
 // which CI reads. A file that ends without uvu's summary, or exits non-zero with no test
 // failed, counts as one failed test.
 //
@@ -81,6 +81,8 @@ interface Outcome {
   passed: number;
   skipped: number;
   ms: number;
+  /** CPU seconds its processes used (Linux only), for finding the files that load the machine. */
+  cpu?: number;
   /** Why the file counts one failure beyond its tests', if it does. */
   trouble?: string;
 }
@@ -91,6 +93,23 @@ let stopping = false;
 // eslint-disable-next-line no-control-regex -- uvu's colour codes are what is removed
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 const SUMMARY = /^\s*(Total|Passed|Skipped|Duration):\s+(\S+)/;
+
+/**
+ * CPU seconds used by this process's children that have been reaped (Linux's
+ * /proc/self/stat cutime + cstime, in USER_HZ ticks, 100 a second): read when a file's
+ * process has just ended, the growth since the previous reading is that process's own,
+ * with what it started and waited for. Two files ending in the same instant are both
+ * counted on the first of them. Undefined elsewhere.
+ */
+function childrenCpu(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined; // not Linux: durations only
+  }
+}
+let cpuSeen = childrenCpu();
 
 function runFile(file: string, postgresUrl: string): Promise<Outcome> {
   const started = performance.now();
@@ -125,6 +144,9 @@ function runFile(file: string, postgresUrl: string): Promise<Outcome> {
       clearTimeout(timer);
       running.delete(child);
       const ms = performance.now() - started;
+      const cpuNow = childrenCpu();
+      const cpu = cpuNow === undefined || cpuSeen === undefined ? undefined : cpuNow - cpuSeen;
+      cpuSeen = cpuNow;
       let finished = false;
       const finish = (drained: boolean) => {
         if (finished) return;
@@ -149,6 +171,7 @@ function runFile(file: string, postgresUrl: string): Promise<Outcome> {
           passed: counts.Passed ?? 0,
           skipped: counts.Skipped ?? 0,
           ms,
+          ...(cpu === undefined ? {} : { cpu }),
         };
         if (timedOut) outcome.trouble = `stopped after ${FILE_TIMEOUT_MS / 1000} s`;
         else if (counts.Total === undefined || counts.Passed === undefined)
@@ -212,7 +235,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`.padStart(8);
 process.stdout.write(`Files, slowest first (${workers} at once${alone.length > 0 ? `, ${alone.length} alone after` : ''}):\n`);
 for (const o of [...outcomes].sort((a, b) => b.ms - a.ms)) {
   const bad = failures(o);
-  process.stdout.write(`${seconds(o.ms)}  ${o.file}  ${o.passed} passed${bad > 0 ? `, ${bad} FAILED` : ''}\n`);
+  const cpu = o.cpu === undefined ? '' : `${seconds(o.cpu * 1000)} CPU`;
+  process.stdout.write(`${seconds(o.ms)}${cpu}  ${o.file}  ${o.passed} passed${bad > 0 ? `, ${bad} FAILED` : ''}\n`);
 }
 const sum = (pick: (o: Outcome) => number) => outcomes.reduce((n, o) => n + pick(o), 0);
 const total = sum((o) => o.total + (o.trouble ? 1 : 0));
