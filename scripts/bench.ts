@@ -5,12 +5,14 @@
 // one durable transaction per PATCH and one doing group commit (the PATCHes of one
 // event-loop turn in one transaction); drives each with autocannon (also its own
 // process) for a fixed time, after a short warm-up, with /healthz probed 100 times a
-// second beside the PATCH load and /metrics scraped once a second beside a mix. Then the
+// second beside the PATCH load and /metrics scraped once a second beside a mix, and the
+// GET again on a service with CORS_ORIGINS set, sent with a browser's Origin. Then the
 // same on PostgreSQL (an embedded server started for the run, fsync on): the service, a
 // bare server doing one transaction per PATCH that locks the chain head, a bare group
 // commit (one transaction per batch), and two service instances on one database. The SQLite GET and PATCH loads run again beside 300 change
-// feed streams. Last, a fresh service with 100,000 pets under 10 clients,
-// reading its peak RSS. Prints requests/s, p50 and p99 latency, errors, every ratio to
+// feed streams. Last, a fresh service with 100,000 pets under 10 clients reading the
+// list, and another under a user's mix (600 PATCHes each followed by a GET of the whole
+// list), reading each one's peak RSS. Prints requests/s, p50 and p99 latency, errors, every ratio to
 // the limits, the targets (measured, target, met or missed) and the load average before
 // and after; writes them all to bench-results/bench.json. About five minutes.
 //   npm run bench [-- --seconds N]
@@ -33,6 +35,7 @@ import {
   ready,
   start,
   startService,
+  BENCH_ORIGIN,
   stop,
   WARMUP_SECONDS,
   load,
@@ -105,6 +108,7 @@ async function againstBareServers(): Promise<void> {
   const key = await makeDatabase(join(dir, 'service.db'), PETS);
   await makeDatabase(join(dir, 'bare.db'), PETS);
   await makeDatabase(join(dir, 'group.db'), PETS);
+  const corsKey = await makeDatabase(join(dir, 'cors.db'), PETS);
   const servicePort = await freePort();
   const service = startService({
     PORT: String(servicePort),
@@ -132,6 +136,19 @@ async function againstBareServers(): Promise<void> {
   const sGet = await run(`SQLite: service GET, ${PETS} pets, 50 conn.`, servicePort, 'get', 50, key);
   const bGet = await run('SQLite: bare GET, same bytes precomputed', bareGetPort, 'get', 50, key);
   const kGet = await run('Koa floor: Koa + router, same bytes, bearer check', koaPort, 'get', 50, key);
+  // A deployment with a browser front end: CORS_ORIGINS set, and the Origin every
+  // cross-origin GET of a browser carries.
+  const corsPort = await freePort();
+  const corsService = startService({
+    PORT: String(corsPort),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: join(dir, 'cors.db'),
+    LOG_LEVEL: 'info',
+    CORS_ORIGINS: BENCH_ORIGIN,
+  });
+  await ready(corsPort, '/healthz');
+  const sGetCors = await run(`SQLite: service GET, CORS_ORIGINS set, Origin sent`, corsPort, 'get-cors', 50, corsKey);
+  await stop(corsService);
   const sPatch = await runBeside(`SQLite: service PATCH over ${PETS} pets, 50 conn.`, servicePort, 'patch', key, 'healthz');
   const sPatchRun = results[`SQLite: service PATCH over ${PETS} pets, 50 conn.`]!;
   const bPatch = await run('SQLite: bare PATCH, 1 durable tx per request', barePatchPort, 'patch', 50, key);
@@ -200,6 +217,16 @@ async function againstBareServers(): Promise<void> {
   const rss = peakRssMb(big.pid!);
   report(`SQLite: service GET, ${BIG} pets, 10 conn.`, bigRun, `  peak RSS ${rss.toFixed(0)} MB`);
   await stop(big);
+  // A user's mix on a fresh service: each PATCH followed by a GET of the whole list, so
+  // that the list is rendered anew for nearly every GET while earlier renders are read.
+  const PAIRS = 600;
+  const mixPort = await freePort();
+  const mixed = startService({ PORT: String(mixPort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'big.db'), LOG_LEVEL: 'info' });
+  await ready(mixPort, '/healthz');
+  const mixRun = await load(mixPort, 'pairs', 120, 10, bigKey, BIG, PAIRS);
+  const mixRss = peakRssMb(mixed.pid!);
+  report(`SQLite: ${PAIRS} PATCH-then-GET pairs, ${BIG} pets, 10 conn.`, mixRun, `  peak RSS ${mixRss.toFixed(0)} MB`);
+  await stop(mixed);
 
   const ratio = (a: Load, b: Load) => a.requests.average / b.requests.average;
   const allClean = Object.values(results).every((r) => r.non2xx === 0 && r.errors === 0 && r.timeouts === 0);
@@ -207,6 +234,7 @@ async function againstBareServers(): Promise<void> {
   // servers of before.
   const ratios: [string, number][] = [
     ['SQLite GET / Koa floor', ratio(sGet, kGet)],
+    ['SQLite GET with CORS / Koa floor', ratio(sGetCors, kGet)],
     ['SQLite GET / bare GET', ratio(sGet, bGet)],
     ['Koa floor / bare GET', ratio(kGet, bGet)],
     ['SQLite PATCH / bare group commit', ratio(sPatchRun, gPatch)],
@@ -237,12 +265,19 @@ async function againstBareServers(): Promise<void> {
   });
   const targets: Target[] = [
     atLeast('SQLite GET / Koa floor', sGet, kGet, 0.8),
+    atLeast('SQLite GET with CORS / Koa floor', sGetCors, kGet, 0.8),
     atLeast('SQLite PATCH / bare group commit', sPatchRun, gPatch, 0.5),
     p99AtMost('SQLite PATCH p99 (bare per-request server)', sPatchRun, bPatch),
     atLeast('PostgreSQL PATCH / bare group commit', pg.patch, pg.group, 0.5),
     atLeast('PostgreSQL GET / Koa floor', pg.get, kGet, 0.8),
     p99AtMost('PostgreSQL PATCH p99 (bare per-request server)', pg.patch, pg.bare),
-    { name: '100,000 pets: peak RSS', measured: `${rss.toFixed(0)} MB`, target: '<= 150 MB', met: rss <= 150 },
+    { name: '100,000 pets: peak RSS, GET only', measured: `${rss.toFixed(0)} MB`, target: '<= 150 MB', met: rss <= 150 },
+    {
+      name: `100,000 pets: peak RSS, ${PAIRS} PATCH+GET pairs`,
+      measured: `${mixRss.toFixed(0)} MB`,
+      target: '<= 150 MB',
+      met: mixRss <= 150,
+    },
     {
       name: '/healthz p99 beside PATCH (SQLite)',
       measured: `${sPatch.latency.p99} ms`,
@@ -281,7 +316,7 @@ async function againstBareServers(): Promise<void> {
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench-results', 'bench.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), peakRssMb100k: rss, targets }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), peakRssMb100k: rss, peakRssMb100kPairs: mixRss, targets }, null, 2)}\n`,
   );
 }
 

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 // that only checks that every part works (its figures mean nothing).
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROOT = new URL('../..', import.meta.url).pathname;
+/** The origin of the browser front end the CORS runs allow (CORS_ORIGINS) and send. */
+export const BENCH_ORIGIN = 'http://localhost:5173';
 /** Every process started, so that the benchmark can kill what is left when it ends. */
 export const children = new Set<ChildProcess>();
 
@@ -69,9 +71,10 @@ export async function ready(port: number, path = '/'): Promise<void> {
   }
 }
 
-export type Mode = 'get' | 'patch' | 'patch-keyed' | 'mix' | 'healthz' | 'metrics';
+export type Mode = 'get' | 'get-cors' | 'patch' | 'patch-keyed' | 'mix' | 'pairs' | 'healthz' | 'metrics';
 
-export function load(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number): Promise<Load> {
+/** A load on the port for seconds; for mode pairs, at most pairs PATCH-then-GET pairs. */
+export function load(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number, pairs = 0): Promise<Load> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -85,6 +88,7 @@ export function load(port: number, mode: Mode, seconds: number, connections: num
         String(connections),
         key,
         String(pets),
+        String(pairs),
       ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
