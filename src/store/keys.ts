@@ -6,6 +6,30 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GENESIS_HASH, keyEventHash } from './hash-chain.ts';
 
+/** A key as the database keeps it: its hash, never the key. Only copy-store reads these. */
+export interface KeyRecord {
+  name: string;
+  hash: string;
+  createdAt: string;
+  createdBy: string;
+  revokedAt: string | null;
+  revokedBy: string | null;
+}
+
+/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
+export type KeyChainRow = [
+  seq: bigint,
+  type: string,
+  name: string,
+  keyHash: string,
+  recordedAt: string,
+  actor: string,
+  prevHash: string,
+  hash: string,
+  /** '' for none; a read-only key's KeyCreated: {"scope":"read-only"}. */
+  data: string,
+];
+
 export const KEY_PREFIX = 'pinv_';
 const KEY_LENGTH = 32; // base62 characters: 32 * log2(62) ≈ 190 bits
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

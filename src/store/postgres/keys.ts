@@ -22,13 +22,13 @@ import {
   knownKeys,
   scopeData,
   trustedKey,
+  type KeyRecord,
   type KeyScope,
   type KeyStore,
   type KeyTrustRow,
   type Principal,
   type Revocation,
 } from '../keys.ts';
-import type { KeyRecord } from '../history-copy.ts';
 import { KEYS_CHANNEL, type ChangeWatch } from './changes.ts';
 import { inTransaction } from './connection.ts';
 

@@ -4,7 +4,6 @@
 // refuse a key or a revocation without its event.
 import type { ChangeToken, Db } from './database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import type { KeyRecord } from '../history-copy.ts';
 import {
   distrustNotices,
   generateKey,
@@ -18,6 +17,7 @@ import {
   scopeData,
   trustedKey,
   type KeyInfo,
+  type KeyRecord,
   type KeyScope,
   type KeyTrustRow,
   type Principal,
