@@ -31,7 +31,7 @@ import type { Signer } from './signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth } from './storage-health.ts';
 
-export interface AppDeps {
+interface AppDeps {
   /** The storage port: nothing here knows which database is behind it. */
   store: InventoryStore;
   logger: Logger;

@@ -2,7 +2,7 @@
 // commit (the change feed, storage health) subscribes here, so the command handler
 // tells one thing, not each of them.
 
-export interface CommitSignal {
+interface CommitSignal {
   /** Calls listener after each commit of this process; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
   /** This process committed events. */

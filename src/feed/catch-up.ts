@@ -16,7 +16,7 @@ const SHARED_PAGES = 32;
 /** The most time catch-ups take in one turn of the event loop (one page more at most). */
 const SLICE_MS = 2;
 
-export interface CatchUpDeps {
+interface CatchUpDeps {
   store: Pick<EventLog, 'eventsAfter'>;
   /** Whether a stream caught up to cursor may go live (the tail publisher has sent every
    * live stream everything up to there); called in the turn its last page arrived. */
@@ -25,7 +25,7 @@ export interface CatchUpDeps {
   onSent: (count: number) => void;
 }
 
-export interface CatchUps {
+interface CatchUps {
   /** Sends the stream the log after its cursor; then it goes live, or (final, at shutdown) stops. */
   catchUp(s: Stream, final: boolean): Promise<void>;
 }

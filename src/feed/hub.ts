@@ -38,7 +38,7 @@ export interface Feed {
   close(): Promise<void>;
 }
 
-export interface FeedDeps {
+interface FeedDeps {
   store: FeedStore;
   logger: Logger;
   limits?: Partial<FeedLimits>;

@@ -2,7 +2,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { CLOSE_REASONS, type CloseReason } from './stream.ts';
 
-export interface FeedMetrics {
+interface FeedMetrics {
   sent: (count: number) => void;
   closed: (reason: CloseReason) => void;
 }

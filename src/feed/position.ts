@@ -8,12 +8,12 @@ import { GENESIS_HASH } from '../store/hash-chain.ts';
 import { digestOf } from './event-json.ts';
 import { CursorRefused, FeedQueryInvalid } from './errors.ts';
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
 const INT64_MAX = 9223372036854775807n;
 const PARAMETERS = new Set(['after', 'limit']);
 
-export interface Cursor {
+interface Cursor {
   seq: bigint;
   /** The hash of the event at seq, when the cursor is a digest. */
   hash?: string;
@@ -36,7 +36,7 @@ function cursorOf(text: string, name: string): Cursor {
   return cursor;
 }
 
-export interface FeedQuery {
+interface FeedQuery {
   after: Cursor;
   limit: number;
 }

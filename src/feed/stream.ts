@@ -20,7 +20,7 @@ export function render(rows: readonly ChainRow[]): Rendered {
   return { rows, texts, all: Buffer.from(texts.join('')) };
 }
 
-export interface StreamLimits {
+interface StreamLimits {
   maxBehindBytes: number;
   maxBehindMs: number;
   heartbeatMs: number;
@@ -44,7 +44,7 @@ export interface Stream {
   finish(reason: CloseReason): void;
 }
 
-export interface StreamDeps {
+interface StreamDeps {
   limits: StreamLimits;
   now: () => number;
   /** Told once, when the stream ends. */

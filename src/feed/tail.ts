@@ -23,7 +23,7 @@ const PAGE = 1000;
 /** It reads after the tail at least this often, whatever the change token says. */
 const FALLBACK_MS = 1_000;
 
-export interface TailDeps {
+interface TailDeps {
   store: Pick<EventLog, 'eventsAfter'> & Pick<Projection, 'changeToken'>;
   streams: ReadonlySet<Stream>;
   /** The gap between reads after this process's commits, with few streams open. */
@@ -33,7 +33,7 @@ export interface TailDeps {
   now: () => number;
 }
 
-export interface TailPublisher {
+interface TailPublisher {
   /** Whether a stream whose catch-up reached cursor may go live (see above). */
   reachedTail: (cursor: bigint) => boolean;
   /** This process committed: read soon (coalesced with the commits close after it). */

@@ -42,5 +42,5 @@ export interface HistoryCopy {
    * projection row. Optional: an adapter that cannot
    * be a copy's target leaves it out.
    */
-  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
+  importHistory(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
 }

@@ -14,7 +14,7 @@ import type { Entry, InventoryRow } from '../projection.ts';
 import { checkout, inTransaction } from './connection.ts';
 
 const PAGE_ROWS = 256;
-export const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 
 type Queryable = pg.Pool | pg.ClientBase;
 

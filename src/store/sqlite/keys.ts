@@ -24,7 +24,7 @@ import {
   type Revocation,
 } from '../keys.ts';
 
-export interface KeyWriter {
+interface KeyWriter {
   create(name: string, createdBy: string, at: string, scope?: KeyScope): string;
   /** Atomic (IMMEDIATE): of several processes starting on one new file, one makes it. */
   createFirst(name: string, createdBy: string, at: string): string | undefined;
