@@ -16,15 +16,9 @@ export interface Config {
   readonly idempotencyTtlMs: number;
   /** The instance's Ed25519 signing key, a PKCS#8 PEM file made when missing (INVENTORY_SIGNING_KEY). */
   readonly signingKeyPath: string;
-  /**
-   * For the crash tests only (INVENTORY_TEST_STOP_AFTER_COMMIT=1): the process stops
-   * itself right after committing a batch that stored an Idempotency-Key's answer, before
-   * answering, so that a test can kill it exactly there. Never set in production.
-   */
-  readonly testStopAfterCommit: boolean;
 }
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -53,10 +47,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const signingKeyPath = env.INVENTORY_SIGNING_KEY ?? DEFAULT_SIGNING_KEY_PATH;
   if (signingKeyPath.trim() === '') throw new ConfigError('INVENTORY_SIGNING_KEY must not be empty');
-  const stopAfterCommit = env.INVENTORY_TEST_STOP_AFTER_COMMIT ?? '';
-  if (!['', '1'].includes(stopAfterCommit)) {
-    throw new ConfigError(`INVENTORY_TEST_STOP_AFTER_COMMIT must be 1 or unset, not ${JSON.stringify(stopAfterCommit)}`);
-  }
   return Object.freeze({
     port: Number(port),
     host,
@@ -66,7 +56,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
     signingKeyPath,
-    testStopAfterCommit: stopAfterCommit === '1',
   });
 }
 
@@ -98,12 +87,12 @@ function corsOriginsOf(value: string): string[] {
   });
 }
 
-/** The database path: INVENTORY_DB, or data/inventory.db. Operator commands use it too. */
 /** The database when neither INVENTORY_DB nor --db names one. */
 export const DEFAULT_DB_PATH = 'data/inventory.db';
 /** The signing key when INVENTORY_SIGNING_KEY names none. */
-export const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
+const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
 
+/** The database path: INVENTORY_DB, or DEFAULT_DB_PATH. Operator commands use it too. */
 export function dbPathOf(env: NodeJS.ProcessEnv): string {
   const path = env.INVENTORY_DB ?? DEFAULT_DB_PATH;
   if (path.trim() === '') throw new ConfigError('INVENTORY_DB must not be empty');

@@ -35,14 +35,19 @@ export interface Service {
 
 const running = new Set<ChildProcess>();
 
-export function spawnService(env: Record<string, string>): {
+export function spawnService(
+  env: Record<string, string>,
+  /** Modules loaded before the server (--import), such as a test's entry in test/kit/. */
+  preload: readonly string[] = [],
+): {
   proc: ChildProcess;
   out: () => string;
   err: () => string;
   exited: Service['exited'];
   onData: (listener: () => void) => void;
 } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const imports = ['tsx', ...preload].flatMap((module) => ['--import', module]);
+  const proc = spawn(process.execPath, [...imports, 'src/server.ts'], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -115,11 +120,13 @@ export interface ServiceOptions {
   /** Whether this start must print the bootstrap key (an empty database). */
   expectKey: boolean;
   env?: Record<string, string>;
+  /** Modules loaded before the server (--import). */
+  preload?: readonly string[];
 }
 
 /** Starts the service on db and waits until it listens (and, if expected, for the bootstrap message). */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const s = spawnService({ INVENTORY_DB: options.db, ...options.env });
+  const s = spawnService({ INVENTORY_DB: options.db, ...options.env }, options.preload);
   const port = await waitFor(s, () => listeningPort(s.out()), 'the "listening" log line');
   let bootstrapKey: string | undefined;
   if (options.expectKey) {
