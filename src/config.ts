@@ -1,7 +1,7 @@
 // Reads the service's environment once, validates it, and hands down a frozen
 // configuration: nothing else in the service reads process.env. (The operator commands
 // read their own few variables, INVENTORY_DB and the user's name, in cli/common.ts.)
-import { redactUrl } from './store/postgres/connection.ts';
+import { foreignSchemeProblem } from './store/target.ts';
 
 export interface Config {
   readonly port: number;
@@ -99,25 +99,4 @@ export function dbPathOf(env: NodeJS.ProcessEnv): string {
   const problem = foreignSchemeProblem(path, 'INVENTORY_DB');
   if (problem) throw new ConfigError(problem);
   return path;
-}
-
-const URL_SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
-
-/**
- * Why a database value with a URL scheme other than postgres or postgresql is refused
- * (name: where it came from), or undefined. Taken as a SQLite path, a mistyped URL would
- * become a new folder named after it, password and all, serving an empty inventory.
- */
-export function foreignSchemeProblem(target: string, name: string): string | undefined {
-  const scheme = URL_SCHEME.exec(target)?.[1];
-  if (scheme === undefined || /^postgres(ql)?$/i.test(scheme)) return undefined;
-  return `${name} ${maskedUrl(target)} is a ${scheme}:// URL: give a SQLite file path or a postgres:// or postgresql:// URL`;
-}
-
-/** A value with a URL scheme, its password masked; nothing after the scheme of one that
- * does not parse, since that may hold a password too. Any other value as it is. */
-export function maskedUrl(target: string): string {
-  const scheme = URL_SCHEME.exec(target)?.[1];
-  if (scheme === undefined) return target;
-  return URL.canParse(target) ? redactUrl(target) : `${scheme}://…`;
 }

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, dbPathOf, foreignSchemeProblem } from '../config.ts';
+import { ConfigError, dbPathOf } from '../config.ts';
+import { foreignSchemeProblem } from '../store/target.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { openStore as openAnyStore, type StoreOpenOptions } from '../store/open.ts';
