@@ -7,6 +7,7 @@
 // append + project in one transaction) -> response.
 import Koa from 'koa';
 import { makeCommandHandler } from './commands.ts';
+import { makeCommitSignal } from './commit-signal.ts';
 import { accessLog } from './http/access-log.ts';
 import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth, under } from './http/auth.ts';
@@ -28,9 +29,9 @@ import { makeMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApi } from './openapi.ts';
 import type { Signer } from './signing.ts';
 import type { InventoryStore } from './store/port.ts';
-import { makeStorageHealth } from './store/storage-health.ts';
+import { makeStorageHealth } from './storage-health.ts';
 
-export interface AppDeps {
+interface AppDeps {
   /** The storage port: nothing here knows which database is behind it. */
   store: InventoryStore;
   logger: Logger;
@@ -66,13 +67,14 @@ export function buildApp({
 }: AppDeps): ServiceApp {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
+  // What reacts to this process's commits subscribes to one signal.
+  const commit = makeCommitSignal();
+  commit.subscribe(() => storage.succeeded());
+  commit.subscribe(() => feed.committed());
   const commands = makeCommandHandler({
     store,
     now,
-    onCommit: () => {
-      storage.succeeded();
-      feed.committed();
-    },
+    onCommit: commit.emit,
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
     // Requests answered commit_unconfirmed: what their batch did, once the database can tell.
     onCommitOutcome: ({ requestIds, outcome }) => {

@@ -1,7 +1,7 @@
 // Reads the service's environment once, validates it, and hands down a frozen
 // configuration: nothing else in the service reads process.env. (The operator commands
 // read their own few variables, INVENTORY_DB and the user's name, in cli/common.ts.)
-import { redactUrl } from './store/postgres/connection.ts';
+import { foreignSchemeProblem } from './store/target.ts';
 
 export interface Config {
   readonly port: number;
@@ -16,15 +16,9 @@ export interface Config {
   readonly idempotencyTtlMs: number;
   /** The instance's Ed25519 signing key, a PKCS#8 PEM file made when missing (INVENTORY_SIGNING_KEY). */
   readonly signingKeyPath: string;
-  /**
-   * For the crash tests only (INVENTORY_TEST_STOP_AFTER_COMMIT=1): the process stops
-   * itself right after committing a batch that stored an Idempotency-Key's answer, before
-   * answering, so that a test can kill it exactly there. Never set in production.
-   */
-  readonly testStopAfterCommit: boolean;
 }
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -53,10 +47,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const signingKeyPath = env.INVENTORY_SIGNING_KEY ?? DEFAULT_SIGNING_KEY_PATH;
   if (signingKeyPath.trim() === '') throw new ConfigError('INVENTORY_SIGNING_KEY must not be empty');
-  const stopAfterCommit = env.INVENTORY_TEST_STOP_AFTER_COMMIT ?? '';
-  if (!['', '1'].includes(stopAfterCommit)) {
-    throw new ConfigError(`INVENTORY_TEST_STOP_AFTER_COMMIT must be 1 or unset, not ${JSON.stringify(stopAfterCommit)}`);
-  }
   return Object.freeze({
     port: Number(port),
     host,
@@ -66,7 +56,6 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
     signingKeyPath,
-    testStopAfterCommit: stopAfterCommit === '1',
   });
 }
 
@@ -98,37 +87,16 @@ function corsOriginsOf(value: string): string[] {
   });
 }
 
-/** The database path: INVENTORY_DB, or data/inventory.db. Operator commands use it too. */
 /** The database when neither INVENTORY_DB nor --db names one. */
 export const DEFAULT_DB_PATH = 'data/inventory.db';
 /** The signing key when INVENTORY_SIGNING_KEY names none. */
-export const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
+const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
 
+/** The database path: INVENTORY_DB, or DEFAULT_DB_PATH. Operator commands use it too. */
 export function dbPathOf(env: NodeJS.ProcessEnv): string {
   const path = env.INVENTORY_DB ?? DEFAULT_DB_PATH;
   if (path.trim() === '') throw new ConfigError('INVENTORY_DB must not be empty');
   const problem = foreignSchemeProblem(path, 'INVENTORY_DB');
   if (problem) throw new ConfigError(problem);
   return path;
-}
-
-const URL_SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
-
-/**
- * Why a database value with a URL scheme other than postgres or postgresql is refused
- * (name: where it came from), or undefined. Taken as a SQLite path, a mistyped URL would
- * become a new folder named after it, password and all, serving an empty inventory.
- */
-export function foreignSchemeProblem(target: string, name: string): string | undefined {
-  const scheme = URL_SCHEME.exec(target)?.[1];
-  if (scheme === undefined || /^postgres(ql)?$/i.test(scheme)) return undefined;
-  return `${name} ${maskedUrl(target)} is a ${scheme}:// URL: give a SQLite file path or a postgres:// or postgresql:// URL`;
-}
-
-/** A value with a URL scheme, its password masked; nothing after the scheme of one that
- * does not parse, since that may hold a password too. Any other value as it is. */
-export function maskedUrl(target: string): string {
-  const scheme = URL_SCHEME.exec(target)?.[1];
-  if (scheme === undefined) return target;
-  return URL.canParse(target) ? redactUrl(target) : `${scheme}://…`;
 }

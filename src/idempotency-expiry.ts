@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from './logger.ts';
 import type { IdempotencyStore } from './store/idempotency.ts';
 
-export const STEP_ROWS = 200;
+const STEP_ROWS = 200;
 const PAUSE_MS = 20;
 const EVERY_MS = 60_000;
 

@@ -6,9 +6,9 @@ import type { Logger } from './logger.ts';
 import type { Signer } from './signing.ts';
 import type { AuditReads } from './store/audit-reads.ts';
 
-export const HEAD_LOG_INTERVAL_MS = 60_000;
+const HEAD_LOG_INTERVAL_MS = 60_000;
 
-export interface HeadLogDeps {
+interface HeadLogDeps {
   store: Pick<AuditReads, 'logHead'>;
   logger: Logger;
   /** Signs the logged heads as GET /v1/log/head does. */

@@ -30,9 +30,9 @@ export interface Metrics {
   idempotency(outcome: 'replayed' | 'reused' | 'in_flight'): void;
 }
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** The store whose log and pool the gauges read when scraped. */
-  store: Pick<StoreHealth, 'storageStatus' | 'poolStatus' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
+  store: Pick<StoreHealth, 'diagnostics' | 'fault'> & Partial<Pick<InventoryStore, 'idempotency'>>;
   /** prom-client's process metrics (CPU, memory, event loop lag, handles). Each call
    * starts its own event-loop monitor, so tests that build many apps leave them off. */
   processMetrics?: boolean;
@@ -120,13 +120,18 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
     registers: [registry],
   });
   // Each store's own gauges only: a gauge that is always 0 would read as a fact.
-  if (store.storageStatus() !== undefined) {
+  const wal = () => {
+    const shown = store.diagnostics();
+    return shown.store === 'sqlite' ? shown.wal : undefined;
+  };
+  const shown = store.diagnostics();
+  if (shown.store === 'sqlite' && shown.wal !== undefined) {
     new Gauge({
       name: 'inventory_wal_bytes',
       help: "Size of SQLite's write-ahead log file.",
       registers: [registry],
       collect() {
-        const status = store.storageStatus();
+        const status = wal();
         if (status) this.set(status.walBytes);
       },
     });
@@ -135,20 +140,21 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
       help: "For how long a read transaction (an auditor's shell, a backup) has held SQLite's checkpoints back; 0 when none does.",
       registers: [registry],
       collect() {
-        const status = store.storageStatus();
+        const status = wal();
         if (status) this.set((status.walCheckpointBlockedForMs ?? 0) / 1000);
       },
     });
   }
-  const poolStatus = store.poolStatus?.bind(store);
-  if (poolStatus) {
+  if (shown.store === 'postgres') {
     new Gauge({
       name: 'inventory_db_pool_connections',
       help: "PostgreSQL: the connection pool's connections by state (in_use, idle) and the queries waiting for one (waiting).",
       labelNames: ['state'] as const,
       registers: [registry],
       collect() {
-        const pool = poolStatus();
+        const shownNow = store.diagnostics();
+        if (shownNow.store !== 'postgres') return;
+        const { pool } = shownNow;
         this.labels('in_use').set(pool.total - pool.idle);
         this.labels('idle').set(pool.idle);
         this.labels('waiting').set(pool.waiting);

@@ -2,7 +2,7 @@
 // is served at /openapi.json, and the request schemas are compiled from it.
 import { readFileSync } from 'node:fs';
 
-export const OPENAPI_PATH = new URL('./openapi.json', import.meta.url);
+const OPENAPI_PATH = new URL('./openapi.json', import.meta.url);
 
 export interface OpenApiDocument {
   components: { schemas: Record<string, Record<string, unknown>> };

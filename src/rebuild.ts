@@ -8,7 +8,8 @@
 import type { AppliedEvent } from './domain/events.ts';
 import type { ReplayRow } from './store/event-log.ts';
 import type { AuditReads } from './store/audit-reads.ts';
-import { applyEvent, type Entry, type Projection } from './store/projection.ts';
+import { applyEvent, type Entry } from './domain/apply-event.ts';
+import type { Projection } from './store/projection.ts';
 import { toAppliedEvent } from './store/replay-rows.ts';
 
 export interface Difference {
@@ -19,7 +20,7 @@ export interface Difference {
   after?: Entry;
 }
 
-export interface RebuildReport {
+interface RebuildReport {
   eventsReplayed: number;
   /** Events that arrived while the snapshot was replayed, applied before the swap. */
   caughtUp: number;
@@ -29,7 +30,7 @@ export interface RebuildReport {
   written: boolean;
 }
 
-export interface RebuildOptions {
+interface RebuildOptions {
   check: boolean;
   /** Called now and then during the replay with the events done and the total. */
   onProgress?: (done: number, total: number) => void;

@@ -46,7 +46,6 @@ try {
   process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
 }
-if (config.testStopAfterCommit) store = stoppingAfterCommit(store);
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
@@ -133,22 +132,3 @@ function shutdown(signal: string): void {
 
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
-
-/**
- * The crash tests' switch (INVENTORY_TEST_STOP_AFTER_COMMIT): the store with an
- * appendBatch after whose commit, when it stored an Idempotency-Key's answer, the process
- * stops itself (SIGSTOP: every thread, at once) before any of the batch's requests is
- * answered. A test then sees the commit in the database and kills the process exactly
- * between the commit and the answer. Only the environment turns it on, never a request.
- */
-function stoppingAfterCommit(inner: InventoryStore): InventoryStore {
-  logger.warn('INVENTORY_TEST_STOP_AFTER_COMMIT is set: this process stops after its first commit of a stored answer (for tests only)');
-  return {
-    ...inner,
-    appendBatch: async (submissions, options) => {
-      const outcomes = await inner.appendBatch(submissions, options);
-      if (submissions.some((s) => s.idempotency) && outcomes.some((o) => o.ok)) process.kill(process.pid, 'SIGSTOP');
-      return outcomes;
-    },
-  };
-}

@@ -56,7 +56,7 @@ export function headSignatureProblem(head: SignedHead, logId: string, keys: read
 }
 
 /** Why a published key list is not one (an id not its key's, a key twice); undefined when it is. */
-export function signingKeysProblem(keys: readonly SigningKeyInfo[]): string | undefined {
+function signingKeysProblem(keys: readonly SigningKeyInfo[]): string | undefined {
   const seen = new Set<string>();
   for (const k of keys) {
     if (seen.has(k.keyId)) return `signing key ${k.keyId} is listed twice`;
@@ -71,10 +71,10 @@ export function signingKeysProblem(keys: readonly SigningKeyInfo[]): string | un
   return undefined;
 }
 
-export type ApiVerdict = { ok: true; events: number; head: SignedHead; keys: number } | { ok: false; reason: string; seq?: number };
+type ApiVerdict = { ok: true; events: number; head: SignedHead; keys: number } | { ok: false; reason: string; seq?: number };
 
 /** GETs a path of the service as JSON, with the key; throws with the status on anything but 200. */
-export type ApiGet = (path: string) => Promise<string>;
+type ApiGet = (path: string) => Promise<string>;
 
 export function apiGetter(baseUrl: string, key: string, timeoutMs = 10_000): ApiGet {
   const base = baseUrl.replace(/\/+$/, '');

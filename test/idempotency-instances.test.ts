@@ -326,7 +326,7 @@ for (const target of storeTargets()) {
     async (ctx) => {
       ctx.fresh = await target.fresh();
       // This start stops itself right after it commits a stored answer, before answering.
-      const first = await startService({ db: ctx.fresh.db, expectKey: true, env: { INVENTORY_TEST_STOP_AFTER_COMMIT: '1' } });
+      const first = await startService({ db: ctx.fresh.db, expectKey: true, preload: ['./test/kit/stop-after-commit/entry.mjs'] });
       const key = first.bootstrapKey!;
       assert.is((await runScript('track', ['1'], { db: ctx.fresh.db })).status, 0);
       const client = sendAndWatch(first, key, 1, 5, 'killed');

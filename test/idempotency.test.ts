@@ -347,7 +347,7 @@ const gauge = suite('the records gauge while the database is unavailable');
 gauge('a storage fault keeps the last value and the page; any other failure is not hidden', async () => {
   let failure: Error | undefined;
   const store = {
-    storageStatus: () => undefined,
+    diagnostics: () => ({ store: 'sqlite' as const, wal: undefined }),
     fault: (error: unknown) =>
       (error as { code?: string }).code === 'ECONNREFUSED' ? { kind: 'storage' as const, code: 'ECONNREFUSED' } : undefined,
     idempotency: {

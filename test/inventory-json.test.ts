@@ -59,6 +59,8 @@ async function oneRenderAtATime(target: StoreTarget): Promise<void> {
     const held = new Promise<void>((resolve) => (release = resolve));
     const counted = makeInventoryCache({
       changeToken: () => store.changeToken(),
+      // Never known without asking: every request takes the road that counts renders.
+      changeTokenNow: () => undefined,
       async *inventoryRows(): AsyncIterable<InventoryRow[]> {
         renders++;
         most = Math.max(most, ++active);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openStore as openCommandStore } from '../src/cli/common.ts';
+import { openExistingStore as openCommandStore } from '../src/cli/common.ts';
 import { openStore } from './kit/stores.ts';
 import { freshPostgresDatabase, type TestDatabase } from './kit/postgres-server.ts';
 import { root, scriptPath } from './kit/paths.ts';

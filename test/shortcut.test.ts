@@ -269,7 +269,7 @@ shortcut('a store whose check throws: the shortcut gives Koa’s answer (503) an
     ...t.store,
     changeTokenNow: () => {
       if (failing) throw fault();
-      return t.store.changeTokenNow?.();
+      return t.store.changeTokenNow();
     },
     changeToken: () => (failing ? Promise.reject(fault()) : t.store.changeToken()),
   };

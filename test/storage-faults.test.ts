@@ -55,6 +55,9 @@ faults('a read-only database: 503, not ready, and ready again when writable', as
 faults('a successful write marks the database ready at once', async ({ t }) => {
   const writable = await t.faults().readOnly();
   assert.is((await t.patch(7, { quantity: 9 })).status, 503);
+  // Probed now: the next probe is a second away (the clock stands still), so only the
+  // commit below can tell readiness that writes work again.
+  assert.is(await readiness(t), 503);
   await writable();
   assert.is((await t.patch(7, { quantity: 9 })).status, 200);
   assert.is(await readiness(t), 200);

@@ -4,14 +4,14 @@
 
 /** The columns of the stock_adjustments view, in the order they are printed. */
 export const COLUMNS = ['seq', 'recorded_at', 'pet_id', 'previous_quantity', 'quantity', 'delta', 'actor', 'request_id'] as const;
-export type Column = (typeof COLUMNS)[number];
+type Column = (typeof COLUMNS)[number];
 
 /** A value as read with safeIntegers(true): integers are bigints, so ids above 2^53 stay exact. */
 export type Value = bigint | number | string | null;
 export type AdjustmentRow = Record<Column, Value>;
 
 export const FORMATS = ['table', 'csv', 'jsonl'] as const;
-export type Format = (typeof FORMATS)[number];
+type Format = (typeof FORMATS)[number];
 
 export function isFormat(value: unknown): value is Format {
   return typeof value === 'string' && (FORMATS as readonly string[]).includes(value);
@@ -41,7 +41,7 @@ export function formatterFor<C extends string>(format: Format, columns: readonly
 }
 
 /** How many rows the table looks at to choose its column widths; later rows may overflow. */
-export const TABLE_SAMPLE = 500;
+const TABLE_SAMPLE = 500;
 
 export const NUMERIC: ReadonlySet<Column> = new Set(['seq', 'pet_id', 'previous_quantity', 'quantity', 'delta']);
 
@@ -96,7 +96,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  * (bigints from the database) are written as they are, so a delta of -3 stays a number;
  * only text is guarded against formulas.
  */
-export function csvField(value: Value): string {
+function csvField(value: Value): string {
   if (value === null) return '';
   let text = String(value);
   if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;

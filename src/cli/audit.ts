@@ -4,7 +4,7 @@
 // standard output is full, so any number of rows fits in a little memory.
 import { parsePetId } from '../domain/events.ts';
 import { COLUMNS, FORMATS, formatterFor, isFormat, NUMERIC, type AdjustmentRow } from './audit-format.ts';
-import { openStore, parse, run, UsageError } from './common.ts';
+import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
 
 const USAGE = `
@@ -54,7 +54,7 @@ await run(USAGE, async (argv) => {
   if (actor === '') throw new UsageError('--actor must not be empty');
   const filter = { pet: petId, actor, since: timeOption(values, 'since'), until: timeOption(values, 'until') };
 
-  const store = await openStore(values, { readonly: true, auditing: true });
+  const store = await openExistingStore(values, { readonly: true, auditing: true });
   try {
     const pages = store.stockAdjustments(filter) as AsyncIterable<AdjustmentRow[]>;
     await writeListing(formatterFor(format, COLUMNS, NUMERIC), pages);

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, dbPathOf, foreignSchemeProblem } from '../config.ts';
+import { ConfigError, dbPathOf } from '../config.ts';
+import { foreignSchemeProblem } from '../store/target.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { openStore as openAnyStore, type StoreOpenOptions } from '../store/open.ts';
@@ -51,7 +52,7 @@ export function dbPathArg(values: Parsed['values']): string {
  * never creates a database or changes a schema; scripts/migrate does that. On PostgreSQL
  * it opens no LISTEN connection unless asked (listen: scripts/follow follows commits).
  */
-export function openStore(
+export function openExistingStore(
   values: Parsed['values'],
   options: Pick<StoreOpenOptions, 'readonly' | 'listen' | 'auditing'> = {},
 ): Promise<InventoryStore> {
@@ -98,7 +99,7 @@ export async function run(usage: string, main: (argv: string[]) => Promise<numbe
 }
 
 /** `error: ` and the message, its further lines (a file's problems) indented under it. */
-export function errorLine(message: string): string {
+function errorLine(message: string): string {
   const [first, ...rest] = message.split('\n');
   return `error: ${first}\n${rest.map((line) => `  ${line.trimStart()}\n`).join('')}`;
 }

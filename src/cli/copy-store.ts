@@ -52,7 +52,6 @@ await run(USAGE, async (argv) => {
     if (!before.ok) throw new Error(`the source's log is broken at seq ${before.seq} (${before.reason}): nothing was copied`);
     const target = await openStore(to, { mustExist: true, listen: false });
     try {
-      if (!target.importHistory) throw new UsageError(`${describeTarget(to)} cannot be a copy's target`);
       const { events: keyEvents, keys } = await source.keyHistory();
       const copied = await target.importHistory({
         events: source.chainRows(),

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { eventJson } from '../feed/event-json.ts';
 import { pageAfter, parseCursor } from '../feed/position.ts';
 import type { ChainRow } from '../store/event-log.ts';
-import { openStore, parse, run, UsageError } from './common.ts';
+import { openExistingStore, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/follow [--after CURSOR] [--format text|jsonl] [--db PATH|URL]
@@ -44,7 +44,7 @@ await run(USAGE, async (argv) => {
   if (format !== 'text' && format !== 'jsonl') throw new UsageError(`--format must be text or jsonl, not ${JSON.stringify(format)}`);
   const line = format === 'jsonl' ? eventJson : textLine;
 
-  const store = await openStore(values, { readonly: true, listen: true });
+  const store = await openExistingStore(values, { readonly: true, listen: true });
   let stopping = false;
   const stop = () => (stopping = true);
   process.once('SIGINT', stop);

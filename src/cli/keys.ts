@@ -1,7 +1,7 @@
 // scripts/keys: create, list and revoke API keys.
 import { KEY_NAME_PATTERN } from '../store/keys.ts';
 import { describeTarget } from '../store/open.ts';
-import { dbPathArg, openStore, operatorMeta, parse, run, UsageError } from './common.ts';
+import { dbPathArg, openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { table } from './table.ts';
 
 const USAGE = `
@@ -45,7 +45,7 @@ await run(USAGE, async (argv) => {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
   // Listing only reads: it must work beside a writer and on a file it may not write.
-  const store = await openStore(values, { readonly: action === 'list' });
+  const store = await openExistingStore(values, { readonly: action === 'list' });
   try {
     const keys = store.keys;
     const { actor } = operatorMeta();

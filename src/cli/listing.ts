@@ -14,7 +14,7 @@ const RECORDED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * as strings; undefined if it is not a real time. A time without a zone is refused
  * rather than guessed.
  */
-export function parseTime(text: string): string | undefined {
+function parseTime(text: string): string | undefined {
   const m = TIME.exec(text);
   if (!m) return undefined;
   const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', sign = '+', offsetHour = '0', offsetMinute = '0'] = m;

@@ -14,7 +14,7 @@ export interface PetRow {
   quantity: number;
 }
 
-export class BadPetFile extends Error {
+class BadPetFile extends Error {
   constructor(
     readonly problems: string[],
     source = 'the file',
@@ -59,7 +59,7 @@ export function petRow(petId: string, status: string, quantity: string): PetRow 
   return { petId: id, status: s, quantity: q };
 }
 
-export function parsePetFile(text: string): PetRow[] {
+function parsePetFile(text: string): PetRow[] {
   const body = text.replace(/^\uFEFF/, '');
   const entries = body.trimStart().startsWith('[') ? jsonRows(body) : csvRows(body);
   const problems: string[] = [];

@@ -1,7 +1,7 @@
 // scripts/rebuild-projection: replay every event into a fresh projection.
 import { rebuildProjection, type Difference } from '../rebuild.ts';
 import type { Entry } from '../store/projection.ts';
-import { openStore, parse, run, UsageError } from './common.ts';
+import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 
 const USAGE = `
@@ -33,7 +33,7 @@ await run(USAGE, async (argv) => {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const check = values.check === true;
   // --check changes nothing, so it opens read-only: no write, no write lock.
-  const store = await openStore(values, { readonly: check });
+  const store = await openExistingStore(values, { readonly: check });
   try {
     const started = performance.now();
     const report = await rebuildProjection(store, { check, onProgress: progressBar(process.stderr) }).catch((error: unknown) => {

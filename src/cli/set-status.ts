@@ -2,7 +2,7 @@
 import { commandsFor } from '../commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
-import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 
 const USAGE = `
 Usage: scripts/set-status PETID STATUS [--db PATH|URL]
@@ -24,7 +24,7 @@ await run(USAGE, async (argv) => {
   if (petId === undefined) throw new UsageError(`invalid PETID ${JSON.stringify(positionals[0])}`);
   const status = positionals[1]!;
   if (!isPetStatus(status)) throw new UsageError(`STATUS must be available, pending or sold, not ${JSON.stringify(status)}`);
-  const store = await openStore(values);
+  const store = await openExistingStore(values);
   try {
     const commands = commandsFor(store);
     const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());

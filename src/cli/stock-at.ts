@@ -1,10 +1,10 @@
 // scripts/stock-at: the stock and status of every pet as of a past moment, replayed from
 // the event log with the projection's own rule (applyEvent), read-only.
 import { parsePetId } from '../domain/events.ts';
-import { applyEvent, type Entry } from '../store/projection.ts';
+import { applyEvent, type Entry } from '../domain/apply-event.ts';
 import { toAppliedEvent } from '../store/replay-rows.ts';
 import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
-import { openStore, parse, run, UsageError } from './common.ts';
+import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
 
 const USAGE = `
@@ -48,7 +48,7 @@ await run(USAGE, async (argv) => {
     if (only === undefined) throw new UsageError(`--pet: invalid PETID ${JSON.stringify(values.pet)}`);
   }
 
-  const store = await openStore(values, { readonly: true, auditing: true });
+  const store = await openExistingStore(values, { readonly: true, auditing: true });
   const stock = new Map<bigint, Entry>();
   // Past the first event recorded after TIME the stock is as it stood then. Events after
   // that one but recorded at or before TIME (a clock set back) would otherwise be folded

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { commandsFor } from '../commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
-import { openStore, operatorMeta, parse, run, UsageError } from './common.ts';
+import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { petRow, readPetFile, type PetRow } from './pet-file.ts';
 
 const USAGE = `
@@ -49,7 +49,7 @@ function rowsFrom(argv: string[]): { rows: PetRow[]; values: Record<string, unkn
 await run(USAGE, async (argv) => {
   // A bad file is a failure (exit 1), not a usage error: run() reports its problems.
   const { rows, values } = rowsFrom(argv);
-  const store = await openStore(values as Parameters<typeof openStore>[0]);
+  const store = await openExistingStore(values as Parameters<typeof openExistingStore>[0]);
   try {
     const commands = commandsFor(store);
     const tracked = await commands.handleAll(

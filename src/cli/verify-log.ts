@@ -5,7 +5,7 @@ import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
 import { verifyIdempotency } from '../verify-idempotency.ts';
 import { brokenAt, verifyLog, verifyServedState } from '../verify-log.ts';
 import { apiGetter, digestsOfHead, headSignatureProblem, parseSignedHead, verifyThroughApi, type SignedHead } from '../verify-signed.ts';
-import { openStore, parse, run, UsageError } from './common.ts';
+import { openExistingStore, parse, run, UsageError } from './common.ts';
 
 /** --url: the service's log through its API, against the kept heads and digests. */
 async function verifyService(url: string, db: unknown, kept: (SignedHead | Digest)[]): Promise<number> {
@@ -109,7 +109,7 @@ await run(USAGE, async (argv) => {
     heads.push(...kept.heads);
   }
   if (typeof values.url === 'string') return verifyService(values.url, values.db, [...heads, ...digests]);
-  const store = await openStore(values, { readonly: true, auditing: true });
+  const store = await openExistingStore(values, { readonly: true, auditing: true });
   try {
     if (heads.length > 0) {
       const [{ logId }, keys] = [await store.logHead(), await store.signingKeys()];

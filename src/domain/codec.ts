@@ -3,7 +3,7 @@
 // is the place to upcast them).
 import { isPetStatus, isQuantity, type DomainEvent, type EventType, type PetStatus } from './events.ts';
 
-export const EVENT_SCHEMA_VERSION = 1;
+const EVENT_SCHEMA_VERSION = 1;
 
 export function encodeData(event: DomainEvent): string {
   return JSON.stringify({ ...event.data, schemaVersion: EVENT_SCHEMA_VERSION });

@@ -4,7 +4,7 @@
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 export type PetStatus = (typeof PET_STATUSES)[number];
 
-export const MAX_QUANTITY = 2147483647;
+const MAX_QUANTITY = 2147483647;
 export const MAX_PET_ID = 9223372036854775807n;
 
 /** An event's payload as the domain decides it, before it is recorded. */

@@ -2,18 +2,18 @@
 // reconnects) and how much a page holds. A cursor is a seq (canonical decimal digits, 0
 // to int64 max, kept as BigInt so that no digit is lost) or the digest SEQ:HASH, which
 // also says which log the reader followed: a restored or another log is told apart.
-import { HttpError } from '../http/errors.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 import type { ChainRow, EventLog } from '../store/event-log.ts';
 import { GENESIS_HASH } from '../store/hash-chain.ts';
 import { digestOf } from './event-json.ts';
+import { CursorRefused, FeedQueryInvalid } from './errors.ts';
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
 const INT64_MAX = 9223372036854775807n;
 const PARAMETERS = new Set(['after', 'limit']);
 
-export interface Cursor {
+interface Cursor {
   seq: bigint;
   /** The hash of the event at seq, when the cursor is a digest. */
   hash?: string;
@@ -29,16 +29,14 @@ export function parseCursor(text: string): Cursor | undefined {
 function cursorOf(text: string, name: string): Cursor {
   const cursor = parseCursor(text);
   if (!cursor) {
-    throw new HttpError(
-      400,
-      'bad_request',
+    throw new FeedQueryInvalid(
       `${name} must be a seq (decimal digits without leading zeros, 0 to ${INT64_MAX}) or a digest SEQ:HASH, not ${JSON.stringify(text)}`,
     );
   }
   return cursor;
 }
 
-export interface FeedQuery {
+interface FeedQuery {
   after: Cursor;
   limit: number;
 }
@@ -47,16 +45,15 @@ export interface FeedQuery {
  * stream, if sent and not empty (an empty one is absent, as EventSource means it). */
 export function readFeedQuery(query: Record<string, string | string[] | undefined>, lastEventId: string | undefined): FeedQuery {
   for (const [name, value] of Object.entries(query)) {
-    if (!PARAMETERS.has(name))
-      throw new HttpError(400, 'bad_request', `unknown query parameter ${JSON.stringify(name)}: only after and limit`);
-    if (Array.isArray(value)) throw new HttpError(400, 'bad_request', `${name} is given more than once`);
+    if (!PARAMETERS.has(name)) throw new FeedQueryInvalid(`unknown query parameter ${JSON.stringify(name)}: only after and limit`);
+    if (Array.isArray(value)) throw new FeedQueryInvalid(`${name} is given more than once`);
   }
   const after = query.after as string | undefined;
   const limit = query.limit as string | undefined;
   let pageLimit = DEFAULT_LIMIT;
   if (limit !== undefined) {
     if (!/^[1-9][0-9]{0,3}$/.test(limit) || Number(limit) > MAX_LIMIT) {
-      throw new HttpError(400, 'bad_request', `limit must be an integer from 1 to ${MAX_LIMIT}, not ${JSON.stringify(limit)}`);
+      throw new FeedQueryInvalid(`limit must be an integer from 1 to ${MAX_LIMIT}, not ${JSON.stringify(limit)}`);
     }
     pageLimit = Number(limit);
   }
@@ -72,33 +69,32 @@ export function readFeedQuery(query: Record<string, string | string[] | undefine
 
 export type CursorStore = Pick<EventLog, 'eventsAfter'> & Pick<AuditReads, 'logHead'>;
 
-async function refused(store: CursorStore, code: 'cursor_past_head' | 'cursor_not_in_log', cursor: string): Promise<never> {
+async function refused(store: CursorStore, reason: CursorRefused['reason'], cursor: string): Promise<never> {
   const head = await store.logHead();
   const where = `the log's head is seq ${head.seq}, hash ${head.hash} (digest ${head.seq}:${head.hash})`;
-  throw new HttpError(
-    409,
-    code,
-    code === 'cursor_past_head'
+  throw new CursorRefused(
+    reason,
+    reason === 'past_head'
       ? `the cursor ${cursor} is past the newest event: ${where}; events after it would never be sent`
       : `the cursor ${cursor} is not in this log (the event at its seq has another hash: a restored or another log): ${where}`,
   );
 }
 
 /**
- * Checks that the cursor names an event of this log (409 otherwise), and reads the page
+ * Checks that the cursor names an event of this log (CursorRefused otherwise), and reads the page
  * after it: at most `limit` events (none when limit is 0). One query serves both: it
  * starts at the cursor's own event.
  */
 export async function pageAfter(store: CursorStore, cursor: Cursor, limit: number): Promise<{ rows: ChainRow[]; digest: string }> {
   const shown = cursor.hash === undefined ? String(cursor.seq) : `${cursor.seq}:${cursor.hash}`;
   if (cursor.seq === 0n) {
-    if (cursor.hash !== undefined && cursor.hash !== GENESIS_HASH) return refused(store, 'cursor_not_in_log', shown);
+    if (cursor.hash !== undefined && cursor.hash !== GENESIS_HASH) return refused(store, 'not_in_log', shown);
     return { rows: limit > 0 ? await store.eventsAfter(0n, limit) : [], digest: `0:${GENESIS_HASH}` };
   }
   const rows = await store.eventsAfter(cursor.seq - 1n, limit + 1);
   const own = rows[0];
-  if (own === undefined) return refused(store, 'cursor_past_head', shown);
-  if (own[0] !== cursor.seq || (cursor.hash !== undefined && own[9] !== cursor.hash)) return refused(store, 'cursor_not_in_log', shown);
+  if (own === undefined) return refused(store, 'past_head', shown);
+  if (own[0] !== cursor.seq || (cursor.hash !== undefined && own[9] !== cursor.hash)) return refused(store, 'not_in_log', shown);
   return { rows: rows.slice(1), digest: digestOf(own) };
 }
 

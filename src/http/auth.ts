@@ -23,7 +23,7 @@ export function bearerCredential(header: string): string | undefined {
 /** The key's actor if the store knows it from memory at once; undefined otherwise. */
 export function actorFromMemory(keys: Pick<KeyStore, 'verdictNow'>, header: string | undefined): string | undefined {
   const token = header === undefined ? undefined : bearerCredential(header);
-  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow?.(token)?.name ?? undefined) : undefined;
+  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow(token)?.name ?? undefined) : undefined;
 }
 
 /** Methods that change nothing, which a read-only key may use. */
@@ -44,7 +44,7 @@ export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
     }
     // From memory when the store can tell at once; otherwise a database that stops
     // answering makes this a 503 within the request's budget.
-    const known = TOKEN.test(token) ? keys.verdictNow?.(token) : null;
+    const known = TOKEN.test(token) ? keys.verdictNow(token) : null;
     const principal: Principal | undefined =
       known === undefined ? await within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS) : (known ?? undefined);
     if (!principal) {

@@ -4,9 +4,12 @@
 // that is past the head or not in this log is refused (409), never followed in silence.
 // Authentication has already happened.
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
 import type { Feed } from '../feed/hub.ts';
 import { digestOf, eventJson } from '../feed/event-json.ts';
 import { pageAfter, readFeedQuery, wantsStream, type CursorStore } from '../feed/position.ts';
+import { HttpError } from './errors.ts';
 
 export interface EventsDeps {
   store: CursorStore;
@@ -17,10 +20,28 @@ export interface EventsDeps {
  * stream's lifetime is not a latency). */
 export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
+/** The feed's refusals as the edge answers them. */
+function feedErrorAsHttp(error: unknown): unknown {
+  if (error instanceof FeedQueryInvalid) return new HttpError(400, 'bad_request', error.message);
+  if (error instanceof CursorRefused)
+    return new HttpError(409, error.reason === 'past_head' ? 'cursor_past_head' : 'cursor_not_in_log', error.message);
+  if (error instanceof FeedUnavailable)
+    return new HttpError(503, 'unavailable', error.message, { 'Retry-After': error.reason === 'shutting_down' ? '1' : '5' });
+  return error;
+}
+
+const feedErrors: Middleware = async (_ctx, next) => {
+  try {
+    await next();
+  } catch (error) {
+    throw feedErrorAsHttp(error);
+  }
+};
+
 export function eventsRouter({ store, feed }: EventsDeps): Router {
   const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
 
-  router.get('/events', async (ctx) => {
+  router.get('/events', feedErrors, async (ctx) => {
     ctx.vary('Accept');
     const stream = ctx.method === 'GET' && wantsStream(ctx.get('Accept'));
     // Last-Event-ID is an EventSource's header: pages go by after (and Link) alone.

@@ -117,7 +117,7 @@ export function makeInventoryCache(
   return {
     peek() {
       if (cached === undefined) return undefined;
-      const token = store.changeTokenNow?.();
+      const token = store.changeTokenNow();
       if (token === undefined || token !== cached.token) return undefined;
       counts.hit?.();
       return cached.body;

@@ -3,7 +3,7 @@
 // and the metrics.
 import Router from '@koa/router';
 import type { Registry } from 'prom-client';
-import type { StorageHealth } from '../store/storage-health.ts';
+import type { StorageHealth } from '../storage-health.ts';
 import { HttpError } from './errors.ts';
 
 export interface OperationsDeps {

@@ -3,14 +3,14 @@
 // 5.0000000000000001 and 1e-400 are fractions although JSON.parse rounds them to 5 and 0.
 // Integers are exact bigints, so an id above 2^53 written as a bare number stays exact.
 
-export type NumberReading =
+type NumberReading =
   | { kind: 'integer'; value: bigint }
   | { kind: 'fraction' }
   /** An integer of more than MAX_DIGITS digits: beyond every range anyone asks for. */
   | { kind: 'huge'; negative: boolean };
 
 /** Past this many digits an integer is not built (1e999999999 would take a gigabyte). */
-export const MAX_DIGITS = 100;
+const MAX_DIGITS = 100;
 
 const LITERAL = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
 

@@ -18,7 +18,7 @@ export type JsonNode =
   /** Members in the order written; a Map, so "__proto__" is a name like any other. */
   | { kind: 'object'; members: Map<string, JsonNode> };
 
-export type StrictJsonResult =
+type StrictJsonResult =
   | { ok: true; value: JsonNode }
   /** Not JSON at all; reason says what and where (line and column, from 1). */
   | { ok: false; problem: 'malformed'; reason: string }

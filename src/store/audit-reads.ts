@@ -1,22 +1,8 @@
 // The auditors' role of the storage port: what the read-only operator commands
 // (verify-log, audit, stock-at, rebuild's check) read, each from one snapshot.
 import type { SeqRange, ReplayRow } from './event-log.ts';
-import type { KeyRecord } from './history-copy.ts';
+import type { KeyChainRow, KeyRecord } from './keys.ts';
 import type { Entry } from './projection.ts';
-
-/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
-export type KeyChainRow = [
-  seq: bigint,
-  type: string,
-  name: string,
-  keyHash: string,
-  recordedAt: string,
-  actor: string,
-  prevHash: string,
-  hash: string,
-  /** '' for none; a read-only key's KeyCreated: {"scope":"read-only"}. */
-  data: string,
-];
 
 /** What verify-log checks beside the events, read from one snapshot. */
 export interface KeyHistory {

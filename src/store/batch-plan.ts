@@ -10,7 +10,7 @@ import type { RecordedEvent } from '../domain/events.ts';
 import { eventHash } from './hash-chain.ts';
 import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
 import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
-import { applyEvent, type Entry } from './projection.ts';
+import { applyEvent, type Entry } from '../domain/apply-event.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {

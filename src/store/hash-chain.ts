@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 export const GENESIS_HASH = '0'.repeat(64);
 const DOMAIN = Buffer.from('petstore-inventory/event/v1\0', 'utf8');
 
-export interface ChainedFields {
+interface ChainedFields {
   prevHash: string;
   seq: bigint | number;
   petId: bigint | number;
@@ -48,7 +48,7 @@ const KEY_DOMAIN = Buffer.from('petstore-inventory/key/v1\0', 'utf8');
 
 export type KeyEventType = 'KeyCreated' | 'KeyRevoked' | 'SigningKeyAdded';
 
-export interface KeyChainedFields {
+interface KeyChainedFields {
   prevHash: string;
   seq: bigint | number;
   type: string;

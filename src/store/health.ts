@@ -37,7 +37,7 @@ export interface StorageStatus {
 }
 
 /** A connection pool's state (node-postgres's counts). */
-export interface PoolStatus {
+interface PoolStatus {
   /** Connections open, in use or idle. */
   total: number;
   idle: number;
@@ -65,6 +65,14 @@ export interface ConnectionStatus {
   lastCommitSeenAgeSeconds: number | null;
 }
 
+/**
+ * What a store shows of itself, by kind. SQLite: its write-ahead log (undefined in
+ * memory, which has none). PostgreSQL: its connection pool and what readiness shows of a
+ * store shared by instances (its pool, its notification connection, the last change it saw).
+ */
+type StoreDiagnostics =
+  { store: 'sqlite'; wal: StorageStatus | undefined } | { store: 'postgres'; pool: PoolStatus; connection: ConnectionStatus };
+
 export interface StorageFault {
   kind: 'contention' | 'storage';
   /** The driver's own code, for the log (SQLITE_FULL, …). */
@@ -83,13 +91,8 @@ export interface StoreHealth {
   /** Why the store knows it cannot take writes now (its writer stopped, its file is no
    * longer at its path), without trying; undefined when it can try. */
   unavailable(): string | undefined;
-  /** The write-ahead log's state; undefined for a store without one (in memory). */
-  storageStatus(): StorageStatus | undefined;
-  /** The connection pool's state, for a store that keeps one. */
-  poolStatus?(): PoolStatus;
-  /** What readiness shows of a store shared by instances over connections (PostgreSQL):
-   * its pool, its notification connection and the last change it saw. */
-  connectionStatus?(): ConnectionStatus;
+  /** What readiness and the metrics show of this store, by kind. */
+  diagnostics(): StoreDiagnostics;
   /**
    * What an error this store raised means for a client: contention (another writer held
    * the lock too long) or a storage fault (a full disk, a read-only or broken file), both

@@ -1,18 +1,8 @@
 // The copy role of the storage port: what copy-store reads from one store and writes
 // into another, verbatim.
 import type { ChainRow } from './event-log.ts';
-import type { KeyChainRow } from './audit-reads.ts';
 import type { IdempotencyRecord } from './idempotency.ts';
-
-/** A key as the database keeps it: its hash, never the key. Only copy-store reads these. */
-export interface KeyRecord {
-  name: string;
-  hash: string;
-  createdAt: string;
-  createdBy: string;
-  revokedAt: string | null;
-  revokedBy: string | null;
-}
+import type { KeyChainRow, KeyRecord } from './keys.ts';
 
 /** What copy-store moves into an empty store, and what it found there. */
 export interface HistoryImport {
@@ -52,5 +42,5 @@ export interface HistoryCopy {
    * projection row. Optional: an adapter that cannot
    * be a copy's target leaves it out.
    */
-  importHistory?(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
+  importHistory(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
 }

@@ -6,7 +6,31 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GENESIS_HASH, keyEventHash } from './hash-chain.ts';
 
-export const KEY_PREFIX = 'pinv_';
+/** A key as the database keeps it: its hash, never the key. Only copy-store reads these. */
+export interface KeyRecord {
+  name: string;
+  hash: string;
+  createdAt: string;
+  createdBy: string;
+  revokedAt: string | null;
+  revokedBy: string | null;
+}
+
+/** A row of the key log (api_key_events) with its chain columns, as verify-log reads it. */
+export type KeyChainRow = [
+  seq: bigint,
+  type: string,
+  name: string,
+  keyHash: string,
+  recordedAt: string,
+  actor: string,
+  prevHash: string,
+  hash: string,
+  /** '' for none; a read-only key's KeyCreated: {"scope":"read-only"}. */
+  data: string,
+];
+
+const KEY_PREFIX = 'pinv_';
 const KEY_LENGTH = 32; // base62 characters: 32 * log2(62) ≈ 190 bits
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -55,7 +79,7 @@ export interface KeyStore {
    * principal, null for a key that is refused, undefined when only authenticate can
    * tell. Held to the same promise: a revoked key fails at once (PostgreSQL: within
    * 100 ms). */
-  verdictNow?(key: string): Principal | null | undefined;
+  verdictNow(key: string): Principal | null | undefined;
   /** Told of each api_keys row that presents itself as active but that the key log does
    * not describe so (changed behind the triggers), once per key and reason. */
   onDistrust?(listener: (name: string, reason: string) => void): void;
@@ -100,14 +124,14 @@ export function knownKeys() {
 }
 
 /** A read-only key's KeyCreated data; a key that may write has none. */
-export const READ_ONLY_DATA = '{"scope":"read-only"}';
+const READ_ONLY_DATA = '{"scope":"read-only"}';
 
 export function scopeData(scope: KeyScope): string {
   return scope === 'read-only' ? READ_ONLY_DATA : '';
 }
 
 /** The scope a KeyCreated's data gives; undefined for data this code does not know. */
-export function scopeOf(data: string): KeyScope | undefined {
+function scopeOf(data: string): KeyScope | undefined {
   if (data === '') return 'read-write';
   return data === READ_ONLY_DATA ? 'read-only' : undefined;
 }

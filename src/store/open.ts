@@ -1,6 +1,6 @@
 // The one place that picks the storage adapter: a postgres:// or postgresql:// URL opens
 // PostgreSQL, another URL is refused, anything else is a SQLite file path.
-import { foreignSchemeProblem, maskedUrl } from '../config.ts';
+import { foreignSchemeProblem, maskedUrl } from './target.ts';
 import type { InventoryStore } from './port.ts';
 import { isPostgresUrl, pasteableUrl, redactUrl } from './postgres/connection.ts';
 import { openPostgresStore } from './postgres/store.ts';

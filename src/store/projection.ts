@@ -1,30 +1,16 @@
 // The projection's role of the storage port: the entries (one row per tracked pet) that
 // GET /v1/inventory lists and a PATCH is decided against, the signal that they changed,
-// and their replacement by a rebuild. And the projection's one rule: applyEvent turns
-// an event into the entry's next row. The live write path (the batch planner) and the
-// replay (rebuild-projection) both use it, so they cannot drift apart. Only the
-// adapter's projection module writes the rows.
-import { evolve } from '../domain/evolve.ts';
-import type { AppliedEvent, EntryState, PetStatus } from '../domain/events.ts';
+// and their replacement by a rebuild. The rows are made by the domain's one rule
+// (domain/apply-event.ts); only the adapter's projection module writes them.
+import type { Entry } from '../domain/apply-event.ts';
+import type { PetStatus } from '../domain/events.ts';
 
-export function applyEvent(entry: Entry | undefined, event: AppliedEvent): Entry {
-  const state = evolve(entry, event);
-  if (state.version !== event.version) {
-    throw new Error(`event ${event.seq} has version ${event.version}, the entry expects ${state.version}`);
-  }
-  return { petId: event.petId, quantity: state.quantity, status: state.status, version: state.version, updatedAt: event.recordedAt };
-}
-
-/** One inventory entry: a row of the projection. */
-export interface Entry extends EntryState {
-  petId: bigint;
-  updatedAt: string;
-}
+export type { Entry };
 
 /** A projection row for GET /v1/inventory: [petId, quantity, status, version]. */
 export type InventoryRow = [petId: bigint, quantity: number, status: PetStatus, version: number];
 
-export interface EntryReadOptions {
+interface EntryReadOptions {
   /** Wall-clock time (Date.now) by which the read answers or fails. */
   waitUntil?: number;
 }
@@ -36,7 +22,7 @@ export interface Projection {
   changeToken(): Promise<string>;
   /** The same token when the store can tell it at once, without waiting (SQLite: a
    * statement; PostgreSQL: while its notifications prove current); else undefined. */
-  changeTokenNow?(): string | undefined;
+  changeTokenNow(): string | undefined;
   /** The projection by petId, a page at a time, from one snapshot. */
   inventoryRows(): AsyncIterable<InventoryRow[]>;
   /**

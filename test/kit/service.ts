@@ -1,6 +1,7 @@
-// A service process for end-to-end tests: started the way `npm start` does
-// (node dist/server.mjs, built from the source when it is newer: kit/bundle.ts) on a given database (INVENTORY_DB), on a free port, and always
-// killed afterwards (killAll), with every wait bounded.
+// A service process for end-to-end tests: started the way `npm start` does (node
+// dist/server.mjs, built from the source when it is newer: kit/bundle.ts) on a given
+// database (INVENTORY_DB), on a free port, and always killed afterwards (killAll), with
+// every wait bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { serverBundle } from './bundle.ts';
@@ -36,14 +37,22 @@ export interface Service {
 
 const running = new Set<ChildProcess>();
 
-export function spawnService(env: Record<string, string>): {
+export function spawnService(
+  env: Record<string, string>,
+  /** Modules loaded before the server (--import), such as a test's entry in test/kit/. */
+  preload: readonly string[] = [],
+): {
   proc: ChildProcess;
   out: () => string;
   err: () => string;
   exited: Service['exited'];
   onData: (listener: () => void) => void;
 } {
-  const proc = spawn(process.execPath, [serverBundle()], {
+  // A preload hooks the source's own imports (the crash tests' store opener): the source
+  // then runs through tsx, as the bundle has no imports left to hook.
+  const args =
+    preload.length === 0 ? [serverBundle()] : [...['tsx', ...preload].flatMap((module) => ['--import', module]), 'src/server.ts'];
+  const proc = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -116,11 +125,13 @@ export interface ServiceOptions {
   /** Whether this start must print the bootstrap key (an empty database). */
   expectKey: boolean;
   env?: Record<string, string>;
+  /** Modules loaded before the server (--import). */
+  preload?: readonly string[];
 }
 
 /** Starts the service on db and waits until it listens (and, if expected, for the bootstrap message). */
 export async function startService(options: ServiceOptions): Promise<Service> {
-  const s = spawnService({ INVENTORY_DB: options.db, ...options.env });
+  const s = spawnService({ INVENTORY_DB: options.db, ...options.env }, options.preload);
   const port = await waitFor(s, () => listeningPort(s.out()), 'the "listening" log line');
   let bootstrapKey: string | undefined;
   if (options.expectKey) {

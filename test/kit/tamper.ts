@@ -3,7 +3,7 @@
 // these to show what the hash chain and saved digests catch.
 import Database from 'better-sqlite3';
 import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
-import type { KeyChainRow } from '../../src/store/audit-reads.ts';
+import type { KeyChainRow } from '../../src/store/keys.ts';
 
 /** Runs run on a plain read-write connection to the file, as anyone with the file could. */
 export function withFile<T>(path: string, run: (db: Database.Database) => T): T {

@@ -66,7 +66,7 @@ export interface Head {
   hash: string;
 }
 
-export function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
+function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
   const selected = (Array.isArray(result) ? result : [result]).find(
     (r) => r.command === 'SELECT' && r.fields.some((f) => f.name === 'seq'),
   );

@@ -31,9 +31,9 @@ export const QUERY_TIMEOUT_MS = 15_000;
  * need) is ended by the server after IDLE_IN_TRANSACTION_MS, which releases its locks.
  * A batch sets its own lock timeout from its deadline (SET LOCAL).
  */
-export const SERVICE_LOCK_TIMEOUT_MS = 4_500;
-export const SERVICE_STATEMENT_TIMEOUT_MS = 6_000;
-export const IDLE_IN_TRANSACTION_MS = 6_000;
+const SERVICE_LOCK_TIMEOUT_MS = 4_500;
+const SERVICE_STATEMENT_TIMEOUT_MS = 6_000;
+const IDLE_IN_TRANSACTION_MS = 6_000;
 /** TCP keepalive, on both ends: a peer that is gone without a word (a host down, a cut
  * network) is noticed after about KEEPALIVE_IDLE_S + 3 x KEEPALIVE_INTERVAL_S seconds
  * instead of the hours a connection otherwise waits. */
@@ -41,7 +41,7 @@ const KEEPALIVE_IDLE_S = 5;
 const KEEPALIVE_INTERVAL_S = 2;
 const KEEPALIVE_COUNT = 3;
 
-export interface PoolOptions {
+interface PoolOptions {
   /** Every transaction read-only, enforced by the server (the reading commands). */
   readonly?: boolean;
   /** The service's pool: every session bounded by the service's timeouts above. */
@@ -163,17 +163,17 @@ export async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; 
 
 /** How long a COMMIT sent just before its deadline may take to answer: the client is
  * answered at its deadline anyway; this is how long the batch waits to learn its fate. */
-export const COMMIT_GRACE_MS = 5_000;
+const COMMIT_GRACE_MS = 5_000;
 
 /** The deadline of a transaction (Date.now()): every round trip gets what is left of it. */
-export interface TransactionBounds {
+interface TransactionBounds {
   deadline: number;
   /** Just before COMMIT is sent: from then on its outcome may be unknown. */
   onCommitting?: () => void;
 }
 
 /** A connection of the pool by deadline; one that comes later goes back unused. */
-export async function checkoutBy(pool: pg.Pool, deadline: number): Promise<{ client: pg.PoolClient; release: (error?: Error) => void }> {
+async function checkoutBy(pool: pg.Pool, deadline: number): Promise<{ client: pg.PoolClient; release: (error?: Error) => void }> {
   const connecting = checkout(pool);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import type { ReplayRow } from '../event-log.ts';
-import { applyEvent, type Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 
 interface EntryRow {

@@ -5,8 +5,9 @@
 // replayed from them, as rebuild-projection would.
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
-import { StoreNotEmpty, type HistoryImport, type KeyRecord } from '../history-copy.ts';
-import { applyEvent, type Entry } from '../projection.ts';
+import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
+import type { KeyRecord } from '../keys.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
 import { writeEntries } from './projection.ts';

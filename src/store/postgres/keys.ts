@@ -3,7 +3,7 @@
 // proves current (changes.ts keysSeq: every key change NOTIFYs its seq in the key chain,
 // and a heartbeat sent within the last 100 ms came back); the memory is read again from
 // the database as soon as a newer seq is heard. Otherwise (the connection down, a
-// heartbeat late) authenticate asks the database every time, as before. So a key revoked
+// heartbeat late) authenticate asks the database every time. So a key revoked
 // through any instance fails in every instance within 100 ms, in the revoking instance at
 // its next request. Every creation and revocation is entered in the key log
 // (api_key_events) first, chained under the key chain's head, which each key change
@@ -22,13 +22,13 @@ import {
   knownKeys,
   scopeData,
   trustedKey,
+  type KeyRecord,
   type KeyScope,
   type KeyStore,
   type KeyTrustRow,
   type Principal,
   type Revocation,
 } from '../keys.ts';
-import type { KeyRecord } from '../history-copy.ts';
 import { KEYS_CHANNEL, type ChangeWatch } from './changes.ts';
 import { inTransaction } from './connection.ts';
 

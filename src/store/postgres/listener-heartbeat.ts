@@ -12,9 +12,9 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
 // Often enough that one sent within the last 100 ms is normally back (keys.ts).
-export const HEARTBEAT_MS = 30;
+const HEARTBEAT_MS = 30;
 export const OVERDUE_MS = 1_500;
-export const DEAD_MS = 4_000;
+const DEAD_MS = 4_000;
 
 export interface Heartbeat {
   /** When the last heartbeat came back (ms since the epoch), or when it started. */

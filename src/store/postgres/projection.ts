@@ -15,7 +15,7 @@
 // Only events change the projection, and only while holding the head: a pet that no
 // event touched after the snapshot has the same live row at step 2 as at step 1.
 import type pg from 'pg';
-import { applyEvent, type Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { inTransaction } from './connection.ts';
 import type { makeReads } from './reads.ts';
@@ -115,7 +115,7 @@ function writeShadow(client: pg.ClientBase, entries: Iterable<Entry>): Promise<v
   return writeEntries(client, entries, SHADOW);
 }
 
-export interface SwapDeps {
+interface SwapDeps {
   pool: pg.Pool;
   reads: Pick<ReturnType<typeof makeReads>, 'replayPages'>;
   /** BEGIN and lock the chain head. */

@@ -7,14 +7,14 @@
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
+import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
-import type { KeyRecord } from '../history-copy.ts';
+import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
 import { checkout, inTransaction } from './connection.ts';
 
 const PAGE_ROWS = 256;
-export const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 
 type Queryable = pg.Pool | pg.ClientBase;
 

@@ -23,7 +23,7 @@ import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
 const REBUILD_LOCK_WAIT_MS = 30_000;
 
-export interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'auditing' | 'onMigrated' | 'signingKey'> {
+interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist' | 'auditing' | 'onMigrated' | 'signingKey'> {
   now?: () => number;
   /** Opened by the service: every session bounded to fit a request's budget (connection.ts). */
   service?: boolean;
@@ -134,15 +134,17 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
       }
     },
     unavailable: () => undefined,
-    storageStatus: () => undefined,
-    poolStatus: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    connectionStatus() {
+    diagnostics() {
       const { lastCommitSeenAt, lastCommitSeenAgeSeconds, ...notifications } = watch.status();
       return {
-        pool: { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount },
-        notifications,
-        lastCommitSeenAt,
-        lastCommitSeenAgeSeconds,
+        store: 'postgres',
+        pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+        connection: {
+          pool: { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount },
+          notifications,
+          lastCommitSeenAt,
+          lastCommitSeenAgeSeconds,
+        },
       };
     },
     fault: postgresFault,

@@ -15,7 +15,7 @@ import { makeEntryReader } from './entries.ts';
 import type { IdempotencyWriter } from './idempotency.ts';
 import type { ProjectionTable } from './projection.ts';
 
-export interface EventWriter {
+interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
 }
 

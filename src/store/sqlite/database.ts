@@ -15,7 +15,7 @@ import { openedElsewhereProblem } from './side-files.ts';
 export type Db = Database.Database;
 
 /** Another process has the database open in a way that forbids opening it now. */
-export class DatabaseInUse extends Error {
+class DatabaseInUse extends Error {
   override name = 'DatabaseInUse';
 }
 

@@ -3,7 +3,7 @@
 // that disagrees with the log's version is replayed from the pet's own events.
 import type { Db } from './database.ts';
 import type { ReplayRow } from '../event-log.ts';
-import { applyEvent, type Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import type { ProjectionTable } from './projection.ts';
 

@@ -9,7 +9,7 @@
 // three.
 import { statSync, type BigIntStats } from 'node:fs';
 
-export interface FileIdentity {
+interface FileIdentity {
   /** undefined while the paths name the opened files, else why not. */
   problem(): string | undefined;
   /** The database file is still the one opened, but its -wal or -shm is not. */

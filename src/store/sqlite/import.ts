@@ -6,7 +6,7 @@
 import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
-import { applyEvent, type Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 
 export async function importHistory(

@@ -4,7 +4,6 @@
 // refuse a key or a revocation without its event.
 import type { ChangeToken, Db } from './database.ts';
 import { GENESIS_HASH, keyEventHash, type KeyEventType } from '../hash-chain.ts';
-import type { KeyRecord } from '../history-copy.ts';
 import {
   distrustNotices,
   generateKey,
@@ -18,13 +17,14 @@ import {
   scopeData,
   trustedKey,
   type KeyInfo,
+  type KeyRecord,
   type KeyScope,
   type KeyTrustRow,
   type Principal,
   type Revocation,
 } from '../keys.ts';
 
-export interface KeyWriter {
+interface KeyWriter {
   create(name: string, createdBy: string, at: string, scope?: KeyScope): string;
   /** Atomic (IMMEDIATE): of several processes starting on one new file, one makes it. */
   createFirst(name: string, createdBy: string, at: string): string | undefined;

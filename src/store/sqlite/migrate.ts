@@ -70,7 +70,7 @@ export function migrate(db: Database.Database, migrations = loadMigrations(), pa
 
 /** Makes event_hash(prev_hash, seq, pet_id, …) and key_event_hash(prev_hash, seq, type, …)
  * callable from SQL (the migrations use them). */
-export function registerEventHash(db: Database.Database): void {
+function registerEventHash(db: Database.Database): void {
   db.function('key_event_hash', { deterministic: true, safeIntegers: true }, (prevHash, seq, type, name, keyHash, recordedAt, actor) =>
     keyEventHash({
       prevHash: String(prevHash),

@@ -13,9 +13,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from './database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
-import type { AdjustmentRow, AuditFilter, KeyChainRow, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
+import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
-import type { KeyRecord } from '../history-copy.ts';
+import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
 import { makeEntryReader } from './entries.ts';
 import { makeIdempotencyReader, type IdempotencyTable } from './idempotency.ts';

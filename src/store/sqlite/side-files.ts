@@ -8,7 +8,7 @@
 // second writer on new side files is what destroys the file. Such a process is found by
 // what it holds open: a -wal or -shm that the kernel shows as deleted.
 import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import type { Db } from './database.ts';
+import type Database from 'better-sqlite3';
 
 /** What became of the acknowledged writes in a log that is no longer at its path. */
 export const Rescue = {
@@ -35,7 +35,7 @@ export function rescueMessage(rescue: number): string {
  * other process can be writing beside it. Returns undefined while the checkpoint could
  * not finish (a reader of ours in the log): try again.
  */
-export function saveAcknowledged(db: Db, path: string): Rescue | undefined {
+export function saveAcknowledged(db: Database.Database, path: string): Rescue | undefined {
   const appeared = ['-wal', '-shm'].some((suffix) => statSync(`${path}${suffix}`, { throwIfNoEntry: false }) !== undefined);
   if (appeared) return Rescue.Unsafe;
   const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];

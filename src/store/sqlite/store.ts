@@ -24,7 +24,7 @@ import { commitCounter, startWriterThread, type AsyncWriter, type StartWriter } 
 import { makeWriter, type Writer } from './writer.ts';
 import { SIGNING_ACTOR, type SigningKeyData } from '../../signing.ts';
 
-export interface StoreDeps {
+interface StoreDeps {
   /** The clock that stamps keys' creation and revocation. */
   now?: () => number;
 }
@@ -73,7 +73,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
-    importHistory: writer.importHistory,
+    importHistory: writer.importHistory ?? (() => Promise.reject(new Error(THREADED_IMPORT))),
     keys,
     idempotency: {
       find: async (scope, at) => reader.idempotency.find(scope, at),
@@ -85,11 +85,14 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
     unavailable: () => writer.unavailable?.(),
-    storageStatus: () => writer.storageStatus?.(),
+    diagnostics: () => ({ store: 'sqlite', wal: writer.storageStatus?.() }),
     fault: sqliteFault,
     close: () => writer.close(),
   };
 }
+
+const THREADED_IMPORT =
+  'a store writing through its writer thread cannot take a copy (its transaction would wait on the source between pages): open it in place';
 
 function signWith(writer: Pick<AsyncWriter, 'useSigningKey'>, key: SigningKeyData, now: () => number): Promise<void> {
   return writer.useSigningKey(key, new Date(now()).toISOString(), SIGNING_ACTOR);

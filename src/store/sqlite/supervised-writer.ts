@@ -6,7 +6,7 @@
 import { StoreUnavailable } from '../health.ts';
 import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
 
-export type SupervisedWriter = AsyncWriter & {
+type SupervisedWriter = AsyncWriter & {
   unavailable(): string | undefined;
   walBlockedSince(): number | undefined;
   rescue(): number;

@@ -13,7 +13,7 @@ import { statSync } from 'node:fs';
 import type { Db } from './database.ts';
 
 /** Shared between the writer thread and the event loop (a SharedArrayBuffer). */
-export interface WalShared {
+interface WalShared {
   /** [0]: operations sent to the writer thread and not yet answered. */
   queued: Int32Array;
   /** [0]: Date.now() since checkpoints have been held back, 0 when they are not. */

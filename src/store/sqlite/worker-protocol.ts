@@ -2,7 +2,7 @@
 import type { WireError } from './errors.ts';
 import type { Writer } from './writer.ts';
 
-export type Op = keyof Writer | 'close';
+type Op = keyof Writer | 'close';
 
 export interface Request {
   id: number;

@@ -6,7 +6,7 @@ import type { Db } from './database.ts';
 import type { KeyScope, Revocation } from '../keys.ts';
 import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
 import { StoreUnavailable } from '../health.ts';
-import { applyEvent, type Entry } from '../projection.ts';
+import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';

@@ -2,8 +2,8 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
-import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
-import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from './health.ts';
+import { REQUEST_BUDGET_MS, within } from './deadline.ts';
+import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from './store/health.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -26,8 +26,7 @@ function storageFault(store: Pick<StoreHealth, 'fault'>, error: unknown): string
 }
 
 export function makeStorageHealth(
-  store: Pick<StoreHealth, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> &
-    Partial<Pick<StoreHealth, 'storageStatus' | 'connectionStatus'>>,
+  store: Pick<StoreHealth, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> & Pick<StoreHealth, 'diagnostics'>,
   deps: { now: () => number; probeEveryMs?: number },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
@@ -40,7 +39,10 @@ export function makeStorageHealth(
     succeeded() {
       fault = undefined;
     },
-    status: () => store.storageStatus?.() ?? store.connectionStatus?.(),
+    status() {
+      const shown = store.diagnostics();
+      return shown.store === 'sqlite' ? shown.wal : shown.connection;
+    },
     async problem() {
       // A database that stops answering makes readiness answer "not ready" within the
       // request's budget, not when a driver gives up.

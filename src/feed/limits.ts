@@ -1,0 +1,32 @@
+// The bounds of the change feed in one process, and their defaults.
+
+export interface FeedLimits {
+  /** Streams open at once in this process; one more is refused (FeedUnavailable). */
+  maxStreams: number;
+  /** Bytes a stream's reader may leave waiting in this process before it is cut off. */
+  maxBehindBytes: number;
+  /** How long a stream's output may wait for its reader before it is cut off. */
+  maxBehindMs: number;
+  /** A comment line goes to a stream that was sent nothing for this long. */
+  heartbeatMs: number;
+  /** How often the store's change token is looked at (commits of other processes). */
+  pollMs: number;
+  /** How often the keys of open streams are checked (revocation). */
+  keyCheckMs: number;
+  /** After this process commits, the hub reads at most once in this long: under a stream
+   * of writes, each read (and each stream's write) then carries many commits, not one. */
+  commitReadGapMs: number;
+  /** At shutdown, how long a stream may take to receive what was committed. */
+  closeGraceMs: number;
+}
+
+export const DEFAULT_FEED_LIMITS: FeedLimits = {
+  maxStreams: 256,
+  maxBehindBytes: 1024 * 1024,
+  maxBehindMs: 30_000,
+  heartbeatMs: 15_000,
+  pollMs: 100,
+  keyCheckMs: 500,
+  commitReadGapMs: 10,
+  closeGraceMs: 5_000,
+};
