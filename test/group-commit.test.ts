@@ -229,7 +229,7 @@ batch("later commands on a pet share a conflicting earlier one's fate, and chain
 batch('retries are bounded: a pet that others keep writing fails with CommitFailed (503)', async (ctx) => {
   const { racing, batches, close } = await racingStore(ctx, () => true);
   try {
-    const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
+    const commands = makeCommandHandler({ store: racing, now: Date.now, retry: { attempts: 3, minTimeoutMs: 0, factor: 2 } });
     const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
     assert.ok(failed instanceof CommitFailed, String(failed));
     assert.ok(failed.cause instanceof VersionConflict);
