@@ -92,7 +92,7 @@ const OUTCOME_GIVE_UP_MS = 10 * 60_000;
 
 export interface CommandDeps extends GroupCommitHooks {
   /** The write path: the entries a command is decided against, the log it appends to. */
-  store: Pick<EventLog, 'appendBatch' | 'commitOutcome'> & Pick<Projection, 'loadEntries'>;
+  store: Pick<EventLog, 'appendBatch' | 'commitOutcome'> & Pick<Projection, 'loadEntries'> & Partial<Pick<Projection, 'changeTokenNow'>>;
   now: () => number;
   /** How a command is decided again when other writers keep coming first. */
   retry?: RetryPolicy;
@@ -172,31 +172,42 @@ export function makeCommandHandler({
     return batch.map((job) => (job.progress.abandoned ? { ok: false, error: new DeadlinePassed() } : outcomes[k++]!));
   };
 
+  const entries = knownEntries(store);
+  /** The entries of the jobs' pets: those known, and the others read from the store. */
+  const entriesOf = async (jobs: Job[], useKnown: boolean, readBy: number) => {
+    const current = new Map<bigint, Entry | undefined>();
+    const missing: bigint[] = [];
+    for (const job of jobs) {
+      for (const { petId } of job.commands) {
+        if (current.has(petId)) continue;
+        const entry = useKnown ? entries.get(petId) : undefined;
+        current.set(petId, entry);
+        if (entry === undefined) missing.push(petId);
+      }
+    }
+    if (missing.length > 0) for (const [petId, entry] of await store.loadEntries(missing, { waitUntil: readBy })) current.set(petId, entry);
+    return { current, known: useKnown && missing.length < current.size };
+  };
+
   const commitJobs = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
     const at = now();
     const recordedAt = new Date(at).toISOString();
     const expiresAt = new Date(at + idempotencyTtlMs).toISOString();
+    const readBy = Math.min(...jobs.map((job) => job.deadline));
+    // Decided against the entries this process's commits left, where the store says no
+    // other writer came since; a refusal decided so is decided again on what the store
+    // reads (a stale entry's append the store refuses itself, by its expected version).
+    const known = entries.valid();
+    let decided = decideJobs(jobs, await entriesOf(jobs, known, readBy), recordedAt);
+    if (known && decided.refusedOnKnown) decided = decideJobs(jobs, await entriesOf(jobs, false, readBy), recordedAt);
     // Refusals whose answer is stored: the submission records it and appends nothing.
     const refusals = new Map<number, RefusalStored>();
-    const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
-    // The entries as this batch's earlier submissions will leave them.
-    const readBy = Math.min(...jobs.map((job) => job.deadline));
-    const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds, { waitUntil: readBy }));
     const outcomes: Outcome<Entry[]>[] = new Array<Outcome<Entry[]>>(jobs.length);
     const submissions: Submission[] = [];
     const positions: number[] = [];
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
-      const decidedVersion = current.get(job.commands[0]!.petId)?.version ?? 0;
-      let result: { entry: Entry } | { error: unknown };
-      let appends: StreamAppend[] = [];
-      try {
-        appends =
-          job.commands.length === 1 ? [decideOne(job.commands[0]!, current, recordedAt)] : decideAll(job.commands, current, recordedAt);
-        result = { entry: current.get(job.commands[0]!.petId)! };
-      } catch (error) {
-        result = { error };
-      }
+      const { result, appends, decidedVersion } = decided.results[i]!;
       // The record of the job's answer, decided on its first pet's entry as it was.
       const answer = job.idempotent?.answer(result);
       if ('error' in result && !answer) {
@@ -240,13 +251,15 @@ export function makeCommandHandler({
           outcomes[i] = { ok: false, error: refusal };
           continue;
         }
-        const entries: Written[] = [];
+        const written: Written[] = [];
         for (const a of outcome.value) {
           for (const e of a.events) types.push(e.type);
-          entries.push(a.receipt ? { ...a.entry, receipt: a.receipt } : a.entry);
+          entries.remember(a.entry);
+          written.push(a.receipt ? { ...a.entry, receipt: a.receipt } : a.entry);
         }
-        outcomes[i] = { ok: true, value: entries };
+        outcomes[i] = { ok: true, value: written };
       }
+      entries.committed(appended.some((outcome) => !outcome.ok));
       onAppended?.(submissions.length, (performance.now() - started) / 1000, types);
     }
     return outcomes;
@@ -360,6 +373,77 @@ export function makeCommandHandler({
   return {
     handleAll: (commands, meta) => run(commands, meta, undefined, Date.now() + LOCK_WAIT_MS + commands.length * PER_COMMAND_MS),
     handle: async (command, meta, idempotent, deadline) => (await run([command], meta, idempotent, deadline))[0]!,
+  };
+}
+
+interface Decided {
+  results: { result: { entry: Entry } | { error: unknown }; appends: StreamAppend[]; decidedVersion: number }[];
+  /** A job was refused while some entry came from memory. */
+  refusedOnKnown: boolean;
+}
+
+/** Decides the jobs in order, each against the entries as the earlier ones leave them. */
+function decideJobs(
+  jobs: Job[],
+  { current, known }: { current: Map<bigint, Entry | undefined>; known: boolean },
+  recordedAt: string,
+): Decided {
+  const results: Decided['results'] = [];
+  let refusedOnKnown = false;
+  for (const job of jobs) {
+    const first = job.commands[0]!;
+    const decidedVersion = current.get(first.petId)?.version ?? 0;
+    try {
+      const appends = job.commands.length === 1 ? [decideOne(first, current, recordedAt)] : decideAll(job.commands, current, recordedAt);
+      results.push({ result: { entry: current.get(first.petId)! }, appends, decidedVersion });
+    } catch (error) {
+      refusedOnKnown ||= known;
+      results.push({ result: { error }, appends: [], decidedVersion });
+    }
+  }
+  return { results, refusedOnKnown };
+}
+
+/** The most entries kept in memory; past it they are forgotten and read again. */
+const KNOWN_ENTRIES = 10_000;
+
+/**
+ * The entries this process's commits left, valid while the store's change token has not
+ * moved since the last of them: then no other writer (another process, an operator
+ * command, a rebuild) came in between, and the store's read would give the same. A
+ * writer that slips in between a commit and the token read after it leaves an entry
+ * that is stale, which decides an append the store refuses (its expected version), never
+ * a wrong answer: refusals are decided again on a fresh read.
+ */
+function knownEntries(store: Partial<Pick<Projection, 'changeTokenNow'>>) {
+  const known = new Map<bigint, Entry>();
+  let token: string | undefined;
+  const forget = () => {
+    known.clear();
+    token = undefined;
+  };
+  return {
+    valid(): boolean {
+      if (token === undefined) return false;
+      if (store.changeTokenNow?.() === token) return true;
+      forget();
+      return false;
+    },
+    get: (petId: bigint) => known.get(petId),
+    remember(entry: Entry) {
+      if (known.size >= KNOWN_ENTRIES) known.clear();
+      known.set(entry.petId, entry);
+    },
+    /** After a batch; failed: some submission failed (its pets are read again). */
+    committed(failed: boolean) {
+      if (failed || !store.changeTokenNow) return forget();
+      // The batch committed: a store that cannot tell now must not fail its answers.
+      try {
+        token = store.changeTokenNow();
+      } catch {
+        forget();
+      }
+    },
   };
 }
 
