@@ -240,6 +240,29 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
   }
 });
 
+batch('the retry policy is data: each retry waits minTimeoutMs times factor to the power of the retries before it', async (ctx) => {
+  const { racing, batches, close } = await racingStore(ctx, () => true);
+  const started: number[] = [];
+  const timed: InventoryStore = {
+    ...racing,
+    appendBatch: (submissions, options) => {
+      started.push(performance.now());
+      return racing.appendBatch(submissions, options);
+    },
+  };
+  try {
+    const commands = makeCommandHandler({ store: timed, now: Date.now, retry: { attempts: 3, minTimeoutMs: 40, factor: 3 } });
+    const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('patient')).catch((e: unknown) => e);
+    assert.ok(failed instanceof CommitFailed, String(failed));
+    assert.is(batches.length, 3);
+    // Each gap is at least the pause (less a millisecond of timer rounding), whatever the load adds.
+    assert.ok(started[1]! - started[0]! >= 39, `first retry after ${started[1]! - started[0]!} ms`);
+    assert.ok(started[2]! - started[1]! >= 119, `second retry after ${started[2]! - started[1]!} ms`);
+  } finally {
+    await close();
+  }
+});
+
 batch('a pet this process wrote last is decided without reading it again (SQLite), while no other writer came', async (ctx) => {
   const reads: bigint[][] = [];
   const counting: InventoryStore = {
