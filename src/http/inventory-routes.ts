@@ -68,10 +68,12 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
   const inFlight = makeInFlight();
   const { records, now, onReplay, onRefused } = idempotency;
   const replay = (answer: StoredAnswer & { receipt?: string | null }): Answer => {
-    const headers: Record<string, string> = { 'Idempotent-Replayed': 'true' };
+    // In the order the documentation shows them.
+    const headers: Record<string, string> = {};
     if (answer.etag !== null) headers.ETag = answer.etag;
     // The original write's receipt: the replay appended nothing.
     if (answer.receipt) headers['Log-Receipt'] = answer.receipt;
+    headers['Idempotent-Replayed'] = 'true';
     onReplay?.();
     return { status: answer.status, headers, type: 'application/json', body: answer.body };
   };
