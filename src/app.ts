@@ -1,29 +1,25 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does).
-// The app carries its shortcut (http/shortcut.ts), which the node:http server tries
-// before Koa: the plain GET /v1/inventory of a known key, answered from memory as the
-// road below would answer it. The middleware order is the data's one road:
-// metrics -> errors -> request id -> access log -> Host present -> CORS (answers preflights) -> auth
-// (/v1) -> routes (media type, size, path id, body) -> command (decide, preconditions,
-// append + project in one transaction) -> response.
-import Koa from 'koa';
+// The app is one middleware, the road (http/road.ts): the route table below, matched once
+// per request, each route's chain composed once here: observe (request id, access log,
+// metrics) -> error boundary -> Host present -> CORS (when configured; answers
+// preflights) -> auth (/v1) -> body and validation (PATCH) -> handler -> command
+// (decide, preconditions, append + project in one transaction) -> answer.
+import Koa, { type Middleware } from 'koa';
 import { makeCommandHandler } from './commands.ts';
 import { makeCommitSignal } from './commit-signal.ts';
-import { accessLog } from './http/access-log.ts';
 import { appErrorLog } from './http/app-errors.ts';
-import { bearerAuth, under } from './http/auth.ts';
-import { corsFor, servedBy } from './http/cors.ts';
-import { docsRouter } from './http/docs-routes.ts';
-import { eventsRouter } from './http/events-routes.ts';
+import { bearerAuth } from './http/auth.ts';
+import { corsFor } from './http/cors.ts';
+import { docsRoutes } from './http/docs-routes.ts';
+import { eventsRoutes } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './feed/hub.ts';
-import { errorHandler } from './http/errors.ts';
+import { errorBoundary } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { makeInventoryCache } from './http/inventory-json.ts';
-import { inventoryRouter } from './http/inventory-routes.ts';
-import { logRouter } from './http/log-routes.ts';
-import { operationsRouter } from './http/operations-routes.ts';
-import { allowedMethods } from './http/options.ts';
-import { requestId } from './http/request-id.ts';
-import { inventoryShortcut, type Shortcut } from './http/shortcut.ts';
+import { inventoryRoutes } from './http/inventory-routes.ts';
+import { logRoutes } from './http/log-routes.ts';
+import { operationsRoutes } from './http/operations-routes.ts';
+import { dispatcher, observe, type Match } from './http/road.ts';
 import type { Logger } from './logger.ts';
 import { makeMetrics, type Metrics } from './metrics.ts';
 import { loadOpenApi } from './openapi.ts';
@@ -49,10 +45,10 @@ interface AppDeps {
   idempotencyTtlMs?: number;
   /** Signs the log's heads; the store opened with the same key signs the receipts. */
   signer?: Signer;
+  /** Stages put in every chain right after CORS, before authentication (tests show that
+   * a stage added here is on every route's road). */
+  stages?: ((match: Match) => Middleware | undefined)[];
 }
-
-/** The Koa app, with the requests it may answer before Koa (see above). */
-export type ServiceApp = Koa & { shortcut?: Shortcut };
 
 export function buildApp({
   store,
@@ -64,7 +60,8 @@ export function buildApp({
   feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
   signer,
-}: AppDeps): ServiceApp {
+  stages = [],
+}: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
   const storage = makeStorageHealth(store, { now });
   // What reacts to this process's commits subscribes to one signal.
@@ -83,10 +80,10 @@ export function buildApp({
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
   const inventory = makeInventoryCache(store, { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() });
-  const routers = [
-    operationsRouter({ storage, openapiText, accepting, metrics: metrics.registry }),
-    docsRouter(),
-    inventoryRouter({
+  const routes = [
+    ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
+    ...docsRoutes(),
+    ...inventoryRoutes({
       store,
       inventory,
       commands,
@@ -98,33 +95,27 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
-    logRouter({ store, now, signer }),
-    eventsRouter({ store, feed }),
+    ...logRoutes({ store, now, signer }),
+    ...eventsRoutes({ store, feed }),
   ];
 
-  const app: ServiceApp = new Koa();
+  const app = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
-  app.use(metrics.middleware(routers));
+  const host = requireHost();
   app.use(
-    errorHandler(logger, {
-      fault: (error) => store.fault(error),
-      onUnavailable: (error) => {
-        storage.failed(error);
-        metrics.unavailable(error);
-      },
+    dispatcher(routes, {
+      observe: observe(logger, metrics),
+      boundary: errorBoundary(logger, {
+        fault: (error) => store.fault(error),
+        onUnavailable: (error) => {
+          storage.failed(error);
+          metrics.unavailable(error);
+        },
+      }),
+      front: [() => host, ...(corsOrigins.length > 0 ? [corsFor(corsOrigins)] : []), ...stages],
+      auth: bearerAuth(store.keys, logger),
     }),
   );
-  app.use(requestId());
-  app.use(accessLog(logger));
-  app.use(requireHost());
-  if (corsOrigins.length > 0) app.use(corsFor(corsOrigins, servedBy(routers)));
-  app.use(under('/v1', bearerAuth(store.keys, logger)));
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(allowedMethods(router));
-  }
-  // With CORS the answer depends on the Origin (and says Vary: Origin): Koa's road only.
-  if (corsOrigins.length === 0) app.shortcut = inventoryShortcut({ keys: store.keys, inventory, logger, metrics });
   return app;
 }

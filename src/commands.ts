@@ -6,11 +6,12 @@
 // decided together and appended as one batch. A later command on the same pet in a
 // batch is decided against the earlier one's result. The store checks each append's
 // expected version inside its transaction; when another writer (another process) came
-// first, the command is loaded and decided again, a bounded number of times. However
-// many batches a command goes through, it waits for the write lock at most 5 s in all.
+// first, the command is loaded and decided again, as the retry policy says (attempts and
+// back-off, as data). However many batches a command goes through, it waits for the
+// write lock at most its deadline in all.
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { decide, type Command } from './domain/decide.ts';
-import type { EventMeta } from './domain/events.ts';
+import type { EntryState, EventMeta } from './domain/events.ts';
 import { evolve } from './domain/evolve.ts';
 import { CommitFailed, groupCommit, type GroupCommitHooks } from './group-commit.ts';
 import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from './store/idempotency.ts';
@@ -42,6 +43,17 @@ export class IdempotentReplay extends Error {
 /** The key's answer was stored for another request (another fingerprint). */
 export class IdempotencyKeyReused extends Error {
   override name = 'IdempotencyKeyReused';
+}
+
+/** A refusal (404, 412) whose answer was stored with its key: it is answered as stored. */
+export class RefusalStored extends Error {
+  constructor(
+    readonly refusal: unknown,
+    readonly answer: StoredAnswer,
+  ) {
+    super('the refusal of this idempotency key was stored');
+    this.name = 'RefusalStored';
+  }
 }
 
 /** An entry as a command left it, with the Log-Receipt of its write when the store signs. */
@@ -80,10 +92,10 @@ const OUTCOME_GIVE_UP_MS = 10 * 60_000;
 
 export interface CommandDeps extends GroupCommitHooks {
   /** The write path: the entries a command is decided against, the log it appends to. */
-  store: Pick<EventLog, 'appendBatch' | 'commitOutcome'> & Pick<Projection, 'loadEntries'>;
+  store: Pick<EventLog, 'appendBatch' | 'commitOutcome'> & Pick<Projection, 'loadEntries'> & Partial<Pick<Projection, 'changeTokenNow'>>;
   now: () => number;
-  /** How often a command is decided in all when other writers keep coming first. */
-  maxAttempts?: number;
+  /** How a command is decided again when other writers keep coming first. */
+  retry?: RetryPolicy;
   /** How long the answer of a request with an Idempotency-Key is kept. */
   idempotencyTtlMs?: number;
   /** After a batch was appended: how many submissions, in how many seconds, and the
@@ -111,16 +123,33 @@ interface Job {
   /** Date.now() by which the command is answered, whatever the lock does. */
   deadline: number;
   progress: Progress;
+  /** Settles the caller's promise; undefined once it was settled. */
+  resolve?: (entries: Entry[]) => void;
+  reject?: (error: unknown) => void;
+  /** Answered CommitUnconfirmed: its batch's outcome is to be logged once known. */
+  unconfirmed?: boolean;
 }
 
-// Each conflict means another writer committed on the pet (progress, not a stall); with
-// two processes batching 20 writers each onto 20 pets, 5 attempts were seen to run out
-// on a loaded machine. The 5 s deadline still bounds the whole.
-const DEFAULT_ATTEMPTS = 20;
+/**
+ * How a command that met another writer's commit (a VersionConflict: progress, not a
+ * stall) is tried again: at most `attempts` decisions in all, the n-th retry after
+ * `minTimeoutMs * factor^(n-1)` (0: in the next batch). The deadline bounds the whole
+ * whatever the policy says. (emmett's `retries: { retries, minTimeout, factor }`.)
+ */
+export interface RetryPolicy {
+  attempts: number;
+  minTimeoutMs: number;
+  factor: number;
+}
+
+// Conflicts come from other processes writing the same pets; each is another writer's
+// progress, so many attempts are allowed, the deadline bounding them
+// (docs/performance.md has what was measured).
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 20, minTimeoutMs: 0, factor: 2 };
 /** The longest a command waits for the database's write lock, in all its batches. */
 export const LOCK_WAIT_MS = REQUEST_BUDGET_MS;
-/** What handleAll adds to LOCK_WAIT_MS per command: an operator's file of 40,000 pets is
- * one batch whose statements take seconds, which a request's 5 s would cut short. */
+/** What handleAll adds to LOCK_WAIT_MS per command: an operator's file of many pets is
+ * one batch whose statements take longer than a request's budget. */
 const PER_COMMAND_MS = 1;
 
 export function makeCommandHandler({
@@ -129,7 +158,7 @@ export function makeCommandHandler({
   onCommit,
   onAppended,
   onCommitOutcome,
-  maxAttempts = DEFAULT_ATTEMPTS,
+  retry = DEFAULT_RETRY,
   idempotencyTtlMs = DEFAULT_IDEMPOTENCY_TTL_MS,
 }: CommandDeps): CommandHandler {
   const commitBatch = async (batch: Job[]): Promise<Outcome<Entry[]>[]> => {
@@ -143,152 +172,191 @@ export function makeCommandHandler({
     return batch.map((job) => (job.progress.abandoned ? { ok: false, error: new DeadlinePassed() } : outcomes[k++]!));
   };
 
+  const entries = knownEntries(store);
+  /** The entries of the jobs' pets: those known, and the others read from the store. */
+  const entriesOf = async (jobs: Job[], useKnown: boolean, readBy: number) => {
+    const current = new Map<bigint, Entry | undefined>();
+    const missing: bigint[] = [];
+    for (const job of jobs) {
+      for (const { petId } of job.commands) {
+        if (current.has(petId)) continue;
+        const entry = useKnown ? entries.get(petId) : undefined;
+        current.set(petId, entry);
+        if (entry === undefined) missing.push(petId);
+      }
+    }
+    if (missing.length > 0) for (const [petId, entry] of await store.loadEntries(missing, { waitUntil: readBy })) current.set(petId, entry);
+    return { current, known: useKnown && missing.length < current.size };
+  };
+
   const commitJobs = async (jobs: Job[]): Promise<Outcome<Entry[]>[]> => {
     const at = now();
     const recordedAt = new Date(at).toISOString();
     const expiresAt = new Date(at + idempotencyTtlMs).toISOString();
-    // The record of a job's answer, decided on its first pet's entry as it was.
-    const recordOf = (job: Job, result: { entry: Entry } | { error: unknown }, decidedVersion: number) => {
-      const answer = job.idempotent?.answer(result);
-      if (!job.idempotent || !answer) return undefined;
-      const { scope, path, fingerprint } = job.idempotent;
-      return {
-        record: { ...scope, path, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
-        decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
-      };
-    };
-    // Refusals whose answer is stored: the submission records it and appends nothing.
-    const refusals = new Map<number, unknown>();
-    const petIds = [...new Set(jobs.flatMap((job) => job.commands.map((c) => c.petId)))];
-    // The entries as this batch's earlier submissions will leave them.
     const readBy = Math.min(...jobs.map((job) => job.deadline));
-    const current = new Map<bigint, Entry | undefined>(await store.loadEntries(petIds, { waitUntil: readBy }));
+    // Decided against the entries this process's commits left, where the store says no
+    // other writer came since; a refusal decided so is decided again on what the store
+    // reads (a stale entry's append the store refuses itself, by its expected version).
+    const known = entries.valid();
+    let decided = decideJobs(jobs, await entriesOf(jobs, known, readBy), recordedAt);
+    if (known && decided.refusedOnKnown) decided = decideJobs(jobs, await entriesOf(jobs, false, readBy), recordedAt);
+    // Refusals whose answer is stored: the submission records it and appends nothing.
+    const refusals = new Map<number, RefusalStored>();
     const outcomes: Outcome<Entry[]>[] = new Array<Outcome<Entry[]>>(jobs.length);
     const submissions: Submission[] = [];
     const positions: number[] = [];
-    jobs.forEach((job, i) => {
-      const decidedVersion = current.get(job.commands[0]!.petId)?.version ?? 0;
-      try {
-        const changed = new Map<bigint, Entry>();
-        const appends: StreamAppend[] = job.commands.map((command) => {
-          const entry = changed.has(command.petId) ? changed.get(command.petId) : current.get(command.petId);
-          const events = decide(command, entry);
-          let state = entry;
-          for (const event of events) {
-            const next = evolve(state, event);
-            state = { ...next, petId: command.petId, updatedAt: recordedAt };
-          }
-          if (state) changed.set(command.petId, state);
-          return { petId: command.petId, expectedVersion: entry?.version ?? 0, events };
-        });
-        for (const [petId, entry] of changed) current.set(petId, entry);
-        const result = changed.get(job.commands[0]!.petId);
-        const idempotency = result && recordOf(job, { entry: result }, decidedVersion);
-        submissions.push({ meta: job.meta, recordedAt, appends, ...(idempotency ? { idempotency } : {}) });
-        positions.push(i);
-      } catch (error) {
-        const idempotency = recordOf(job, { error }, decidedVersion);
-        if (idempotency) {
-          submissions.push({ meta: job.meta, recordedAt, appends: [], idempotency });
-          positions.push(i);
-          refusals.set(i, error);
-        } else outcomes[i] = { ok: false, error };
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!;
+      const { result, appends, decidedVersion } = decided.results[i]!;
+      // The record of the job's answer, decided on its first pet's entry as it was.
+      const answer = job.idempotent?.answer(result);
+      if ('error' in result && !answer) {
+        outcomes[i] = { ok: false, error: result.error };
+        continue;
       }
-    });
+      const submission: Submission = { meta: job.meta, recordedAt, appends };
+      if (answer) {
+        const { scope, path, fingerprint } = job.idempotent!;
+        submission.idempotency = {
+          record: { ...scope, path, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
+          decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
+        };
+        if ('error' in result) refusals.set(i, new RefusalStored(result.error, answer));
+      }
+      submissions.push(submission);
+      positions.push(i);
+    }
     if (submissions.length > 0) {
       // Real time, not the injected clock: this bounds how long a client waits.
-      const waitUntil = Math.min(...positions.map((i) => jobs[i]!.deadline));
+      let waitUntil = Infinity;
+      for (const i of positions) waitUntil = Math.min(waitUntil, jobs[i]!.deadline);
       const started = performance.now();
       const appended = await store.appendBatch(submissions, {
         waitUntil,
-        onCommitting: () => jobs.forEach((job) => (job.progress.committing = true)),
+        onCommitting: () => {
+          for (const job of jobs) job.progress.committing = true;
+        },
       });
-      onAppended?.(
-        submissions.length,
-        (performance.now() - started) / 1000,
-        appended.flatMap((outcome) => (outcome.ok ? outcome.value.flatMap((a) => a.events.map((e) => e.type)) : [])),
-      );
-      appended.forEach((outcome, k) => {
+      const types: string[] = [];
+      for (let k = 0; k < appended.length; k++) {
+        const outcome = appended[k]!;
         const i = positions[k]!;
-        // A refusal whose answer was stored is still a refusal.
-        if (outcome.ok && refusals.has(i)) outcomes[i] = { ok: false, error: refusals.get(i) };
-        else
-          outcomes[i] = outcome.ok
-            ? { ok: true, value: outcome.value.map((a): Written => (a.receipt ? { ...a.entry, receipt: a.receipt } : a.entry)) }
-            : outcome;
-      });
+        if (!outcome.ok) {
+          outcomes[i] = outcome;
+          continue;
+        }
+        // A refusal whose answer was stored is still a refusal, answered as stored.
+        const refusal = refusals.get(i);
+        if (refusal) {
+          outcomes[i] = { ok: false, error: refusal };
+          continue;
+        }
+        const written: Written[] = [];
+        for (const a of outcome.value) {
+          for (const e of a.events) types.push(e.type);
+          entries.remember(a.entry);
+          written.push(a.receipt ? { ...a.entry, receipt: a.receipt } : a.entry);
+        }
+        outcomes[i] = { ok: true, value: written };
+      }
+      entries.committed(appended.some((outcome) => !outcome.ok));
+      onAppended?.(submissions.length, (performance.now() - started) / 1000, types);
     }
     return outcomes;
   };
   const submit = groupCommit(commitBatch, { onCommit });
 
-  /** Logs, once the database can tell, what became of a batch whose clients could not be told. */
-  const findOutcome = (settled: Promise<unknown>, requestIds: string[]) => {
-    const report = (outcome: CommitOutcomeReport['outcome']) => onCommitOutcome?.({ requestIds, outcome });
-    const lookUp = (unconfirmed: CommitUnconfirmed, since: number) => {
-      store.commitOutcome(unconfirmed.batch).then(report, () => {
-        if (Date.now() - since > OUTCOME_GIVE_UP_MS) return report('unknown');
-        setTimeout(() => lookUp(unconfirmed, since), OUTCOME_RETRY_MS).unref();
-      });
-    };
-    settled.then(
-      () => report('committed'),
-      (error: unknown) => (error instanceof CommitUnconfirmed ? lookUp(error, Date.now()) : report('not committed')),
+  /** Logs, once the database can tell, what became of a batch whose client was told it
+   * could not be confirmed. */
+  const report = (job: Job, outcome: CommitOutcomeReport['outcome']) => onCommitOutcome?.({ requestIds: [job.meta.requestId], outcome });
+  const lookUp = (job: Job, unconfirmed: CommitUnconfirmed, since: number) => {
+    store.commitOutcome(unconfirmed.batch).then(
+      (outcome) => report(job, outcome),
+      () => {
+        if (Date.now() - since > OUTCOME_GIVE_UP_MS) return report(job, 'unknown');
+        setTimeout(() => lookUp(job, unconfirmed, since), OUTCOME_RETRY_MS).unref();
+      },
     );
   };
 
-  /** The job's result, or by its deadline (and a grace for a stuck batch) what may be said instead. */
-  const answered = (settled: Promise<Entry[]>, job: Job): Promise<Entry[]> => {
-    let told = false;
-    const unconfirmed = () => {
-      if (told) return;
-      told = true;
-      findOutcome(settled, [job.meta.requestId]);
-    };
-    const result = settled.catch((error: unknown) => {
-      if (error instanceof CommitUnconfirmed) unconfirmed();
-      throw error;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => {
-          const { progress } = job;
-          if (!progress.committing) {
-            // Not sent: dropped from the queue. Sent: the store sends no COMMIT after
-            // the batch's deadline, which is this job's or earlier.
-            if (!progress.sent) progress.abandoned = true;
-            return reject(new DeadlinePassed());
-          }
-          unconfirmed();
-          reject(new CommitUnconfirmed({}));
-        },
-        Math.max(0, job.deadline - Date.now() + ANSWER_GRACE_MS),
+  // The jobs whose callers wait, and one timer for the earliest of their deadlines (and
+  // the grace for a stuck batch): a job settled before it costs nothing of its own.
+  const waiting = new Set<Job>();
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Infinity;
+  const arm = (at: number) => {
+    if (timer) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(sweep, Math.max(0, at - Date.now()));
+    // The callers' own connections keep the process alive while they wait.
+    timer.unref();
+  };
+  const sweep = () => {
+    timer = undefined;
+    timerAt = Infinity;
+    const at = Date.now();
+    let next = Infinity;
+    for (const job of waiting) {
+      const due = job.deadline + ANSWER_GRACE_MS;
+      if (due <= at) late(job);
+      else if (due < next) next = due;
+    }
+    if (next < Infinity) arm(next);
+  };
+  const take = (job: Job) => {
+    const { resolve, reject } = job;
+    waiting.delete(job);
+    job.resolve = undefined;
+    job.reject = undefined;
+    return { resolve, reject };
+  };
+  /** What may be said by the deadline of a job whose batch has not settled. */
+  const late = (job: Job) => {
+    const { reject } = take(job);
+    const { progress } = job;
+    if (!progress.committing) {
+      // Not sent: dropped from the queue. Sent: the store sends no COMMIT after the
+      // batch's deadline, which is this job's or earlier.
+      if (!progress.sent) progress.abandoned = true;
+      return reject?.(new DeadlinePassed());
+    }
+    job.unconfirmed = true;
+    reject?.(new CommitUnconfirmed({}));
+  };
+  const settled = (job: Job, entries: Entry[]) => {
+    if (job.resolve) take(job).resolve?.(entries);
+    else if (job.unconfirmed) report(job, 'committed');
+  };
+  const failed = (job: Job, error: unknown) => {
+    const answered = job.reject === undefined;
+    if (error instanceof CommitUnconfirmed) {
+      job.unconfirmed = true;
+      lookUp(job, error, Date.now());
+    } else if (answered && job.unconfirmed) report(job, 'not committed');
+    if (!answered) take(job).reject?.(error);
+  };
+  const attempt = (job: Job) =>
+    new Promise<Entry[]>((resolve, reject) => {
+      job.resolve = resolve;
+      job.reject = reject;
+      waiting.add(job);
+      if (job.deadline + ANSWER_GRACE_MS < timerAt) arm(job.deadline + ANSWER_GRACE_MS);
+      submit(job).then(
+        (entries) => settled(job, entries),
+        (error: unknown) => failed(job, error),
       );
     });
-    return Promise.race([result, late]).finally(() => clearTimeout(timer));
-  };
 
   const run = async (commands: Command[], meta: EventMeta, idempotent?: Idempotent, given?: number): Promise<Entry[]> => {
     const deadline = given ?? Date.now() + LOCK_WAIT_MS;
-    for (let attempt = 1; ; attempt++) {
+    for (let n = 1; ; n++) {
       // A request that spent its time before it got here (a slow authentication) is not
       // carried out after it was answered.
-      if (Date.now() >= deadline) throw attempt === 1 ? new DeadlinePassed() : new CommitFailed(new DeadlinePassed());
+      if (Date.now() >= deadline) throw n === 1 ? new DeadlinePassed() : new CommitFailed(new DeadlinePassed());
       try {
-        const job: Job = {
-          commands,
-          meta,
-          deadline,
-          progress: { sent: false, committing: false, abandoned: false },
-          ...(idempotent ? { idempotent } : {}),
-        };
-        const settled = submit(job);
-        // An answer given before the batch settled leaves its result to nobody.
-        settled.catch(() => undefined);
-        const answer = answered(settled, job);
-        answer.catch(() => undefined);
-        return await answer;
+        const job: Job = { commands, meta, deadline, progress: { sent: false, committing: false, abandoned: false } };
+        if (idempotent) job.idempotent = idempotent;
+        return await attempt(job);
       } catch (error) {
         if (error instanceof IdempotencyKeyTaken) {
           if (error.record.fingerprint === idempotent?.fingerprint) throw new IdempotentReplay(error.record);
@@ -296,7 +364,9 @@ export function makeCommandHandler({
         }
         if (!(error instanceof VersionConflict)) throw error;
         // Others kept writing this entry: "not now", like a lock held too long.
-        if (attempt >= maxAttempts || Date.now() >= deadline) throw new CommitFailed(error);
+        if (n >= retry.attempts || Date.now() >= deadline) throw new CommitFailed(error);
+        const pause = Math.min(retry.minTimeoutMs * retry.factor ** (n - 1), deadline - Date.now());
+        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   };
@@ -304,6 +374,106 @@ export function makeCommandHandler({
     handleAll: (commands, meta) => run(commands, meta, undefined, Date.now() + LOCK_WAIT_MS + commands.length * PER_COMMAND_MS),
     handle: async (command, meta, idempotent, deadline) => (await run([command], meta, idempotent, deadline))[0]!,
   };
+}
+
+interface Decided {
+  results: { result: { entry: Entry } | { error: unknown }; appends: StreamAppend[]; decidedVersion: number }[];
+  /** A job was refused while some entry came from memory. */
+  refusedOnKnown: boolean;
+}
+
+/** Decides the jobs in order, each against the entries as the earlier ones leave them. */
+function decideJobs(
+  jobs: Job[],
+  { current, known }: { current: Map<bigint, Entry | undefined>; known: boolean },
+  recordedAt: string,
+): Decided {
+  const results: Decided['results'] = [];
+  let refusedOnKnown = false;
+  for (const job of jobs) {
+    const first = job.commands[0]!;
+    const decidedVersion = current.get(first.petId)?.version ?? 0;
+    try {
+      const appends = job.commands.length === 1 ? [decideOne(first, current, recordedAt)] : decideAll(job.commands, current, recordedAt);
+      results.push({ result: { entry: current.get(first.petId)! }, appends, decidedVersion });
+    } catch (error) {
+      refusedOnKnown ||= known;
+      results.push({ result: { error }, appends: [], decidedVersion });
+    }
+  }
+  return { results, refusedOnKnown };
+}
+
+/** The most entries kept in memory; past it they are forgotten and read again. */
+const KNOWN_ENTRIES = 10_000;
+
+/**
+ * The entries this process's commits left, valid while the store's change token has not
+ * moved since the last of them: then no other writer (another process, an operator
+ * command, a rebuild) came in between, and the store's read would give the same. A
+ * writer that slips in between a commit and the token read after it leaves an entry
+ * that is stale, which decides an append the store refuses (its expected version), never
+ * a wrong answer: refusals are decided again on a fresh read.
+ */
+function knownEntries(store: Partial<Pick<Projection, 'changeTokenNow'>>) {
+  const known = new Map<bigint, Entry>();
+  let token: string | undefined;
+  const forget = () => {
+    known.clear();
+    token = undefined;
+  };
+  return {
+    valid(): boolean {
+      if (token === undefined) return false;
+      if (store.changeTokenNow?.() === token) return true;
+      forget();
+      return false;
+    },
+    get: (petId: bigint) => known.get(petId),
+    remember(entry: Entry) {
+      if (known.size >= KNOWN_ENTRIES) known.clear();
+      known.set(entry.petId, entry);
+    },
+    /** After a batch; failed: some submission failed (its pets are read again). */
+    committed(failed: boolean) {
+      if (failed || !store.changeTokenNow) return forget();
+      // The batch committed: a store that cannot tell now must not fail its answers.
+      try {
+        token = store.changeTokenNow();
+      } catch {
+        forget();
+      }
+    },
+  };
+}
+
+/** Decides one command against the entries, and leaves its result in them. */
+function decideOne(command: Command, entries: Map<bigint, Entry | undefined>, recordedAt: string): StreamAppend {
+  const entry = entries.get(command.petId);
+  const events = decide(command, entry);
+  let state: EntryState | undefined = entry;
+  for (const event of events) state = evolve(state, event);
+  if (state)
+    entries.set(command.petId, {
+      petId: command.petId,
+      quantity: state.quantity,
+      status: state.status,
+      version: state.version,
+      updatedAt: recordedAt,
+    });
+  return { petId: command.petId, expectedVersion: entry?.version ?? 0, events };
+}
+
+/** Decides commands all or none: the entries change only if none is refused. */
+function decideAll(commands: Command[], entries: Map<bigint, Entry | undefined>, recordedAt: string): StreamAppend[] {
+  const changed = new Map<bigint, Entry | undefined>();
+  const view = {
+    get: (petId: bigint) => (changed.has(petId) ? changed.get(petId) : entries.get(petId)),
+    set: (petId: bigint, entry: Entry) => changed.set(petId, entry),
+  };
+  const appends = commands.map((command) => decideOne(command, view as Map<bigint, Entry | undefined>, recordedAt));
+  for (const [petId, entry] of changed) entries.set(petId, entry);
+  return appends;
 }
 
 /** A command handler over a store, as the operator commands use it. */

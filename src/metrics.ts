@@ -3,8 +3,6 @@
 // type, a fault kind): never a pet id, a key's name, a request id or any other value a
 // client chooses, so that the series stay few and the page shows no identifiers.
 import type { ServerResponse } from 'node:http';
-import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { within } from './deadline.ts';
 import { VersionConflict } from './store/event-log.ts';
@@ -13,10 +11,8 @@ import type { InventoryStore } from './store/port.ts';
 
 export interface Metrics {
   registry: Registry;
-  /** Times every request by method, route template and status. */
-  middleware(routers: readonly Router[]): Middleware;
-  /** A request whose res closed, started at performance.now() `started`, as the middleware
-   * records it: for requests answered before Koa. */
+  /** Times a request whose res closed, started at performance.now() `started`, by
+   * method, route template (as the road matched it) and status. */
   answered(method: string, route: string, res: ServerResponse, started: number): void;
   /** A batch of submissions committed in `seconds`, appending events of these types. */
   committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;
@@ -50,10 +46,6 @@ function faultKind(error: unknown, faultOf: (error: unknown) => StorageFault | u
   }
   return 'other';
 }
-
-const METHODS = new Set(['GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
-/** The label of a path no route matches: a client's path is never a label value. */
-const UNMATCHED = 'unmatched';
 
 export function makeMetrics({ store, processMetrics = false }: MetricsOptions): Metrics {
   const registry = new Registry();
@@ -202,32 +194,6 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   return {
     registry,
     answered,
-    middleware(routers) {
-      // The route template a path belongs to, whatever the method (a 405 or a 401 on a
-      // real route is still that route's).
-      const templateOf = (path: string, method: string): string => {
-        for (const router of routers) {
-          const layer = router.match(path, method).path.find((l) => l.methods.length > 0);
-          if (typeof layer?.path === 'string') return layer.path;
-        }
-        return UNMATCHED;
-      };
-      return async function timeRequest(ctx, next) {
-        const started = performance.now();
-        ctx.res.once('close', () => {
-          // The router names the route it ran; only requests that ran none (a 401, 404
-          // or 405) need the template looked up.
-          const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-          answered(
-            METHODS.has(ctx.method) ? ctx.method : 'other',
-            typeof matched === 'string' ? matched : templateOf(ctx.path, ctx.method),
-            ctx.res,
-            started,
-          );
-        });
-        await next();
-      };
-    },
     committed(submissions, seconds, eventTypes) {
       batchSize.observe(submissions);
       commitDuration.observe(seconds);

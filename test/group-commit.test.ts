@@ -229,7 +229,7 @@ batch("later commands on a pet share a conflicting earlier one's fate, and chain
 batch('retries are bounded: a pet that others keep writing fails with CommitFailed (503)', async (ctx) => {
   const { racing, batches, close } = await racingStore(ctx, () => true);
   try {
-    const commands = makeCommandHandler({ store: racing, now: Date.now, maxAttempts: 3 });
+    const commands = makeCommandHandler({ store: racing, now: Date.now, retry: { attempts: 3, minTimeoutMs: 0, factor: 2 } });
     const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
     assert.ok(failed instanceof CommitFailed, String(failed));
     assert.ok(failed.cause instanceof VersionConflict);
@@ -239,6 +239,85 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
     await close();
   }
 });
+
+batch('the retry policy is data: each retry waits minTimeoutMs times factor to the power of the retries before it', async (ctx) => {
+  const { racing, batches, close } = await racingStore(ctx, () => true);
+  const started: number[] = [];
+  const timed: InventoryStore = {
+    ...racing,
+    appendBatch: (submissions, options) => {
+      started.push(performance.now());
+      return racing.appendBatch(submissions, options);
+    },
+  };
+  try {
+    const commands = makeCommandHandler({ store: timed, now: Date.now, retry: { attempts: 3, minTimeoutMs: 40, factor: 3 } });
+    const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('patient')).catch((e: unknown) => e);
+    assert.ok(failed instanceof CommitFailed, String(failed));
+    assert.is(batches.length, 3);
+    // Each gap is at least the pause (less a millisecond of timer rounding), whatever the load adds.
+    assert.ok(started[1]! - started[0]! >= 39, `first retry after ${started[1]! - started[0]!} ms`);
+    assert.ok(started[2]! - started[1]! >= 119, `second retry after ${started[2]! - started[1]!} ms`);
+  } finally {
+    await close();
+  }
+});
+
+batch('a pet this process wrote last is decided without reading it again (SQLite), while no other writer came', async (ctx) => {
+  const reads: bigint[][] = [];
+  const counting: InventoryStore = {
+    ...ctx.store,
+    loadEntries: (petIds, options) => {
+      reads.push([...petIds]);
+      return ctx.store.loadEntries(petIds, options);
+    },
+  };
+  const commands = makeCommandHandler({ store: counting, now: Date.now });
+  await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first'));
+  assert.equal(reads, [[1n]], 'read once, not known yet');
+  reads.length = 0;
+  const second = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(2) }, meta('second'));
+  assert.is(second.version, 3);
+  // PostgreSQL's token moves with the notification of this very commit, which may come
+  // after it: there a batch may read, as before.
+  if (ctx.target.name === 'sqlite') assert.equal(reads, [], 'known from its own commit');
+  // Another process writes pet 1: the store's change token moves, and pet 1 is read again.
+  const otherStore = await ctx.target.open(ctx.db);
+  try {
+    await makeCommandHandler({ store: otherStore, now: Date.now }).handle({ type: 'SetStatus', petId: 1n, status: 'sold' }, meta('other'));
+  } finally {
+    await otherStore.close();
+  }
+  const third = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(4) }, meta('third'));
+  assert.equal([third.version, third.status, third.quantity], [5, 'sold', 5], 'decided on what the other writer left');
+});
+
+batch(
+  'an entry known from memory that another writer changed never answers wrongly: refusals and appends are decided again',
+  async (ctx) => {
+    const commands = makeCommandHandler({ store: ctx.store, now: Date.now });
+    await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first'));
+    // The other writer commits through a command handler of its own on the same store, so
+    // that the store's change token may not tell this one.
+    const other = makeCommandHandler({ store: ctx.store, now: Date.now });
+    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 9 }, meta('other'));
+    const guarded = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(3) }, meta('guarded'));
+    assert.equal([guarded.version, guarded.quantity], [4, 4], 'If-Match on the version the other writer left holds');
+    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('other-2'));
+    const plain = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('plain'));
+    assert.is(plain.version, 6, 'appended after the other writer’s event');
+    assert.equal(
+      (await written(ctx.store, (e) => BigInt(e.petId) === 1n && Number(e.version) > 1)).map((e) => ({ ...e, version: Number(e.version) })),
+      [
+        { requestId: 'first', version: 2 },
+        { requestId: 'other', version: 3 },
+        { requestId: 'guarded', version: 4 },
+        { requestId: 'other-2', version: 5 },
+        { requestId: 'plain', version: 6 },
+      ],
+    );
+  },
+);
 
 batch.run();
 

@@ -2,7 +2,7 @@
 // that the live write path kept. Random histories from a seeded generator, so a
 // failure names the seed that reproduces it.
 import * as assert from 'uvu/assert';
-import { IdempotencyKeyReused, IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
+import { IdempotencyKeyReused, IdempotentReplay, makeCommandHandler, RefusalStored, type Idempotent } from '../src/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { PetAlreadyTracked, PetNotTracked } from '../src/domain/errors.ts';
 import { PET_STATUSES } from '../src/domain/events.ts';
@@ -70,7 +70,8 @@ property('for 40 random histories of up to 300 commands over ids small and above
             }
             continue;
           }
-          const error: unknown = result.reason;
+          // A refusal whose answer was stored with its key comes with that answer.
+          const error: unknown = result.reason instanceof RefusalStored ? result.reason.refusal : result.reason;
           if (error instanceof IdempotentReplay) {
             const first = stored.get(scoped);
             // A 404 stored for the key is replayed too; a 200 as it was given.

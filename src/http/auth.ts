@@ -1,8 +1,10 @@
 // Bearer authentication (RFC 6750) for everything under /v1, unknown paths included, so
-// that nothing is revealed to a client without a valid key. The key's name becomes the
-// actor of the events the request causes; a read-only key may use only the methods that
-// change nothing.
-import type { Middleware } from 'koa';
+// that nothing is revealed to a client without a valid key (the road puts it in those
+// chains). The key's name becomes the actor of the events the request causes, and the
+// verified key itself stays on ctx.state for the routes that need it (a change feed
+// stream ends when it is revoked); a read-only key may use only the methods that change
+// nothing.
+import type { Context, Middleware, Next } from 'koa';
 import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
 import type { Logger } from '../logger.ts';
 import type { KeyStore, Principal } from '../store/keys.ts';
@@ -20,12 +22,6 @@ export function bearerCredential(header: string): string | undefined {
   return rest.length === 1 ? rest[0]! : '';
 }
 
-/** The key's actor if the store knows it from memory at once; undefined otherwise. */
-export function actorFromMemory(keys: Pick<KeyStore, 'verdictNow'>, header: string | undefined): string | undefined {
-  const token = header === undefined ? undefined : bearerCredential(header);
-  return token !== undefined && TOKEN.test(token) ? (keys.verdictNow(token)?.name ?? undefined) : undefined;
-}
-
 /** Methods that change nothing, which a read-only key may use. */
 const READING = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -34,7 +30,22 @@ export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
   keys.onDistrust?.((key, reason) =>
     logger?.warn({ keyName: key }, `API key "${key}" is refused: api_keys does not match the key log (${reason})`),
   );
-  return async function authenticate(ctx, next) {
+  const admit = (ctx: Context, next: Next, token: string, principal: Principal | null | undefined) => {
+    if (!principal) {
+      throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
+        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+      });
+    }
+    ctx.state.actor = principal.name;
+    ctx.state.credential = token;
+    if (principal.scope !== 'read-write' && !READING.has(ctx.method)) {
+      throw new HttpError(403, 'forbidden', 'this API key is read-only: it may read but not change anything', {
+        'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+      });
+    }
+    return next();
+  };
+  return function authenticate(ctx, next) {
     const token = bearerCredential(ctx.get('Authorization'));
     if (token === undefined) {
       // No credential, or another scheme (Basic, …): RFC 6750 section 3.1 says no error code.
@@ -42,32 +53,10 @@ export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
         'WWW-Authenticate': REALM,
       });
     }
-    // From memory when the store can tell at once; otherwise a database that stops
-    // answering makes this a 503 within the request's budget.
+    // From memory when the store can tell at once (no promise, no wait); otherwise a
+    // database that stops answering makes this a 503 within the request's budget.
     const known = TOKEN.test(token) ? keys.verdictNow(token) : null;
-    const principal: Principal | undefined =
-      known === undefined ? await within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS) : (known ?? undefined);
-    if (!principal) {
-      throw new HttpError(401, 'unauthorized', 'the API key is not valid', {
-        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
-      });
-    }
-    ctx.state.actor = principal.name;
-    if (principal.scope !== 'read-write' && !READING.has(ctx.method)) {
-      throw new HttpError(403, 'forbidden', 'this API key is read-only: it may read but not change anything', {
-        'WWW-Authenticate': 'Bearer error="insufficient_scope"',
-      });
-    }
-    await next();
-  };
-}
-
-/** Applies a middleware to every path under prefix (compared case-insensitively). */
-export function under(prefix: string, middleware: Middleware): Middleware {
-  const lower = prefix.toLowerCase();
-  return async (ctx, next) => {
-    const path = ctx.path.toLowerCase();
-    if (path === lower || path.startsWith(`${lower}/`)) await middleware(ctx, next);
-    else await next();
+    if (known !== undefined) return admit(ctx, next, token, known);
+    return within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS).then((principal) => admit(ctx, next, token, principal));
   };
 }

@@ -6,9 +6,9 @@
 // so that a browser can read a 401 or a 412. A preflight on a path that does not exist is
 // answered as the path is, 404, and grants nothing.
 import cors from '@koa/cors';
-import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { HttpError } from './errors.ts';
+import type { Match } from './road.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
 export const CORS_REQUEST_HEADERS = [
@@ -23,12 +23,8 @@ export const CORS_REQUEST_HEADERS = [
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link'];
 
-/** Whether any of the routers serves the path (by any method). */
-export function servedBy(routers: readonly Router[]): (path: string) => boolean {
-  return (path) => routers.some((router) => router.match(path, 'GET').path.some((layer) => layer.methods.length > 0));
-}
-
-export function corsFor(origins: readonly string[], exists: (path: string) => boolean): Middleware {
+/** The CORS stage of each chain of the road, made for its match. */
+export function corsFor(origins: readonly string[]): (match: Match) => Middleware {
   const allowed = new Set(origins);
   const grant = cors({
     origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
@@ -42,11 +38,12 @@ export function corsFor(origins: readonly string[], exists: (path: string) => bo
     // A browser may reuse a preflight answer for 10 minutes.
     maxAge: 600,
   });
-  return async function corsUnlessUnknown(ctx, next) {
+  const granted = grant as Middleware;
+  // A preflight on a path no route serves is refused as the path is: 404.
+  const refused: Middleware = (ctx, next) => {
     const preflight = ctx.method === 'OPTIONS' && ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
-    if (preflight && !exists(ctx.path)) {
-      throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
-    }
-    await grant(ctx, next);
+    if (preflight) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    return granted(ctx, next) as Promise<void>;
   };
+  return ({ template }) => (template === undefined ? refused : granted);
 }

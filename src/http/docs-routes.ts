@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import Router from '@koa/router';
 import { judgeRead, readConditions } from './preconditions.ts';
+import type { Route } from './road.ts';
 
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const HERE = join(dirname(new URL(import.meta.url).pathname), 'docs');
@@ -37,32 +37,31 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function docsRouter(): Router {
-  const router = new Router({ sensitive: true, strict: true });
+export function docsRoutes(): Route[] {
   // Read on first use, then kept: the bundle is about 1.5 MB and the page rarely asked for.
   const loaded = new Map<string, { body: Buffer; etag: string }>();
-  for (const [path, asset] of Object.entries(ASSETS)) {
-    router.get(path, (ctx) => {
+  return Object.entries(ASSETS).map(([path, asset]): Route => ({
+    method: 'GET',
+    template: path,
+    auth: false,
+    handler: (ctx) => {
       let file = loaded.get(path);
       if (!file) {
         const body = readFileSync(asset.file);
         file = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
         loaded.set(path, file);
       }
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      // Kept briefly, then revalidated by ETag: a new version of the package shows.
-      ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.set('ETag', file.etag);
-      if (path === '/docs') ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-      ctx.type = asset.type;
+      const headers: Record<string, string> = {
+        'X-Content-Type-Options': 'nosniff',
+        // Kept briefly, then revalidated by ETag: a new version of the package shows.
+        'Cache-Control': 'public, max-age=300',
+        ETag: file.etag,
+      };
+      if (path === '/docs') headers['Content-Security-Policy'] = CONTENT_SECURITY_POLICY;
       // If-None-Match as for the list (preconditions.ts), not ctx.fresh, which a
       // request's Cache-Control: no-cache defeats.
-      if (judgeRead(readConditions(ctx.req.headers), file.etag) === 'not-modified') {
-        ctx.status = 304;
-        return;
-      }
-      ctx.body = file.body;
-    });
-  }
-  return router;
+      if (judgeRead(readConditions(ctx.req.headers), file.etag) === 'not-modified') return { status: 304, headers, type: asset.type };
+      return { headers, type: asset.type, body: file.body };
+    },
+  }));
 }

@@ -1,7 +1,12 @@
-// Every failure leaves as {code, message, status}. HttpError is what the layers throw;
-// errorHandler, first in the chain, renders it, and turns anything else into a 503 (the
-// database is unavailable) or a 500 that reveals nothing internal.
-import type { Middleware } from 'koa';
+// Every failure leaves as {code, message, status}. The error boundary of the road renders
+// what is thrown below it: by the table of domain errors (ERROR_MAP), an HttpError as it
+// is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
+import type { Context, Middleware } from 'koa';
+import { IdempotencyKeyReused } from '../commands.ts';
+import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
+import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
+import { IdempotencyKeyInFlight } from '../store/idempotency.ts';
+import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
 import { CommitFailed } from '../group-commit.ts';
 import { CommitUnconfirmed } from '../store/event-log.ts';
@@ -48,6 +53,76 @@ export class HttpError extends Error {
   }
 }
 
+/** How one kind of error is answered; ctx: the request it failed (a message may quote it). */
+export interface ErrorMapping<E extends Error = Error> {
+  kind: abstract new (...args: never[]) => E;
+  answer(error: E, ctx: Context): HttpError;
+}
+
+function mapping<E extends Error>(kind: ErrorMapping<E>['kind'], answer: (error: E, ctx: Context) => HttpError): ErrorMapping {
+  return { kind, answer };
+}
+
+const UNAVAILABLE = () => new HttpError(503, 'unavailable', 'the database is unavailable; retry later', { 'Retry-After': '1' });
+
+/**
+ * Every error the layers below the edge throw, and its answer: the first mapping whose
+ * kind the error is wins. Handlers and the modules below them throw their own errors;
+ * only this table (and HttpError, already an answer) says what HTTP makes of them.
+ */
+export const ERROR_MAP: readonly ErrorMapping[] = [
+  mapping(HttpError, (error) => error),
+  mapping(PetNotTracked, (error) => new HttpError(404, 'pet_not_found', `pet ${error.petId} is not tracked`)),
+  mapping(PreconditionFailed, (error, ctx) => {
+    const current = entryTag(error.currentVersion);
+    const message =
+      error.failed === 'if-none-match-failed'
+        ? `If-None-Match matches or cannot be read: pet ${error.petId} is at version ${current}`
+        : `If-Match does not match: pet ${error.petId} is at version ${current}${weakTagNote(readConditions(ctx.req.headers))}`;
+    return new HttpError(412, 'precondition_failed', message, { ETag: current });
+  }),
+  mapping(
+    IdempotencyKeyReused,
+    () =>
+      new HttpError(
+        422,
+        'idempotency_key_reused',
+        'this Idempotency-Key was used for another request (another body, path or precondition): use a new key for a new request',
+      ),
+  ),
+  mapping(
+    IdempotencyKeyInFlight,
+    () =>
+      new HttpError(
+        409,
+        'idempotency_key_in_flight',
+        'a request with this Idempotency-Key is still being processed; retry after its answer',
+        { 'Retry-After': '1' },
+      ),
+  ),
+  mapping(
+    CommitUnconfirmed,
+    () =>
+      new HttpError(
+        503,
+        'commit_unconfirmed',
+        'the write may have been applied: its commit was sent but could not be confirmed in time; read the entry, or retry with the same Idempotency-Key',
+        { 'Retry-After': '1' },
+      ),
+  ),
+  mapping(CommitFailed, UNAVAILABLE),
+  mapping(StoreUnavailable, UNAVAILABLE),
+  mapping(FeedQueryInvalid, (error) => new HttpError(400, 'bad_request', error.message)),
+  mapping(
+    CursorRefused,
+    (error) => new HttpError(409, error.reason === 'past_head' ? 'cursor_past_head' : 'cursor_not_in_log', error.message),
+  ),
+  mapping(
+    FeedUnavailable,
+    (error) => new HttpError(503, 'unavailable', error.message, { 'Retry-After': error.reason === 'shutting_down' ? '1' : '5' }),
+  ),
+];
+
 // Errors thrown by the libraries below us (http-errors) carry only a status.
 const CODE_OF_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -57,26 +132,19 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
 };
 
-function toHttpError(err: unknown, fault: StorageFaultOf): HttpError | undefined {
-  if (err instanceof HttpError) return err;
-  const e = err as { status?: unknown; expose?: unknown; message?: unknown; code?: unknown };
-  if (err instanceof CommitUnconfirmed) {
-    return new HttpError(
-      503,
-      'commit_unconfirmed',
-      'the write may have been applied: its commit was sent but could not be confirmed in time; read the entry, or retry with the same Idempotency-Key',
-      { 'Retry-After': '1' },
-    );
-  }
-  if (err instanceof CommitFailed || err instanceof StoreUnavailable || fault(err)) {
-    return new HttpError(503, 'unavailable', 'the database is unavailable; retry later', {
-      'Retry-After': '1',
-    });
-  }
+/** The answer to an error: by the table, then the store's faults (503), then a library's
+ * exposed status; undefined for anything else (a bug: 500). */
+export function mapError(
+  err: unknown,
+  ctx: Context,
+  fault: StorageFaultOf,
+  map: readonly ErrorMapping[] = ERROR_MAP,
+): HttpError | undefined {
+  for (const m of map) if (err instanceof m.kind) return m.answer(err, ctx);
+  if (fault(err)) return UNAVAILABLE();
+  const e = err as { status?: unknown; expose?: unknown; message?: unknown };
   const code = typeof e?.status === 'number' ? CODE_OF_STATUS[e.status] : undefined;
-  if (code && e.expose === true && typeof e.message === 'string') {
-    return new HttpError(e.status as number, code, e.message);
-  }
+  if (code && e.expose === true && typeof e.message === 'string') return new HttpError(e.status as number, code, e.message);
   return undefined;
 }
 
@@ -84,51 +152,43 @@ function toHttpError(err: unknown, fault: StorageFaultOf): HttpError | undefined
 export type StorageFaultOf = (error: unknown) => StorageFault | undefined;
 
 /**
- * fault tells contention and storage faults (503) from bugs (500); onUnavailable hears
- * of every 503 that a failure caused (storage health listens).
+ * The road's error boundary (road.ts): every error thrown below it is answered as the
+ * table maps it. fault tells contention and storage faults (503) from bugs (500);
+ * onUnavailable hears of every 503 that a failure caused (storage health listens).
  */
-export function errorHandler(
+export function errorBoundary(
   logger: Logger,
-  { fault = () => undefined, onUnavailable = () => {} }: { fault?: StorageFaultOf; onUnavailable?: (error: unknown) => void } = {},
+  {
+    fault = () => undefined,
+    onUnavailable = () => {},
+    map = ERROR_MAP,
+  }: { fault?: StorageFaultOf; onUnavailable?: (error: unknown) => void; map?: readonly ErrorMapping[] } = {},
 ): Middleware {
   // On a full disk every request fails alike: a line (and a stack) each would flood the
   // log; once a second with a count says the same.
   const warnRepeated = repeatedWarnings(logger);
-  return async function renderErrors(ctx, next) {
-    let error: HttpError;
-    try {
-      await next();
-      // Nothing answered: an unknown path, or a known path with another method
-      // (the router has then set 405 or 501 and the Allow header).
-      if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405 && ctx.status !== 501)) return;
-      // The router answers 501 for a method it does not know at all; on a path that
-      // exists (Allow lists its methods) that is a 405, on any other path a 404.
-      const allow = ctx.response.get('Allow');
-      error =
-        ctx.status === 404 || allow === ''
-          ? new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`)
-          : new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allow}`);
-    } catch (err) {
-      const known = toHttpError(err, fault);
-      if (known) {
-        error = known;
-        if (known.status >= 500) {
-          warnUnavailable(warnRepeated, fault(err), err, known);
-          onUnavailable(err);
-        }
-      } else {
-        logger.error({ requestId: ctx.state.requestId, err: describe(err) }, 'unexpected error');
-        error = new HttpError(
-          500,
-          'internal_error',
-          `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`,
-        );
+  const render = (ctx: Context, err: unknown) => {
+    let error = mapError(err, ctx, fault, map);
+    if (error) {
+      if (error.status >= 500) {
+        warnUnavailable(warnRepeated, fault(err), err, error);
+        onUnavailable(err);
       }
+    } else {
+      logger.error({ requestId: ctx.state.requestId, err: describe(err) }, 'unexpected error');
+      error = new HttpError(
+        500,
+        'internal_error',
+        `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`,
+      );
     }
     ctx.set(error.headers);
     ctx.status = error.status;
     ctx.type = 'application/json';
     ctx.body = errorBody(error);
+  };
+  return function errorBoundary(ctx, next) {
+    return next().catch((err: unknown) => render(ctx, err));
   };
 }
 

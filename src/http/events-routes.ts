@@ -2,14 +2,11 @@
 // with Accept: text/event-stream, a Server-Sent Events stream that sends what the reader
 // missed and then every new event (the feed hub, src/feed/hub.ts). Either way a cursor
 // that is past the head or not in this log is refused (409), never followed in silence.
-// Authentication has already happened.
-import Router from '@koa/router';
-import type { Middleware } from 'koa';
-import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
+// Authentication has already happened: the verified key is on ctx.state.
 import type { Feed } from '../feed/hub.ts';
 import { digestOf, eventJson } from '../feed/event-json.ts';
 import { pageAfter, readFeedQuery, wantsStream, type CursorStore } from '../feed/position.ts';
-import { HttpError } from './errors.ts';
+import type { Route } from './road.ts';
 
 export interface EventsDeps {
   store: CursorStore;
@@ -20,28 +17,8 @@ export interface EventsDeps {
  * stream's lifetime is not a latency). */
 export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
-/** The feed's refusals as the edge answers them. */
-function feedErrorAsHttp(error: unknown): unknown {
-  if (error instanceof FeedQueryInvalid) return new HttpError(400, 'bad_request', error.message);
-  if (error instanceof CursorRefused)
-    return new HttpError(409, error.reason === 'past_head' ? 'cursor_past_head' : 'cursor_not_in_log', error.message);
-  if (error instanceof FeedUnavailable)
-    return new HttpError(503, 'unavailable', error.message, { 'Retry-After': error.reason === 'shutting_down' ? '1' : '5' });
-  return error;
-}
-
-const feedErrors: Middleware = async (_ctx, next) => {
-  try {
-    await next();
-  } catch (error) {
-    throw feedErrorAsHttp(error);
-  }
-};
-
-export function eventsRouter({ store, feed }: EventsDeps): Router {
-  const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
-
-  router.get('/events', feedErrors, async (ctx) => {
+export function eventsRoutes({ store, feed }: EventsDeps): Route[] {
+  const handler: Route['handler'] = async (ctx) => {
     ctx.vary('Accept');
     const stream = ctx.method === 'GET' && wantsStream(ctx.get('Accept'));
     // Last-Event-ID is an EventSource's header: pages go by after (and Link) alone.
@@ -50,7 +27,7 @@ export function eventsRouter({ store, feed }: EventsDeps): Router {
       await pageAfter(store, after, 0);
       feed.admit();
       // The key that opened the stream: the feed ends the stream once it is revoked.
-      const key = ctx.get('Authorization').trim().split(/ +/)[1]!;
+      const key = ctx.state.credential as string;
       ctx.respond = false;
       // A reader that goes away mid-stream is how streams end, not an error worth a line.
       const onerror = ctx.onerror.bind(ctx);
@@ -67,15 +44,15 @@ export function eventsRouter({ store, feed }: EventsDeps): Router {
       // How long an EventSource waits before it reconnects (with Last-Event-ID).
       res.write('retry: 1000\n\n');
       feed.follow(res, after.seq, key);
-      return;
+      return undefined;
     }
     const { rows, digest } = await pageAfter(store, after, limit);
     const next = rows.length > 0 ? digestOf(rows[rows.length - 1]!) : digest;
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Link', `</v1/events?after=${next}&limit=${limit}>; rel="next"`);
-    ctx.type = 'application/json';
-    ctx.body = `[${rows.map(eventJson).join(',')}]`;
-  });
-
-  return router;
+    return {
+      headers: { 'Cache-Control': 'no-store', Link: `</v1/events?after=${next}&limit=${limit}>; rel="next"` },
+      type: 'application/json',
+      body: `[${rows.map(eventJson).join(',')}]`,
+    };
+  };
+  return [{ method: 'GET', template: '/v1/events', auth: true, handler }];
 }

@@ -5,11 +5,11 @@ import type { Middleware } from 'koa';
 import { HttpError } from './errors.ts';
 
 export function requireHost(): Middleware {
-  return async function checkHost(ctx, next) {
+  return function checkHost(ctx, next) {
     const { httpVersionMajor, httpVersionMinor } = ctx.req;
     if (httpVersionMajor === 1 && httpVersionMinor >= 1 && ctx.req.headers.host === undefined) {
       throw new HttpError(400, 'bad_request', 'an HTTP/1.1 request needs a Host header');
     }
-    await next();
+    return next();
   };
 }

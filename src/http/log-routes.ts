@@ -4,10 +4,10 @@
 // extend them, and the signature proves to anyone that the service published them.
 // GET /v1/log/signing-keys: the public keys those signatures are checked with, as the
 // key log records them.
-import Router from '@koa/router';
 import { formatDigest } from '../store/hash-chain.ts';
 import type { LogHead, AuditReads } from '../store/audit-reads.ts';
 import { headMessage, type Signer } from '../signing.ts';
+import type { Route } from './road.ts';
 
 export interface LogHeadJson {
   logId: string;
@@ -43,16 +43,22 @@ export interface LogRouteDeps {
   signer?: Signer;
 }
 
-export function logRouter({ store, now, signer }: LogRouteDeps): Router {
-  const router = new Router({ prefix: '/v1', sensitive: true, strict: true });
-  router.get('/log/head', async (ctx) => {
-    const head = await store.logHead();
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = logHeadJson(head, now(), signer);
-  });
-  router.get('/log/signing-keys', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = await store.signingKeys();
-  });
-  return router;
+export function logRoutes({ store, now, signer }: LogRouteDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      template: '/v1/log/head',
+      auth: true,
+      handler: async () => {
+        const head = await store.logHead();
+        return { headers: { 'Cache-Control': 'no-store' }, body: logHeadJson(head, now(), signer) };
+      },
+    },
+    {
+      method: 'GET',
+      template: '/v1/log/signing-keys',
+      auth: true,
+      handler: async () => ({ headers: { 'Cache-Control': 'no-store' }, body: await store.signingKeys() }),
+    },
+  ];
 }

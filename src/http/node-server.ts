@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ServiceApp } from '../app.ts';
+import type Koa from 'koa';
 import { repeatedWarnings, type Logger } from '../logger.ts';
 import type { ErrorCode } from './errors.ts';
 import { guardStalls } from './stall-guard.ts';
@@ -105,9 +105,8 @@ export type ServiceServer = Server & {
 };
 
 /** logger hears, at most once a second, of connections closed for not reading. */
-export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): ServiceServer {
+export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): ServiceServer {
   const handle = app.callback();
-  const { shortcut } = app;
   // Each connection's latest request, while its body may still be refused by the parser.
   const reading = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
   // Each connection's responses not yet sent, in order (more than one: pipelined requests).
@@ -143,7 +142,6 @@ export function createHttpServer(app: ServiceApp, limits: ServerLimits = DEFAULT
       });
       if (draining) lastOnConnection(res);
       reading.set(socket, { req, res });
-      if (shortcut?.(req, res)) return;
       void handle(req, res);
     },
   );

@@ -1,20 +1,11 @@
 // Gives each request an id: the client's X-Request-Id when it is a sane token, a new
-// UUID otherwise. Every response echoes it, and every event it causes stores it.
+// UUID otherwise (the road's observe stage gives it). Every response echoes it, and
+// every event it causes stores it.
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
 
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The id of a request whose X-Request-Id header is given (undefined: none). */
 export function requestIdFor(given: string | undefined): string {
   return given !== undefined && SANE.test(given) ? given : randomUUID();
-}
-
-export function requestId(): Middleware {
-  return async function assignRequestId(ctx, next) {
-    const id = requestIdFor(ctx.get('X-Request-Id'));
-    ctx.state.requestId = id;
-    ctx.set('X-Request-Id', id);
-    await next();
-  };
 }
