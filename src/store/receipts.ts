@@ -139,8 +139,11 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
     const signed = new Promise<void>((resolve) => {
       const timer = setTimeout(() => waiting.get(id)?.(undefined), THREAD_WAIT_MS);
       timer.unref();
+      // Held open while a batch waits (and only then): the thread must not keep a process alive.
+      if (waiting.size === 0) port.ref();
       waiting.set(id, (signatures) => {
         waiting.delete(id);
+        if (waiting.size === 0) port.unref();
         clearTimeout(timer);
         if (signatures) put(pending, signatures);
         else signHere(pending);
