@@ -69,6 +69,19 @@ function actorProblem(
   return undefined;
 }
 
+/** Where the key log's times go backwards (a key event appended with an earlier date,
+ * as a back-dated KeyCreated would be, or instances' clocks apart); undefined when they do not. */
+function keyLogGoesBack(history: KeyHistory): string | undefined {
+  let latest = '';
+  for (const [seq, type, name, , recordedAt] of history.events) {
+    if (recordedAt < latest) {
+      return `the key log's recorded_at goes back in time at key seq ${seq} (${type} of "${name}" at ${recordedAt}, after ${latest}): a back-dated key event, or clocks apart`;
+    }
+    latest = recordedAt;
+  }
+  return undefined;
+}
+
 type Broken = Extract<Verdict, { ok: false }>;
 
 /** The rows of pages, one at a time. */
@@ -210,6 +223,7 @@ export async function verifyLog(
   const keys = verifyKeys(history, wantedKeys);
   if ('reason' in keys) return { ok: false, events, ...keys, chain: 'keys' };
   const lifetimes = keyLifetimes(history);
+  const keyClockBack = keyLogGoesBack(history);
   const walk = makeWalk('event', wanted);
   const fail = (broken: { seq: number; reason: string }): Broken => ({ ok: false, events, ...broken });
   // The newest version of each entry so far (by petId's decimal text).
@@ -271,6 +285,7 @@ export async function verifyLog(
             `(${clockBack.at}, after ${clockBack.after}): a clock set back, or events made outside the service`,
         ]
       : []),
+    ...(keyClockBack ? [keyClockBack] : []),
     ...(nearActor
       ? [
           `${nearActors === 1 ? 'an event' : `${nearActors} events`} within ${ACTOR_TIME_MARGIN_MS / 1000} s of ` +

@@ -376,6 +376,10 @@ const ROWS: Row[] = [
       );
     },
     alone: 'passes',
+    warning: new RegExp(
+      `^warning: the key log's recorded_at goes back in time at key seq \\d+ \\(KeyCreated of "mallory" at ${iso(0)}, after `,
+      'm',
+    ),
     kept: 'passes',
     service: { key: () => MALLORY, refuses: false },
   },
