@@ -100,8 +100,12 @@ export function receiptMessage(logId: string, seq: bigint | number, hash: string
 
 /** The Log-Receipt header (an RFC 8941 dictionary) of the event at seq with hash. */
 export function receiptHeader(signer: Signer, logId: string, seq: bigint | number, hash: string): string {
-  const sig = signer.sign(receiptMessage(logId, seq, hash)).toString('base64');
-  return `log="${logId}", seq=${seq}, hash="${hash}", key="${signer.keyId}", sig=:${sig}:`;
+  return receiptHeaderOf(logId, seq, hash, signer.keyId, signer.sign(receiptMessage(logId, seq, hash)).toString('base64'));
+}
+
+/** The Log-Receipt header from its members, the signature (base64) made already. */
+export function receiptHeaderOf(logId: string, seq: bigint | number, hash: string, keyId: string, signature: string): string {
+  return `log="${logId}", seq=${seq}, hash="${hash}", key="${keyId}", sig=:${signature}:`;
 }
 
 export interface Receipt {

@@ -3,20 +3,26 @@
 // its event: the record names the entry's version in its ETag and the quantity in its
 // body, so that event must be in the log. verify-log checks it, which catches a record
 // without its event (an event removed behind the triggers, or a record forged to make a
-// client believe a write happened).
+// client believe a write happened). A stored 200's receipt, which its replays send again,
+// must be a receipt of that very event: this log's id, the event's seq and hash, a key
+// the key log lists, and that key's signature.
 import { decodeEvent } from './domain/codec.ts';
+import type { AuditReads } from './store/audit-reads.ts';
 import type { IdempotencyStore } from './store/idempotency.ts';
 import type { EventLog } from './store/event-log.ts';
+import { parseReceipt, publicKeyFromRaw, receiptMessage, verifySignature, type Receipt } from './signing.ts';
 
 export type RecordsVerdict = { ok: true; records: number } | { ok: false; records: number; reason: string };
 
 const ITEM_PATH = /^\/v1\/inventory\/([1-9][0-9]*)$/;
 
 export async function verifyIdempotency(
-  store: Pick<EventLog, 'chainRows'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'logHead' | 'signingKeys'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
 ): Promise<RecordsVerdict> {
-  // By "petId:version": the quantity each stored 200 says was set.
-  const expected = new Map<string, { quantity: unknown; path: string }>();
+  const { logId } = await store.logHead();
+  const keys = new Map((await store.signingKeys()).map((k) => [k.keyId, publicKeyFromRaw(k.publicKey)]));
+  // By "petId:version": the quantity each stored 200 says was set, and its receipt.
+  const expected = new Map<string, { quantity: unknown; path: string; receipt?: Receipt }>();
   let records = 0;
   // Every record, expired ones not yet removed included (nothing expires before '').
   for await (const page of store.idempotency.unexpired('')) {
@@ -26,18 +32,35 @@ export async function verifyIdempotency(
       const pet = ITEM_PATH.exec(record.path)?.[1];
       const version = /^"([1-9][0-9]*)"$/.exec(record.etag ?? '')?.[1];
       if (!pet || !version) return { ok: false, records, reason: `a stored 200 for ${record.path} does not name an entry's version` };
-      expected.set(`${pet}:${version}`, { quantity: (JSON.parse(record.body) as { quantity?: unknown }).quantity, path: record.path });
+      const receipt = record.receipt ? parseReceipt(record.receipt) : undefined;
+      if (record.receipt) {
+        const wrong = receiptProblem(receipt, logId, keys);
+        if (wrong)
+          return { ok: false, records, reason: `the stored 200 for ${record.path} at version ${version} has a receipt that ${wrong}` };
+      }
+      expected.set(`${pet}:${version}`, {
+        quantity: (JSON.parse(record.body) as { quantity?: unknown }).quantity,
+        path: record.path,
+        ...(receipt ? { receipt } : {}),
+      });
     }
   }
   if (expected.size > 0) {
     for await (const page of store.chainRows()) {
-      for (const [, petId, version, type, data] of page) {
+      for (const [seq, petId, version, type, data, , , , , hash] of page) {
         const id = `${petId}:${version}`;
         const want = expected.get(id);
         if (!want) continue;
         const event = decodeEvent(type, data);
         if (event.type !== 'QuantitySet' || event.data.quantity !== want.quantity) {
           return { ok: false, records, reason: `the stored 200 for ${want.path} at version ${version} does not match that event` };
+        }
+        if (want.receipt && (BigInt(want.receipt.seq) !== seq || want.receipt.hash !== hash)) {
+          return {
+            ok: false,
+            records,
+            reason: `the stored 200 for ${want.path} at version ${version} has a receipt for seq ${want.receipt.seq}, not for its event (seq ${seq})`,
+          };
         }
         expected.delete(id);
       }
@@ -49,4 +72,16 @@ export async function verifyIdempotency(
     return { ok: false, records, reason: `a stored 200 for ${path} names version ${id.split(':')[1]}, which the log does not have` };
   }
   return { ok: true, records };
+}
+
+/** Why a stored receipt is not one this log's signing keys made; undefined when it is. */
+function receiptProblem(receipt: Receipt | undefined, logId: string, keys: ReadonlyMap<string, ReturnType<typeof publicKeyFromRaw>>) {
+  if (!receipt) return 'is not a Log-Receipt';
+  if (receipt.log !== logId) return `names log ${receipt.log}, not this log (${logId})`;
+  const key = keys.get(receipt.key);
+  if (!key) return `names signing key ${receipt.key}, which the key log does not list`;
+  if (!verifySignature(key, receiptMessage(logId, receipt.seq, receipt.hash), receipt.sig)) {
+    return `does not verify with key ${receipt.key}`;
+  }
+  return undefined;
 }

@@ -10,6 +10,7 @@
 // too: each entry's versions run 1, 2, 3, …; each event's actor was a key of the key
 // log, not revoked, at the event's time; PostgreSQL's chain heads are at the newest
 // rows. verifyServedState adds what the service serves and what guards the tables.
+import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
 import type { KeyHistory, AuditReads } from './store/audit-reads.ts';
@@ -36,14 +37,47 @@ function keyLifetimes(history: KeyHistory): Map<string, { created: string; revok
   return lifetimes;
 }
 
-/** Why an event's actor could not have made it; undefined when it could. */
-function actorProblem(actor: string, recordedAt: string, keys: ReturnType<typeof keyLifetimes>): string | undefined {
+/**
+ * How far an event's time may pass its key's revocation, or precede its creation, and
+ * still be one the service made: a request authenticated before a revocation may be
+ * committed after it (for up to a request's time on the database), and the instances
+ * sharing a PostgreSQL database (or an operator's machine) stamp times with their own
+ * clocks. Events in that margin are warnings; beyond it, BROKEN. Times are compared as
+ * instants (milliseconds): an event at the very instant of a revocation is before it.
+ */
+export const ACTOR_TIME_MARGIN_MS = REQUEST_BUDGET_MS;
+
+/** Why an event's actor could not have made it ({ broken }), or made it only within the
+ * margin ({ warning }); undefined when it could. */
+function actorProblem(
+  actor: string,
+  recordedAt: string,
+  keys: ReturnType<typeof keyLifetimes>,
+): { broken: string } | { warning: string } | undefined {
   if (actor.startsWith(OPERATOR_ACTOR)) return undefined;
   const key = keys.get(actor);
-  if (!key) return `its actor "${actor}" is no key of the key log: the event was made outside the service`;
-  if (key.created > recordedAt) return `its actor "${actor}" became a key only at ${key.created}, after the event (${recordedAt})`;
-  if (key.revoked !== undefined && key.revoked < recordedAt) {
-    return `its actor "${actor}" was revoked at ${key.revoked}, before the event (${recordedAt})`;
+  if (!key) return { broken: `its actor "${actor}" is no key of the key log: the event was made outside the service` };
+  const at = Date.parse(recordedAt);
+  const early = Date.parse(key.created) - at;
+  if (early > ACTOR_TIME_MARGIN_MS)
+    return { broken: `its actor "${actor}" became a key only at ${key.created}, after the event (${recordedAt})` };
+  const late = key.revoked === undefined ? 0 : at - Date.parse(key.revoked);
+  if (late > ACTOR_TIME_MARGIN_MS)
+    return { broken: `its actor "${actor}" was revoked at ${key.revoked}, before the event (${recordedAt})` };
+  if (early > 0) return { warning: `its actor "${actor}" became a key ${early} ms after it (${key.created})` };
+  if (late > 0) return { warning: `its actor "${actor}" was revoked ${late} ms before it (${key.revoked})` };
+  return undefined;
+}
+
+/** Where the key log's times go backwards (a key event appended with an earlier date,
+ * as a back-dated KeyCreated would be, or instances' clocks apart); undefined when they do not. */
+function keyLogGoesBack(history: KeyHistory): string | undefined {
+  let latest = '';
+  for (const [seq, type, name, , recordedAt] of history.events) {
+    if (recordedAt < latest) {
+      return `the key log's recorded_at goes back in time at key seq ${seq} (${type} of "${name}" at ${recordedAt}, after ${latest}): a back-dated key event, or clocks apart`;
+    }
+    latest = recordedAt;
   }
   return undefined;
 }
@@ -189,6 +223,7 @@ export async function verifyLog(
   const keys = verifyKeys(history, wantedKeys);
   if ('reason' in keys) return { ok: false, events, ...keys, chain: 'keys' };
   const lifetimes = keyLifetimes(history);
+  const keyClockBack = keyLogGoesBack(history);
   const walk = makeWalk('event', wanted);
   const fail = (broken: { seq: number; reason: string }): Broken => ({ ok: false, events, ...broken });
   // The newest version of each entry so far (by petId's decimal text).
@@ -196,6 +231,9 @@ export async function verifyLog(
   let latest = '';
   let clockBack: { seq: number; at: string; after: string } | undefined;
   let clockBacks = 0;
+  // Events within the margin of their actor's revocation or creation.
+  let nearActor: { seq: number; reason: string } | undefined;
+  let nearActors = 0;
   for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
     events++;
     const at = Number(seq);
@@ -216,7 +254,11 @@ export async function verifyLog(
     }
     versions.set(pet, before + 1);
     const problem = actorProblem(actor, recordedAt, lifetimes);
-    if (problem) return fail({ seq: at, reason: problem });
+    if (problem && 'broken' in problem) return fail({ seq: at, reason: problem.broken });
+    if (problem) {
+      nearActor ??= { seq: at, reason: problem.warning };
+      nearActors++;
+    }
     if (recordedAt < latest) {
       clockBacks++;
       clockBack ??= { seq: at, at: recordedAt, after: latest };
@@ -236,12 +278,22 @@ export async function verifyLog(
       chain: 'keys',
     };
   }
-  const warnings = clockBack
-    ? [
-        `recorded_at goes back in time ${clockBacks === 1 ? 'once' : `${clockBacks} times`}, first at seq ${clockBack.seq} ` +
-          `(${clockBack.at}, after ${clockBack.after}): a clock set back, or events made outside the service`,
-      ]
-    : [];
+  const warnings = [
+    ...(clockBack
+      ? [
+          `recorded_at goes back in time ${clockBacks === 1 ? 'once' : `${clockBacks} times`}, first at seq ${clockBack.seq} ` +
+            `(${clockBack.at}, after ${clockBack.after}): a clock set back, or events made outside the service`,
+        ]
+      : []),
+    ...(keyClockBack ? [keyClockBack] : []),
+    ...(nearActor
+      ? [
+          `${nearActors === 1 ? 'an event' : `${nearActors} events`} within ${ACTOR_TIME_MARGIN_MS / 1000} s of ` +
+            `${nearActors === 1 ? 'its' : 'their'} actor's revocation or creation, first seq ${nearActor.seq}: ${nearActor.reason} ` +
+            `(a request authenticated before a revocation, or clocks apart; beyond ${ACTOR_TIME_MARGIN_MS / 1000} s it is BROKEN)`,
+        ]
+      : []),
+  ];
   return {
     ok: true,
     events,

@@ -1,9 +1,11 @@
 // The operator commands and the idempotency records: verify-log checks that each stored
 // 200 names its event (the records are outside the hash chain), rebuild-projection leaves
 // them as they are, and a backup carries them.
+import { generateKeyPairSync } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type Idempotent } from '../src/commands.ts';
 import { itemJson } from '../src/http/inventory-json.ts';
+import { makeSigner, receiptHeader } from '../src/signing.ts';
 import { createKey, trackPets } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';
@@ -59,6 +61,64 @@ scripts('verify-log checks each stored 200 against the log, which the chain does
   const other = await runScript('verify-log', [], { db: ctx.fresh.db });
   assert.is(other.status, 1);
   assert.match(other.stderr, /does not match that event/);
+});
+
+scripts('verify-log checks that a stored receipt is its event`s, signed by a key of the key log', async (ctx) => {
+  const key = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+  // Written as the service writes them: SQLite signs on its writer thread.
+  const store = await openStore(ctx.fresh.db, { signingKey: key, ...(ctx.target.name === 'sqlite' ? { writer: 'thread' as const } : {}) });
+  const { logId } = await store.logHead();
+  try {
+    const commands = makeCommandHandler({ store, now: Date.now });
+    for (const [k, quantity] of [
+      ['k2', 9],
+      ['k3', 10],
+    ] as const) {
+      const idempotent: Idempotent = {
+        scope: { apiKey: 'tester', key: k },
+        path: '/v1/inventory/1',
+        fingerprint: 'f',
+        answer: (result) =>
+          'entry' in result ? { status: 200, etag: `"${result.entry.version}"`, body: itemJson(result.entry) } : undefined,
+      };
+      await commands.handle({ type: 'SetQuantity', petId: 1n, quantity }, { actor: 'tester', requestId: k }, idempotent);
+    }
+  } finally {
+    await store.close();
+  }
+  const stored = await query<{ idempotency_key: string; receipt: string }>(
+    on(ctx),
+    "SELECT idempotency_key, receipt FROM idempotency_keys WHERE idempotency_key IN ('k2', 'k3') ORDER BY idempotency_key",
+  );
+  const [k2, k3] = stored.map((r) => r.receipt);
+  assert.match(String(k3), /^log="[^"]+", seq=4, hash="[0-9a-f]{64}", key="[0-9a-f]{16}", sig=:/);
+  const ok = await runScript('verify-log', [], { db: ctx.fresh.db });
+  assert.is(ok.status, 0, ok.stderr);
+  assert.match(ok.stderr, /ok: 3 idempotency records/);
+  const hashOf = async (seq: number) => (await query<{ hash: string }>(on(ctx), `SELECT hash FROM events WHERE seq = ${seq}`))[0]!.hash;
+  const stranger = makeSigner({ pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string });
+  const cases: [string, string, RegExp][] = [
+    ['the receipt of another event', String(k2), /at version 4 has a receipt for seq 3, not for its event \(seq 4\)/],
+    ['its seq altered', String(k3).replace('seq=4,', 'seq=3,'), /at version 4 has a receipt that does not verify with key [0-9a-f]{16}/],
+    [
+      'signed by a key the key log does not list',
+      receiptHeader(stranger, logId, 4, await hashOf(4)),
+      /names signing key [0-9a-f]{16}, which the key log does not list/,
+    ],
+    [
+      'of another log',
+      String(k3).replace(/log="[^"]+"/, 'log="00000000-0000-4000-8000-000000000000"'),
+      /names log 00000000-0000-4000-8000-000000000000, not this log/,
+    ],
+    ['not a receipt', 'sig=:AAAA:', /has a receipt that is not a Log-Receipt/],
+  ];
+  for (const [why, receipt, message] of cases) {
+    await execute(on(ctx), `UPDATE idempotency_keys SET receipt = '${receipt}' WHERE idempotency_key = 'k3'`);
+    const tampered = await runScript('verify-log', [], { db: ctx.fresh.db });
+    assert.is(tampered.status, 1, why);
+    assert.match(tampered.stderr, /error: BROKEN idempotency record: the stored 200 for \/v1\/inventory\/1 /, why);
+    assert.match(tampered.stderr, message, why);
+  }
 });
 
 scripts('rebuild-projection leaves the records as they are', async (ctx) => {

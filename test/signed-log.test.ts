@@ -118,6 +118,35 @@ signed('a replay carries the receipt of the original write, not of the newest ev
   assert.ok(checks(publicKey, ['petstore-inventory/receipt/v1', r.log, r.seq, r.hash], r.sig));
 });
 
+signed('PATCHes committed in one batch, with and without keys, each carry the receipt of their own event', async ({ t }) => {
+  for (let pet = 1; pet <= 12; pet++) await t.track(pet, 3);
+  const { publicKey } = (await json<PublishedKey[]>(t, '/v1/log/signing-keys'))[0]!;
+  const keyOf = (i: number): Record<string, string> => (i % 2 === 0 ? { 'Idempotency-Key': `batch-${i}` } : {});
+  // Sent at once, so that the group commit takes several in one transaction; the last
+  // repeats the first one's key while it is being written.
+  const sent = await Promise.all([
+    ...Array.from({ length: 12 }, (_, i) => t.patch(i + 1, { quantity: 10 + i }, { 'X-Request-Id': `req-${i}`, ...keyOf(i) })),
+    t.patch(1, { quantity: 10 }, { 'X-Request-Id': 'req-again', ...keyOf(0) }),
+  ]);
+  const events = await t.events();
+  for (const [i, res] of sent.slice(0, 12).entries()) {
+    assert.is(res.status, 200, res.text);
+    const r = receiptOf(res.headers['log-receipt']);
+    const event = events.find((e) => e.seq === BigInt(r.seq))!;
+    assert.is(event.requestId, `req-${i}`, 'the receipt names the request`s own event');
+    assert.is(r.hash, event.hash);
+    assert.ok(checks(publicKey, ['petstore-inventory/receipt/v1', r.log, r.seq, r.hash], r.sig), `receipt ${i} verifies`);
+  }
+  const again = sent[12]!;
+  assert.ok([200, 409].includes(again.status), again.text);
+  if (again.status === 200) assert.is(again.headers['log-receipt'], sent[0].headers['log-receipt']);
+  for (const i of [0, 2, 4, 6, 8, 10]) {
+    const replay = await t.patch(i + 1, { quantity: 10 + i }, keyOf(i));
+    assert.is(replay.headers['idempotent-replayed'], 'true');
+    assert.is(replay.headers['log-receipt'], sent[i]!.headers['log-receipt']);
+  }
+});
+
 /** verify-log --url against the test's service, with its key. */
 const verifyUrl = (t: TestApp, args: string[] = []) =>
   runScript('verify-log', ['--url', `http://127.0.0.1:${t.port}`, ...args], { env: { INVENTORY_KEY: t.key } });

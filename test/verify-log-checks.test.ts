@@ -5,12 +5,12 @@
 // recorded_at, which is only a warning. Each forged event below is chained correctly, as
 // someone who knows the published encoding would append it.
 import * as assert from 'uvu/assert';
-import { eventHash } from '../src/store/hash-chain.ts';
 import { commandsOn } from './kit/fixtures.ts';
 import { postgresTarget } from './kit/postgres-target.ts';
 import { runScriptSync } from './kit/scripts.ts';
 import type { FreshDatabase } from './kit/stores.ts';
 import { targetSuites, type OnTarget } from './kit/suites.ts';
+import { forgedQuantitySql } from './kit/tamper.ts';
 
 interface Ctx {
   fresh: FreshDatabase;
@@ -57,23 +57,9 @@ async function forge(ctx: Ctx & OnTarget, f: Forged): Promise<number> {
     await store.close();
   }
   const seq = last[0] + 1n;
-  const data = `{"quantity":${f.quantity},"schemaVersion":1}`;
-  const fields = {
-    seq,
-    petId: 1n,
-    version: f.version,
-    type: 'QuantitySet',
-    data,
-    actor: f.actor,
-    requestId: 'forged',
-    recordedAt: f.recordedAt,
-  };
-  const hash = eventHash({ prevHash: last[1], ...fields });
-  const sql = [
-    `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
-     VALUES (${seq}, 1, ${f.version}, 'QuantitySet', '${data}', '${f.actor}', 'forged', '${f.recordedAt}', '${last[1]}', '${hash}')`,
-  ];
-  if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${hash}'`);
+  const forged = forgedQuantitySql(seq, last[1], f);
+  const sql = [forged.sql];
+  if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
   if (f.project) {
     sql.push(`UPDATE inventory SET quantity = ${f.quantity}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`);
   }
@@ -129,9 +115,44 @@ checks('an entry whose versions skip one is BROKEN, though its event is chained'
 });
 
 checks('an event in the name of a revoked key is BROKEN, though it is chained and projected', async (ctx) => {
-  const seq = await forge(ctx, { version: 4, quantity: 1, actor: 'till', recordedAt: iso(10), project: true });
+  const seq = await forge(ctx, { version: 4, quantity: 1, actor: 'till', recordedAt: iso(30), project: true });
   expectBroken(ctx, new RegExp(`^error: BROKEN at seq ${seq}: its actor "till" was revoked at ${iso(5)}, before the event`));
 });
+
+// Times are instants, compared to the millisecond; a margin of the request budget
+// (a request authenticated before a revocation commits after it; instances' clocks
+// differ) is a warning, past it BROKEN. "till" was created at 00:00:01, revoked at 00:00:05.
+const MARGIN_MS = 5_000;
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+for (const [when, recordedAt, verdict] of [
+  ['at the very instant of its revocation', at(5_000), 'ok'],
+  [
+    '1 ms after its revocation',
+    at(5_001),
+    /an event within 5 s of its actor's revocation or creation, first seq 4: its actor "till" was revoked 1 ms before it/,
+  ],
+  ['the whole margin after its revocation', at(5_000 + MARGIN_MS), /its actor "till" was revoked 5000 ms before it/],
+  ['1 ms past the margin after its revocation', at(5_001 + MARGIN_MS), /^error: BROKEN at seq 4: its actor "till" was revoked at/],
+  ['at the very instant of its creation', at(1_000), 'ok'],
+  ['within the margin before its creation (a clock behind)', at(1_000 - MARGIN_MS), /its actor "till" became a key 5000 ms after it/],
+  ['past the margin before its creation', at(999 - MARGIN_MS), /^error: BROKEN at seq 4: its actor "till" became a key only at/],
+] as const) {
+  checks(
+    `an event in a key's name ${when}: ${verdict === 'ok' ? 'no warning about its actor' : String(verdict).includes('BROKEN') ? 'BROKEN' : 'a warning'}`,
+    async (ctx) => {
+      await forge(ctx, { version: 4, quantity: 1, actor: 'till', recordedAt, project: true });
+      const r = verifyLog(ctx);
+      if (verdict !== 'ok' && verdict.source.includes('BROKEN')) {
+        assert.is(r.status, 1, r.stderr);
+        assert.match(r.stderr, verdict);
+        return;
+      }
+      assert.is(r.status, 0, r.stderr);
+      if (verdict === 'ok') assert.not.match(r.stderr, /actor/);
+      else assert.match(r.stderr, new RegExp(`^warning: .*${verdict.source}.*beyond 5 s it is BROKEN\\)$`, 'm'));
+    },
+  );
+}
 
 checks('an event in the name of no key is BROKEN', async (ctx) => {
   const seq = await forge(ctx, { version: 4, quantity: 1, actor: 'mallory', recordedAt: iso(10), project: true });

@@ -11,6 +11,7 @@ import { eventHash } from './hash-chain.ts';
 import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
 import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
+import type { PendingReceipt } from './receipts.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {
@@ -21,9 +22,9 @@ export interface PlanState {
   records: Map<string, IdempotencyRecord>;
   /** By scopeId: the batch's keys another batch is processing (PostgreSQL's key locks). */
   inFlight?: ReadonlySet<string>;
-  /** The Log-Receipt of the event at seq with hash, when the store signs. Called here,
-   * where the batch is made, so that no thread that answers requests waits for it. */
-  receipt?: (seq: bigint, hash: string) => string;
+  /** Whether the store signs receipts: the plan then lists the events to sign
+   * (BatchPlan.receipts), which the adapter has signed off its critical path (receipts.ts). */
+  signs?: boolean;
 }
 
 /** An event as the log stores it, with its chain columns. */
@@ -48,6 +49,8 @@ export interface BatchPlan {
   entries: Entry[];
   /** The records to store (each in place of an expired one with its key, if any). */
   records: IdempotencyRecord[];
+  /** The receipts to sign, one per submission that appended: its last event. */
+  receipts: PendingReceipt[];
   /** The state after the plan's writes. */
   next: PlanState;
 }
@@ -79,6 +82,7 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
   const records = new Map(state.records);
   const events: EventRow[] = [];
   const stored: IdempotencyRecord[] = [];
+  const receipts: PendingReceipt[] = [];
   const changed = new Map<bigint, Entry>();
   let seq = state.seq;
   let prevHash = state.hash;
@@ -160,13 +164,15 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
       appended.push({ entry, events: recordedEvents });
     }
     const last = appended.at(-1);
-    const receipt = last && state.receipt?.(seq, prevHash);
-    if (last && receipt) last.receipt = receipt;
+    const signed = last !== undefined && state.signs === true;
     if (idempotency) {
-      const record = receipt && idempotency.record.status === 200 ? { ...idempotency.record, receipt } : idempotency.record;
+      // Its own object: the receipt is put in it once signed, before it is written, and a
+      // later submission of the batch with its key replays it from the map.
+      const record = signed && idempotency.record.status === 200 ? { ...idempotency.record } : idempotency.record;
       records.set(scopeId(record), record);
       stored.push(record);
-    }
+      if (signed) receipts.push({ seq, hash: prevHash, appended: last, ...(record !== idempotency.record ? { record } : {}) });
+    } else if (signed) receipts.push({ seq, hash: prevHash, appended: last });
     return { ok: true, value: appended };
   });
   const next = {
@@ -175,9 +181,9 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
     entries,
     records,
     ...(state.inFlight ? { inFlight: state.inFlight } : {}),
-    ...(state.receipt ? { receipt: state.receipt } : {}),
+    ...(state.signs ? { signs: state.signs } : {}),
   };
-  return { outcomes, events, entries: [...changed.values()], records: stored, next };
+  return { outcomes, events, entries: [...changed.values()], records: stored, receipts, next };
 }
 
 /**

@@ -73,3 +73,32 @@ export function rewriteKeyChainSql(rows: readonly KeyChainRow[], store: 'sqlite'
   );
   return statements.join('\n');
 }
+
+/** What forges a QuantitySet of pet 1: its quantity, version, actor and time. */
+export interface ForgedQuantity {
+  version: number;
+  quantity: number;
+  actor: string;
+  recordedAt: string;
+}
+
+/** The INSERT of a QuantitySet of pet 1 at seq, chained after prevHash, with its hash. */
+export function forgedQuantitySql(seq: bigint, prevHash: string, f: ForgedQuantity): { sql: string; hash: string } {
+  const data = `{"quantity":${f.quantity},"schemaVersion":1}`;
+  const fields = {
+    seq,
+    petId: 1n,
+    version: f.version,
+    type: 'QuantitySet',
+    data,
+    actor: f.actor,
+    requestId: 'forged',
+    recordedAt: f.recordedAt,
+  };
+  const hash = eventHash({ prevHash, ...fields });
+  return {
+    hash,
+    sql: `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
+     VALUES (${seq}, 1, ${f.version}, 'QuantitySet', '${data}', '${f.actor}', 'forged', '${f.recordedAt}', '${prevHash}', '${hash}')`,
+  };
+}

@@ -25,6 +25,7 @@ import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { keyLockOf } from './idempotency.ts';
+import type { ReceiptSigning, Ticket } from '../receipts.ts';
 
 /** The lock wait when the caller sets no deadline (operator commands). */
 const DEFAULT_LOCK_WAIT_MS = 5_000;
@@ -100,14 +101,19 @@ export async function appendBatch(
   submissions: readonly Submission[],
   options: BatchOptions,
   onCommitted: (changes: bigint) => void,
-  receipt?: PlanState['receipt'],
+  signing?: ReceiptSigning,
 ): Promise<Outcome<Appended[]>[]> {
   const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
   let changes: bigint | undefined;
   // The chain's new head as the batch's writes left it: where to look for the batch
   // later if its commit cannot be confirmed.
   let head: { seq: bigint; hash: string } | undefined;
+  // The batch's receipts, signed on the signing thread while its rows travel to the
+  // server and its COMMIT is made; taken after the COMMIT, or before the write when a
+  // stored 200 must carry its receipt.
+  let ticket: Ticket | undefined;
   const write = async (client: pg.PoolClient, plan: BatchPlan) => {
+    if (plan.records.length > 0) await ticket?.take();
     changes = (await client.query<{ changes: bigint }>(WRITE, paramsOf(plan))).rows[0]!.changes;
     head = { seq: plan.next.seq, hash: plan.next.hash };
   };
@@ -130,10 +136,11 @@ export async function appendBatch(
         entries: await loadEntries(client, batchPets(submissions)),
         records: await loadRecords(client, batchScopes(submissions)),
         inFlight: new Set([...keyLocks].flatMap(([scope, lock]) => (refused.has(lock) ? [scope] : []))),
-        ...(receipt ? { receipt } : {}),
+        ...(signing ? { signs: true } : {}),
       };
       const whole = planBatch(submissions, start);
       if (!writesAnything(whole)) return whole.outcomes;
+      ticket = signing?.start(whole.receipts);
       try {
         await write(client, whole);
         return whole.outcomes;
@@ -143,7 +150,11 @@ export async function appendBatch(
         // the ones that fail fail (with their own error), as on SQLite. Had the
         // connection or the transaction been lost, this rollback fails and the batch with it.
         await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
-        return oneByOne(client, submissions, start, write);
+        ticket = undefined;
+        return oneByOne(client, submissions, start, async (c, plan) => {
+          signing?.inPlace(plan.receipts);
+          await write(c, plan);
+        });
       }
     },
     bounds,
@@ -155,6 +166,7 @@ export async function appendBatch(
     throw error;
   });
   if (changes !== undefined) onCommitted(changes);
+  await ticket?.take();
   return outcomes;
 }
 

@@ -15,7 +15,8 @@ import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { addSigningKey, keyRecords, makeKeys } from './keys.ts';
-import { makeSigner, receiptHeader, SIGNING_ACTOR } from '../../signing.ts';
+import { makeSigner, SIGNING_ACTOR } from '../../signing.ts';
+import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
 import { makeReads } from './reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
@@ -48,14 +49,14 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     await pool.end();
     throw error;
   }
-  let receipt: ((seq: bigint, hash: string) => string) | undefined;
+  let signing: ReceiptSigning | undefined;
   if (options.signingKey) {
     try {
       const signer = makeSigner(options.signingKey);
       await addSigningKey(pool, signer.keyId, signer.publicKey, new Date((options.now ?? Date.now)()).toISOString(), SIGNING_ACTOR);
       const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
       const logId = rows[0]!.log_id;
-      receipt = (seq, hash) => receiptHeader(signer, logId, seq, hash);
+      signing = makeReceiptSigning(options.signingKey, logId, 'thread-async');
     } catch (error) {
       await pool.end();
       throw error;
@@ -97,7 +98,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
       const { rows } = await pool.query<{ hash: string }>('SELECT hash FROM events WHERE seq = $1', [String(seq)]);
       return rows[0]?.hash === hash ? 'committed' : 'not committed';
     },
-    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes), receipt),
+    appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes), signing),
     changeToken: () => watch.token(),
     changeTokenNow: () => watch.tokenNow(),
     inventoryRows: () => reads.inventoryRows(),
@@ -151,6 +152,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     async close() {
       await watch.close();
       await pool.end();
+      await signing?.close();
     },
   };
 }

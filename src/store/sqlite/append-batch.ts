@@ -14,19 +14,22 @@ import type { Entry } from '../projection.ts';
 import { makeEntryReader } from './entries.ts';
 import type { IdempotencyWriter } from './idempotency.ts';
 import type { ProjectionTable } from './projection.ts';
+import type { ReceiptSigning, Ticket } from '../receipts.ts';
 
 interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
 }
 
 /** beforeCommit runs inside the batch's transaction, last: throwing rolls all of it back.
- * receipt: how the batch's writes are signed, once the store has a signing key. */
+ * signing: how the batch's writes are signed, once the store has a signing key. A batch's
+ * receipts are signed (receipts.ts) while its rows are written and its COMMIT syncs; its
+ * idempotency records wait for them, and its answers leave only after the COMMIT. */
 export function makeEventWriter(
   db: Db,
   projection: ProjectionTable,
   idempotency: IdempotencyWriter,
   beforeCommit: () => void = () => {},
-  receipt: () => PlanState['receipt'] = () => undefined,
+  signing: () => ReceiptSigning | undefined = () => undefined,
 ): EventWriter {
   const insert = db.prepare(
     `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
@@ -43,9 +46,11 @@ export function makeEventWriter(
   let written: { seq: bigint; hash: string } | undefined;
   let committing = false;
 
-  const write = (plan: BatchPlan): void => {
+  const write = (plan: BatchPlan, ticket?: Ticket): void => {
     for (const event of plan.events) insert.run(event);
     for (const entry of plan.entries) projection.put(entry);
+    // A stored 200 carries its receipt: the records wait for the signatures.
+    if (plan.records.length > 0) ticket?.takeSync();
     for (const record of plan.records) idempotency.put(record);
     if (plan.events.length > 0) written = { seq: plan.next.seq, hash: plan.next.hash };
   };
@@ -53,7 +58,7 @@ export function makeEventWriter(
   // which it rolls back if it throws.
   const inSavepoint = db.transaction(write);
 
-  const batch = db.transaction((submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+  const batch = db.transaction((submissions: readonly Submission[]): { outcomes: Outcome<Appended[]>[]; ticket?: Ticket } => {
     const entries = new Map<bigint, Entry>();
     for (const petId of batchPets(submissions)) {
       const entry = currentEntry(petId);
@@ -64,37 +69,42 @@ export function makeEventWriter(
       const record = idempotency.stored(scope);
       if (record) records.set(scopeId(record), record);
     }
-    const sign = receipt();
+    const signs = signing();
     const start: PlanState = {
       seq: (highestSeq.get() as bigint | undefined) ?? 0n,
       hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
       entries,
       records,
-      ...(sign ? { receipt: sign } : {}),
+      ...(signs ? { signs: true } : {}),
     };
     const whole = planBatch(submissions, start);
     let outcomes = whole.outcomes;
+    let ticket: Ticket | undefined;
     if (writesAnything(whole)) {
+      ticket = signs?.start(whole.receipts);
       try {
-        inSavepoint(whole);
+        inSavepoint(whole, ticket);
       } catch (error) {
         // Some errors (a full disk, an I/O error) make SQLite roll back the whole
         // transaction: nothing of the batch is left to save.
         if (!db.inTransaction) throw error;
-        outcomes = oneByOne(submissions, start);
+        ticket = undefined;
+        outcomes = oneByOne(submissions, start, signs);
       }
     }
     beforeCommit();
     committing = true;
-    return outcomes;
+    return { outcomes, ...(ticket ? { ticket } : {}) };
   });
 
-  const oneByOne = (submissions: readonly Submission[], start: PlanState): Outcome<Appended[]>[] => {
+  const oneByOne = (submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined): Outcome<Appended[]>[] => {
     written = undefined;
     const steps = oneAtATime(submissions, start);
     for (let step = steps.next(); ;) {
       if (step.done) return step.value;
       let failed: { error: unknown } | undefined;
+      // Rare (a batch's write failed): signed here, before its rows are written.
+      signs?.inPlace(step.value.receipts);
       try {
         inSavepoint(step.value);
       } catch (error) {
@@ -114,8 +124,9 @@ export function makeEventWriter(
   const run = (submissions: readonly Submission[]): Outcome<Appended[]>[] => {
     written = undefined;
     committing = false;
+    let done: ReturnType<typeof batch>;
     try {
-      return batch.immediate(submissions);
+      done = batch.immediate(submissions);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (committing && typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
@@ -123,6 +134,9 @@ export function makeEventWriter(
       }
       throw error;
     }
+    // Committed: the receipts, signed meanwhile, go with the answers.
+    done.ticket?.takeSync();
+    return done.outcomes;
   };
 
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;

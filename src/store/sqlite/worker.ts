@@ -31,7 +31,10 @@ try {
   let applied: string[] = [];
   db = openDatabase(path, { ...options, onMigrated: (names) => (applied = names) });
   const identity = recordFileIdentity(path);
-  writer = makeWriter(db, { fileProblem: () => identity.problem()?.concat(rescueMessage(Atomics.load(wal.rescue, 0))) });
+  writer = makeWriter(db, {
+    fileProblem: () => identity.problem()?.concat(rescueMessage(Atomics.load(wal.rescue, 0))),
+    signingThread: true,
+  });
   const keeper = makeWalKeeper(db, path, WAL_LIMIT_BYTES, wal);
   // Once the -wal or -shm is no longer at its path, the writes acknowledged since the
   // last checkpoint are only in the log this connection holds: copied into the database

@@ -12,7 +12,8 @@ import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
-import { makeSigner, receiptHeader, type SigningKeyData } from '../../signing.ts';
+import { makeSigner, type SigningKeyData } from '../../signing.ts';
+import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
 export interface Writer {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
@@ -29,6 +30,8 @@ export interface Writer {
 export interface WriterOptions {
   /** Why the database path no longer names the file this connection writes (file-identity.ts). */
   fileProblem?: () => string | undefined;
+  /** Sign receipts on a thread of their own (the service's writer thread does). */
+  signingThread?: boolean;
 }
 
 export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
@@ -40,8 +43,8 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
   };
   const projection = makeProjectionTable(db);
   const idempotency = makeIdempotencyWriter(db);
-  let receipt: ((seq: bigint, hash: string) => string) | undefined;
-  const events = makeEventWriter(db, projection, idempotency, requireFile, () => receipt);
+  let signing: ReceiptSigning | undefined;
+  const events = makeEventWriter(db, projection, idempotency, requireFile, () => signing);
   const keys = makeKeyWriter(db);
   const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
   // The readiness probe writes a row that needs new pages, and deletes it again.
@@ -81,8 +84,8 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     useSigningKey: checked((key: SigningKeyData, at: string, actor: string) => {
       const signer = makeSigner(key);
       keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
-      const id = logId.get() as string;
-      receipt = (seq, hash) => receiptHeader(signer, id, seq, hash);
+      void signing?.close();
+      signing = makeReceiptSigning(key, logId.get() as string, options.signingThread ? 'thread-sync' : 'in-place');
     }),
     expireIdempotency: checked((at: string, limit: number) => idempotency.expire(at, limit)),
     replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
