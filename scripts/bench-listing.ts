@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { makeCommandHandler } from '../src/commands.ts';
+import { makeCommandHandler } from '../src/application/commands.ts';
 import { makeInventoryCache } from '../src/http/inventory-json.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { makeDatabase } from './bench/fixtures.ts';

@@ -7,9 +7,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCommandHandler } from '../src/commands.ts';
+import { makeCommandHandler } from '../src/application/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
-import { rebuildProjection } from '../src/rebuild.ts';
+import { rebuildProjection } from '../src/application/rebuild.ts';
 import { openDatabase } from '../src/store/sqlite/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { scriptArgs } from './script-args.ts';

@@ -5,8 +5,8 @@
 // preflights) -> auth (/v1) -> body and validation (PATCH) -> handler -> command
 // (decide, preconditions, append + project in one transaction) -> answer.
 import Koa, { type Middleware } from 'koa';
-import { makeCommandHandler } from './commands.ts';
-import { makeCommitSignal } from './commit-signal.ts';
+import { makeCommandHandler } from './application/commands.ts';
+import { makeCommitSignal } from './application/commit-signal.ts';
 import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth } from './http/auth.ts';
 import { corsFor } from './http/cors.ts';
@@ -20,12 +20,12 @@ import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
 import { dispatcher, observe, type Match } from './http/road.ts';
-import type { Logger } from './logger.ts';
-import { makeMetrics, type Metrics } from './metrics.ts';
+import type { Logger } from './support/logger.ts';
+import { makeMetrics, type Metrics } from './application/metrics.ts';
 import { loadOpenApi } from './openapi.ts';
-import type { Signer } from './signing.ts';
+import type { Signer } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
-import { makeStorageHealth } from './storage-health.ts';
+import { makeStorageHealth } from './application/storage-health.ts';
 
 interface AppDeps {
   /** The storage port: nothing here knows which database is behind it. */

@@ -5,15 +5,15 @@
 // finish, ends change feed streams after sending what was committed, stops the writer
 // thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
-import { makeMetrics } from './metrics.ts';
-import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './bootstrap.ts';
+import { makeMetrics } from './application/metrics.ts';
+import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './application/bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
 import { makeFeed } from './feed/hub.ts';
 import { createHttpServer } from './http/node-server.ts';
-import { startIdempotencyExpiry } from './idempotency-expiry.ts';
-import { logHeadWhileGrowing } from './log-head.ts';
-import { createLogger } from './logger.ts';
-import { loadSigningKey, makeSigner, type SigningKeyData } from './signing.ts';
+import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
+import { logHeadWhileGrowing } from './application/log-head.ts';
+import { createLogger } from './support/logger.ts';
+import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
 

@@ -8,8 +8,8 @@ import * as assert from 'uvu/assert';
 import { buildApp } from '../src/app.ts';
 import { makeFeed } from '../src/feed/hub.ts';
 import { createHttpServer } from '../src/http/node-server.ts';
-import { createLogger } from '../src/logger.ts';
-import { rebuildProjection } from '../src/rebuild.ts';
+import { createLogger } from '../src/support/logger.ts';
+import { rebuildProjection } from '../src/application/rebuild.ts';
 import { trackPets } from './kit/fixtures.ts';
 import { assertErrorShape } from './kit/http.ts';
 import { openStream, type SseStream } from './kit/sse.ts';
@@ -152,7 +152,7 @@ test('idle streams get a heartbeat and are not taken for stalled connections', a
 
 test('/metrics counts open streams and events sent, naming no consumer', async ({ t }) => {
   await seed(t, 1, 2);
-  const { makeMetrics } = await import('../src/metrics.ts');
+  const { makeMetrics } = await import('../src/application/metrics.ts');
   const metrics = makeMetrics({ store: t.store });
   const feed = makeFeed({ store: t.store, logger: createLogger('silent'), registry: metrics.registry });
   const app = buildApp({ store: t.store, logger: createLogger('silent'), metrics, feed });

@@ -8,11 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { logHeadWhileGrowing } from '../src/log-head.ts';
-import { createLogger } from '../src/logger.ts';
+import { logHeadWhileGrowing } from '../src/application/log-head.ts';
+import { createLogger } from '../src/support/logger.ts';
 import { formatDigest, GENESIS_HASH } from '../src/store/hash-chain.ts';
 import type { LogHead } from '../src/store/audit-reads.ts';
-import { verifyLog } from '../src/verify-log.ts';
+import { verifyLog } from '../src/application/verify-log.ts';
 import { appSuite } from './kit/suites.ts';
 
 const doc = JSON.parse(readFileSync(new URL('../src/openapi.json', import.meta.url), 'utf8')) as object;

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/commands.ts';
+import { IdempotentReplay, makeCommandHandler, type Idempotent } from '../src/application/commands.ts';
 import { IdempotencyKeyInFlight } from '../src/store/idempotency.ts';
 import type { Response } from './kit/http.ts';
 import { runScript } from './kit/scripts.ts';

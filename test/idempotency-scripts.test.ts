@@ -3,9 +3,9 @@
 // them as they are, and a backup carries them.
 import { generateKeyPairSync } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type Idempotent } from '../src/commands.ts';
+import { makeCommandHandler, type Idempotent } from '../src/application/commands.ts';
 import { itemJson } from '../src/http/inventory-json.ts';
-import { makeSigner, receiptHeader } from '../src/signing.ts';
+import { makeSigner, receiptHeader } from '../src/support/signing.ts';
 import { createKey, trackPets } from './kit/fixtures.ts';
 import { tempDir } from './kit/paths.ts';
 import { runScript } from './kit/scripts.ts';

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PetStatus } from '../src/domain/events.ts';
 import { makeInventoryCache, renderInventory } from '../src/http/inventory-json.ts';
-import { commandsFor } from '../src/commands.ts';
+import { commandsFor } from '../src/application/commands.ts';
 import type { InventoryRow } from '../src/store/projection.ts';
 import { storeTargets, type StoreTarget } from './kit/stores.ts';
 

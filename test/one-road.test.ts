@@ -13,7 +13,7 @@ import type { Middleware } from 'koa';
 import { buildApp } from '../src/app.ts';
 import { createHttpServer } from '../src/http/node-server.ts';
 import type { Match } from '../src/http/road.ts';
-import { createLogger } from '../src/logger.ts';
+import { createLogger } from '../src/support/logger.ts';
 import { StoreUnavailable } from '../src/store/health.ts';
 import type { InventoryStore } from '../src/store/port.ts';
 import { assertErrorShape, rawAnswer, send, sendRaw, type AccessLogLine, type RequestOptions, type Response } from './kit/http.ts';

@@ -2,11 +2,11 @@
 // that the live write path kept. Random histories from a seeded generator, so a
 // failure names the seed that reproduces it.
 import * as assert from 'uvu/assert';
-import { IdempotencyKeyReused, IdempotentReplay, makeCommandHandler, RefusalStored, type Idempotent } from '../src/commands.ts';
+import { IdempotencyKeyReused, IdempotentReplay, makeCommandHandler, RefusalStored, type Idempotent } from '../src/application/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
 import { PetAlreadyTracked, PetNotTracked } from '../src/domain/errors.ts';
 import { PET_STATUSES } from '../src/domain/events.ts';
-import { compare, rebuildProjection, replayPages } from '../src/rebuild.ts';
+import { compare, rebuildProjection, replayPages } from '../src/application/rebuild.ts';
 import type { Entry } from '../src/store/projection.ts';
 import { seededRandom } from './kit/random.ts';
 import { targetSuites } from './kit/suites.ts';

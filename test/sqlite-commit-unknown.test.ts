@@ -7,7 +7,7 @@
 // COMMIT throws the error a failing disk gives.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type CommitOutcomeReport } from '../src/commands.ts';
+import { makeCommandHandler, type CommitOutcomeReport } from '../src/application/commands.ts';
 import { openDatabase, type Db } from '../src/store/sqlite/database.ts';
 import { CommitUnconfirmed, type Submission } from '../src/store/event-log.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';

@@ -9,7 +9,7 @@
 import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor } from '../src/commands.ts';
+import { commandsFor } from '../src/application/commands.ts';
 import { DEFAULT_LIMITS } from '../src/http/node-server.ts';
 import { startApp, type TestApp } from './kit/app.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CommandHandler } from '../src/commands.ts';
+import type { CommandHandler } from '../src/application/commands.ts';
 import { PetAlreadyTracked } from '../src/domain/errors.ts';
 import { openDatabase, type Db } from '../src/store/sqlite/database.ts';
 import { loadMigrations, migrate } from '../src/store/sqlite/migrate.ts';

@@ -1,5 +1,5 @@
 // scripts/rebuild-projection: replay every event into a fresh projection.
-import { rebuildProjection, type Difference } from '../rebuild.ts';
+import { rebuildProjection, type Difference } from '../application/rebuild.ts';
 import type { Entry } from '../store/projection.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';

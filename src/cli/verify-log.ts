@@ -2,9 +2,16 @@
 // that they extend digests saved earlier.
 import { readFileSync } from 'node:fs';
 import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
-import { verifyIdempotency } from '../verify-idempotency.ts';
-import { brokenAt, verifyLog, verifyServedState } from '../verify-log.ts';
-import { apiGetter, digestsOfHead, headSignatureProblem, parseSignedHead, verifyThroughApi, type SignedHead } from '../verify-signed.ts';
+import { verifyIdempotency } from '../application/verify-idempotency.ts';
+import { brokenAt, verifyLog, verifyServedState } from '../application/verify-log.ts';
+import {
+  apiGetter,
+  digestsOfHead,
+  headSignatureProblem,
+  parseSignedHead,
+  verifyThroughApi,
+  type SignedHead,
+} from '../application/verify-signed.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 
 /** --url: the service's log through its API, against the kept heads and digests. */

@@ -9,7 +9,7 @@
 // close() (shutdown) sends every stream what was committed, then ends it.
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { repeatedWarnings, type Logger } from '../logger.ts';
+import { repeatedWarnings, type Logger } from '../support/logger.ts';
 import type { EventLog } from '../store/event-log.ts';
 import type { KeyStore } from '../store/keys.ts';
 import type { Projection } from '../store/projection.ts';

@@ -1,6 +1,6 @@
 // Ends the streams of a key once it is revoked (or no longer authenticates): each key of
 // the open streams is checked once per round, however many streams it opened.
-import type { RepeatedWarning } from '../logger.ts';
+import type { RepeatedWarning } from '../support/logger.ts';
 import type { KeyStore } from '../store/keys.ts';
 import type { Stream } from './stream.ts';
 

@@ -14,7 +14,7 @@
 // change token moved (SQLite: data_version, another process's commit; PostgreSQL:
 // LISTEN/NOTIFY), looked at on each poll(); and every FALLBACK_MS regardless, in case a
 // notification was lost.
-import type { RepeatedWarning } from '../logger.ts';
+import type { RepeatedWarning } from '../support/logger.ts';
 import type { EventLog } from '../store/event-log.ts';
 import type { Projection } from '../store/projection.ts';
 import { render, type Stream } from './stream.ts';

@@ -2,7 +2,7 @@
 // away), so it carries the final status. Only these fields: no headers, no query, no body.
 // The road's observe stage (road.ts) writes it.
 import type { ServerResponse } from 'node:http';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../support/logger.ts';
 
 export interface AccessLine {
   requestId: unknown;

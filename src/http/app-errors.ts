@@ -5,7 +5,7 @@
 // ours and comes in floods under load: counted, logged at debug, at most one line a
 // second with a count, like storage faults.
 import type { Context } from 'koa';
-import { repeatedWarnings, type Logger } from '../logger.ts';
+import { repeatedWarnings, type Logger } from '../support/logger.ts';
 
 const CLIENT_ABORTS = new Set([
   'ECONNRESET',

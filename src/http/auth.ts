@@ -5,8 +5,8 @@
 // stream ends when it is revoked); a read-only key may use only the methods that change
 // nothing.
 import type { Context, Middleware, Next } from 'koa';
-import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
-import type { Logger } from '../logger.ts';
+import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
+import type { Logger } from '../support/logger.ts';
 import type { KeyStore, Principal } from '../store/keys.ts';
 import { HttpError } from './errors.ts';
 

@@ -2,13 +2,13 @@
 // what is thrown below it: by the table of domain errors (ERROR_MAP), an HttpError as it
 // is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
 import type { Context, Middleware } from 'koa';
-import { IdempotencyKeyReused } from '../commands.ts';
+import { IdempotencyKeyReused } from '../application/commands.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
 import { IdempotencyKeyInFlight } from '../store/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
-import { repeatedWarnings, type Logger, type RepeatedWarning } from '../logger.ts';
-import { CommitFailed } from '../group-commit.ts';
+import { repeatedWarnings, type Logger, type RepeatedWarning } from '../support/logger.ts';
+import { CommitFailed } from '../application/group-commit.ts';
 import { CommitUnconfirmed } from '../store/event-log.ts';
 import { StoreUnavailable, type StorageFault } from '../store/health.ts';
 

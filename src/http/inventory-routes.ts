@@ -2,9 +2,16 @@
 // with its version (the ETag a client needs for If-Match). Authentication has already
 // happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
 // body judged, in the order the decisions fix.
-import { REQUEST_BUDGET_MS, within } from '../deadline.ts';
+import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
 import type { Context } from 'koa';
-import { IdempotencyKeyReused, IdempotentReplay, RefusalStored, type CommandHandler, type Idempotent, type Written } from '../commands.ts';
+import {
+  IdempotencyKeyReused,
+  IdempotentReplay,
+  RefusalStored,
+  type CommandHandler,
+  type Idempotent,
+  type Written,
+} from '../application/commands.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
-import { repeatedWarnings, type Logger } from '../logger.ts';
+import { repeatedWarnings, type Logger } from '../support/logger.ts';
 import type { ErrorCode } from './errors.ts';
 import { guardStalls } from './stall-guard.ts';
 

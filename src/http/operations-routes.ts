@@ -2,7 +2,7 @@
 // readiness (the database answers and can take writes, and we are not shutting down)
 // and the metrics.
 import type { Registry } from 'prom-client';
-import type { StorageHealth } from '../storage-health.ts';
+import type { StorageHealth } from '../application/storage-health.ts';
 import { HttpError } from './errors.ts';
 import type { Route } from './road.ts';
 

@@ -16,7 +16,7 @@ import { logAnswer } from './access-log.ts';
 import { HttpError } from './errors.ts';
 import { allowHeader } from './options.ts';
 import { requestIdFor } from './request-id.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../support/logger.ts';
 
 /** What a handler answers: written onto the response by the road. */
 export interface Answer {

@@ -13,7 +13,7 @@ import type { HistoryCopy } from './history-copy.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 import type { Projection } from './projection.ts';
-import type { SigningKeyData } from '../signing.ts';
+import type { SigningKeyData } from '../support/signing.ts';
 
 /** How a store is opened, on either database. */
 export interface OpenOptions {

@@ -13,7 +13,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { Appended } from './event-log.ts';
 import type { IdempotencyRecord } from './idempotency.ts';
-import { makeSigner, receiptHeaderOf, receiptMessage, type SigningKeyData } from '../signing.ts';
+import { makeSigner, receiptHeaderOf, receiptMessage, type SigningKeyData } from '../support/signing.ts';
 
 /** An event a batch planned, and where its receipt goes once it is signed. */
 export interface PendingReceipt {

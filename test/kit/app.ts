@@ -6,17 +6,17 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { buildApp } from '../../src/app.ts';
-import { makeCommandHandler } from '../../src/commands.ts';
+import { makeCommandHandler } from '../../src/application/commands.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import { makeFeed, type Feed, type FeedLimits } from '../../src/feed/hub.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/node-server.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger } from '../../src/support/logger.ts';
 import type { KeyStore } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { createKey, eventsOf, type EventRow } from './fixtures.ts';
 import { send, type RequestOptions, type Response } from './http.ts';
 import { defaultTarget, openStore, type StoreFaults, type StoreTarget } from './stores.ts';
-import { makeSigner, type SigningKeyData } from '../../src/signing.ts';
+import { makeSigner, type SigningKeyData } from '../../src/support/signing.ts';
 
 export interface TestApp {
   target: StoreTarget;

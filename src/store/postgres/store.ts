@@ -15,7 +15,7 @@ import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { addSigningKey, keyRecords, makeKeys } from './keys.ts';
-import { makeSigner, SIGNING_ACTOR } from '../../signing.ts';
+import { makeSigner, SIGNING_ACTOR } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
 import { makeReads } from './reads.ts';

@@ -22,7 +22,7 @@ import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
 import { commitCounter, startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
 import { makeWriter, type Writer } from './writer.ts';
-import { SIGNING_ACTOR, type SigningKeyData } from '../../signing.ts';
+import { SIGNING_ACTOR, type SigningKeyData } from '../../support/signing.ts';
 
 interface StoreDeps {
   /** The clock that stamps keys' creation and revocation. */

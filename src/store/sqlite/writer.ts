@@ -12,7 +12,7 @@ import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
-import { makeSigner, type SigningKeyData } from '../../signing.ts';
+import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
 export interface Writer {

@@ -6,11 +6,11 @@
 // client believe a write happened). A stored 200's receipt, which its replays send again,
 // must be a receipt of that very event: this log's id, the event's seq and hash, a key
 // the key log lists, and that key's signature.
-import { decodeEvent } from './domain/codec.ts';
-import type { AuditReads } from './store/audit-reads.ts';
-import type { IdempotencyStore } from './store/idempotency.ts';
-import type { EventLog } from './store/event-log.ts';
-import { parseReceipt, publicKeyFromRaw, receiptMessage, verifySignature, type Receipt } from './signing.ts';
+import { decodeEvent } from '../domain/codec.ts';
+import type { AuditReads } from '../store/audit-reads.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
+import type { EventLog } from '../store/event-log.ts';
+import { parseReceipt, publicKeyFromRaw, receiptMessage, verifySignature, type Receipt } from '../support/signing.ts';
 
 export type RecordsVerdict = { ok: true; records: number } | { ok: false; records: number; reason: string };
 

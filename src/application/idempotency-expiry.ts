@@ -3,8 +3,8 @@
 // event loop and a pause, so that batches of writes slip in between and the table's
 // clean-up never holds the writer (on SQLite, the one write connection) for long.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from './logger.ts';
-import type { IdempotencyStore } from './store/idempotency.ts';
+import type { Logger } from '../support/logger.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
 
 const STEP_ROWS = 200;
 const PAUSE_MS = 20;

@@ -3,7 +3,7 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import { REQUEST_BUDGET_MS, within } from './deadline.ts';
-import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from './store/health.ts';
+import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from '../store/health.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */

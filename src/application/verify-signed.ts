@@ -3,9 +3,9 @@
 // extended like any other. And verify-log --url: a running service's log, signing keys
 // and signed head checked through the API alone, without the database, against the
 // heads kept earlier.
-import { eventHash, GENESIS_HASH, type Digest } from './store/hash-chain.ts';
-import type { SigningKeyInfo } from './store/audit-reads.ts';
-import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from './signing.ts';
+import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
+import type { SigningKeyInfo } from '../store/audit-reads.ts';
+import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
 export interface SignedHead extends HeadFields {
   signature: { keyId: string; value: string };

@@ -4,9 +4,9 @@
 // file make one key between them (createFirst is atomic). The service calls this only
 // once it listens, and prints the key at once: a start that fails to listen (the port is
 // taken) must not leave behind a key that nobody was shown.
-import { DEFAULT_DB_PATH } from './config.ts';
-import type { KeyStore } from './store/keys.ts';
-import { dbArgument } from './store/open.ts';
+import { DEFAULT_DB_PATH } from '../config.ts';
+import type { KeyStore } from '../store/keys.ts';
+import { dbArgument } from '../store/open.ts';
 
 /** The new key, or undefined when the database has (or had) keys. */
 export function createBootstrapKey(keys: KeyStore): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 // A request's time on the database: 5 s from when its work begins, for every round trip
 // it makes (authentication, reads, the batch), whatever the database does.
-import { DeadlinePassed } from './store/health.ts';
+import { DeadlinePassed } from '../store/health.ts';
 
 /** How long a request may wait on the database in all; past it, 503. */
 export const REQUEST_BUDGET_MS = 5_000;

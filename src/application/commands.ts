@@ -10,14 +10,14 @@
 // back-off, as data). However many batches a command goes through, it waits for the
 // write lock at most its deadline in all.
 import { REQUEST_BUDGET_MS } from './deadline.ts';
-import { decide, type Command } from './domain/decide.ts';
-import type { EntryState, EventMeta } from './domain/events.ts';
-import { evolve } from './domain/evolve.ts';
+import { decide, type Command } from '../domain/decide.ts';
+import type { EntryState, EventMeta } from '../domain/events.ts';
+import { evolve } from '../domain/evolve.ts';
 import { CommitFailed, groupCommit, type GroupCommitHooks } from './group-commit.ts';
-import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from './store/idempotency.ts';
-import { CommitUnconfirmed, VersionConflict, type EventLog, type Outcome, type StreamAppend, type Submission } from './store/event-log.ts';
-import { DeadlinePassed } from './store/health.ts';
-import type { Entry, Projection } from './store/projection.ts';
+import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from '../store/idempotency.ts';
+import { CommitUnconfirmed, VersionConflict, type EventLog, type Outcome, type StreamAppend, type Submission } from '../store/event-log.ts';
+import { DeadlinePassed } from '../store/health.ts';
+import type { Entry, Projection } from '../store/projection.ts';
 
 /**
  * A command sent with an Idempotency-Key: its answer is stored with its event (or alone,

@@ -4,7 +4,7 @@
 // answers each item on its own (one item's 404 or 412 leaves the others untouched);
 // only after it returned, that is after the commit, is any item answered. If the batch
 // as a whole fails, every item of it fails with CommitFailed and nothing of it remains.
-import { CommitUnconfirmed, type Outcome } from './store/event-log.ts';
+import { CommitUnconfirmed, type Outcome } from '../store/event-log.ts';
 
 export class CommitFailed extends Error {
   constructor(cause: unknown) {

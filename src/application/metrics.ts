@@ -5,9 +5,9 @@
 import type { ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { within } from './deadline.ts';
-import { VersionConflict } from './store/event-log.ts';
-import { DeadlinePassed, StoreUnavailable, type StorageFault, type StoreHealth } from './store/health.ts';
-import type { InventoryStore } from './store/port.ts';
+import { VersionConflict } from '../store/event-log.ts';
+import { DeadlinePassed, StoreUnavailable, type StorageFault, type StoreHealth } from '../store/health.ts';
+import type { InventoryStore } from '../store/port.ts';
 
 export interface Metrics {
   registry: Registry;

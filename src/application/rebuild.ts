@@ -5,12 +5,12 @@
 // service keeps writing. Then, holding the write lock only briefly, it replays the
 // events appended meanwhile, writes a shadow table and swaps it in, in one transaction:
 // no PATCH is lost or overwritten, and readers see the old projection until the commit.
-import type { AppliedEvent } from './domain/events.ts';
-import type { ReplayRow } from './store/event-log.ts';
-import type { AuditReads } from './store/audit-reads.ts';
-import { applyEvent, type Entry } from './domain/apply-event.ts';
-import type { Projection } from './store/projection.ts';
-import { toAppliedEvent } from './store/replay-rows.ts';
+import type { AppliedEvent } from '../domain/events.ts';
+import type { ReplayRow } from '../store/event-log.ts';
+import type { AuditReads } from '../store/audit-reads.ts';
+import { applyEvent, type Entry } from '../domain/apply-event.ts';
+import type { Projection } from '../store/projection.ts';
+import { toAppliedEvent } from '../store/replay-rows.ts';
 
 export interface Difference {
   petId: bigint;

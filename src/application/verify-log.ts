@@ -12,11 +12,11 @@
 // rows. verifyServedState adds what the service serves and what guards the tables.
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { rebuildProjection } from './rebuild.ts';
-import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from './store/hash-chain.ts';
-import type { KeyHistory, AuditReads } from './store/audit-reads.ts';
-import type { ChainRow, EventLog } from './store/event-log.ts';
-import { keyIdOf, publicKeyFromRaw } from './signing.ts';
-import type { Projection } from './store/projection.ts';
+import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from '../store/hash-chain.ts';
+import type { KeyHistory, AuditReads } from '../store/audit-reads.ts';
+import type { ChainRow, EventLog } from '../store/event-log.ts';
+import { keyIdOf, publicKeyFromRaw } from '../support/signing.ts';
+import type { Projection } from '../store/projection.ts';
 
 export type Verdict =
   | { ok: true; events: number; head: Digest; keyEvents: number; keyHead: Digest; warnings?: string[] }
