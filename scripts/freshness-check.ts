@@ -4,7 +4,7 @@
 // from the moment that commit returns, the app is asked GET with the tag it last
 // answered until the answer changes. Prints how many first reads were still stale and
 // the time until the change showed (p50, p99, max, in ms). docs/scaling.md quotes it;
-// test/http-inventory.test.ts holds the bound.
+// test/http/http-inventory.test.ts holds the bound.
 //   node --import tsx scripts/freshness-check.ts [ROUNDS]     (default 300, about 10 s)
 // Uses TEST_POSTGRES_URL when set, else starts an embedded server.
 import { commandsOn } from '../test/kit/fixtures.ts';

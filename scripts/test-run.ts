@@ -5,7 +5,7 @@
 // server of their own sets TEST_POSTGRES_URL (a role that may create databases) and none
 // is started.
 //   node --import tsx scripts/test-run.ts DIR PATTERN [FILE…] [UVU-OPTION…]
-// FILEs (`npm test -- test/http-inventory.test.ts`) run those files alone instead of
+// FILEs (`npm test -- test/http/http-inventory.test.ts`) run those files alone instead of
 // every file PATTERN matches; a name that is no file is a usage error (exit 2).
 //
 // Files run TEST_WORKERS at a time (the machine's cores, at most 4), slowest first as the

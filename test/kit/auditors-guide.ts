@@ -1,6 +1,6 @@
 // What the tests of docs/auditors.md share: the page, its fenced blocks, the example
 // database it describes (built again through the service's own code) and the ways its
-// commands and queries are run (test/auditors-guide.test.ts says how).
+// commands and queries are run (test/audit/auditors-guide.test.ts says how).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

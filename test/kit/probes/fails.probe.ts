@@ -1,4 +1,4 @@
-// A test file that fails, for the runner's own test (test/test-run.test.ts): its name
+// A test file that fails, for the runner's own test (test/project/test-run.test.ts): its name
 // matches no suite pattern, so only a run that names it runs it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

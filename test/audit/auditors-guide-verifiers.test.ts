@@ -1,0 +1,208 @@
+// docs/auditors.md's Python verifier and its auditor's cron, run against tampered copies
+// of the example and a live service (test/kit/auditors-guide.ts).
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import * as assert from 'uvu/assert';
+import { root, tempDir } from '../kit/paths.ts';
+import { startApp } from '../kit/app.ts';
+import { commandsOn } from '../kit/fixtures.ts';
+import { recomputeChain, withFile } from '../kit/tamper.ts';
+import { needing, tools } from '../kit/tools.ts';
+import { KEEPING, PAGE_DB, buildExample, pageText, blocks, shell } from '../kit/auditors-guide.ts';
+import { suite } from 'uvu';
+
+const test = suite("the auditors' guide: the Python verifier and the cron");
+
+/** Runs a bash script with HOME set, its standard output collected (not spawnSync: the
+ * service it may call runs in this process). */
+function bash(script: string, cwd: string, home: string): Promise<{ output: string; status: number | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { ...process.env, HOME: home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 60_000,
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ output, status }));
+  });
+}
+
+needing(test, [tools.python3])(
+  'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
+  async () => {
+    const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+    const scratch = tempDir('auditors-python-');
+    const dropAll = (raw: Database.Database) => {
+      for (const name of raw.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[])
+        raw.exec(`DROP TRIGGER "${name}"`);
+    };
+    const cases: [string, (raw: Database.Database) => void, RegExp][] = [
+      [
+        'an event removed, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
+        /^BROKEN at seq 6$/,
+      ],
+      [
+        'the newest events cut, the chain recomputed',
+        (raw) => (raw.exec('DELETE FROM events WHERE seq > 11'), recomputeChain(raw)),
+        /^BROKEN: events was cut after seq 11$/,
+      ],
+      ['a key deleted', (raw) => raw.exec("DELETE FROM api_keys WHERE name = 'store-front'"), /^BROKEN: \('KeyCreated', 'store-front'\)/],
+      [
+        'a key deleted and created again',
+        (raw) =>
+          raw.exec(`DELETE FROM api_key_events WHERE name = 'store-front';
+          UPDATE api_keys SET created_at = '2026-11-21T18:58:00.000Z' WHERE name = 'store-front';
+          INSERT INTO api_key_events (type, name, key_hash, recorded_at, actor, prev_hash, hash)
+            SELECT 'KeyCreated', name, hash, created_at, created_by, '', '' FROM api_keys WHERE name = 'store-front'`),
+        /^BROKEN at key seq 3$/,
+      ],
+      [
+        'a revocation back-dated',
+        (raw) =>
+          raw.exec(`UPDATE api_keys SET revoked_at = '2026-11-21T18:57:37.000Z', revoked_by = 'cli:root' WHERE name = 'store-front'`),
+        /^BROKEN: api_keys row store-front does not match the key log$/,
+      ],
+    ];
+    try {
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      for (const [what, tamper, verdict] of cases) {
+        const db = scratch.path(`${what.replaceAll(/\W+/g, '-')}.db`);
+        await buildExample(db);
+        withFile(db, (raw) => {
+          dropAll(raw);
+          tamper(raw);
+        });
+        const r = shell(`python3 verify_chain.py ${PAGE_DB}`, db, { cwd: scratch.dir });
+        assert.is(r.status, 1, `${what}: ${r.output}`);
+        assert.match(r.output.trim(), verdict, what);
+        const v = shell('scripts/verify-log', db);
+        assert.is(v.status, 1, `${what}: verify-log: ${v.output}`);
+        assert.match(v.output, /^error: BROKEN at /, what);
+      }
+    } finally {
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.jq, tools.curl, tools.python3])(
+  "the auditor's cron keeps the service's head digests; verify-log and the Python verifier check the kept list",
+  async () => {
+    const page = pageText();
+    const kept = blocks(page).filter((b) => b.heading === KEEPING);
+    assert.equal(
+      kept.map((b) => b.lang),
+      ['crontab', 'sh'],
+    );
+    const python = blocks(page).find((b) => b.lang === 'python')!;
+    // The crontab line: five fields of schedule, then the command, as cron hands it to sh.
+    const line = kept[0]!.text.trim();
+    assert.ok(line.startsWith('*/10 * * * * '), 'every ten minutes');
+    const cron = line.replace(/^(\S+\s+){5}/, '');
+    const checks = kept[1]!.text.trim().split('\n');
+    const scratch = tempDir('auditors-cron-');
+    const t = await startApp();
+    try {
+      writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      // Not spawnSync: the service answering curl runs in this process.
+      const run = (line: string, db = t.db) => bash(`exec 2>&1\n${line.replaceAll('audit-copy.db', db)}`, root, scratch.dir);
+      const fetch = async () => {
+        const r = await run(cron.replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`));
+        assert.is(r.status, 0, r.output);
+      };
+      await fetch();
+      await t.track(7, 3);
+      assert.is((await t.patch(7, { quantity: 4 })).status, 200);
+      await t.keys.create('auditor', 'cli:root');
+      await fetch();
+      const lines = readFileSync(scratch.path('inventory-digests.txt'), 'utf8').trim().split('\n');
+      assert.is(lines.length, 2);
+      assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:1:[0-9a-f]{64}$/);
+      assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:2:[0-9a-f]{64}$/);
+
+      // The kept list as the page checks it, on a consistent copy of the database.
+      const copy = scratch.path('copy.db');
+      const source = new Database(t.db, { readonly: true });
+      try {
+        source.prepare('VACUUM INTO ?').run(copy);
+      } finally {
+        source.close();
+      }
+      const copyAs = (line: string) => line.replace(/^python3 verify_chain\.py/, `python3 ${scratch.path('verify_chain.py')}`);
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 0, `${line}: ${r.output}`);
+        assert.ok(r.output.trim().endsWith(lines[1]!.split(' ')[1]!), `${line} prints the newest kept digest: ${r.output}`);
+      }
+      // The newest event cut off, the chain, the counter and the projection made consistent
+      // again, the triggers put back: only the kept digest catches it, with both.
+      withFile(copy, (raw) => {
+        const guards = raw
+          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('events_no_delete', 'events_no_update')")
+          .pluck()
+          .all() as string[];
+        raw.exec(
+          `DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2;
+           UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
+           UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
+        );
+        recomputeChain(raw);
+        for (const sql of guards) raw.exec(sql);
+      });
+      assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
+      for (const line of checks) {
+        const r = await run(copyAs(line), copy);
+        assert.is(r.status, 1, `${line}: ${r.output}`);
+        assert.match(r.output, /BROKEN/);
+      }
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.jq, tools.curl])(
+  "the client's check lists each event in its key's name that it holds no receipt for, through the feed",
+  async () => {
+    const block = blocks(pageText()).find((b) => b.text.includes('/v1/events?after='));
+    assert.ok(block, 'the page has the check');
+    const scratch = tempDir('auditors-receipts-');
+    const t = await startApp();
+    try {
+      const writer = await t.keys.create('store-front', 'cli:root');
+      writeFileSync(scratch.path('.inventory-audit-key'), `${await t.keys.create('auditor', 'cli:root', 'read-only')}\n`);
+      const auth = { Authorization: `Bearer ${writer}` };
+      // More events than one page, so that the loop turns the page.
+      for (let pet = 1; pet <= 3; pet++) await t.track(pet, 1);
+      for (let i = 0; i < 4; i++) assert.is((await t.patch(1 + (i % 3), { quantity: 10 + i }, auth)).status, 200);
+      assert.is((await t.patch(2, { quantity: 5 })).status, 200, 'another key writes too');
+      const mine = (await t.events()).filter((e) => e.actor === 'store-front').map((e) => String(e.seq));
+      assert.is(mine.length, 4);
+      writeFileSync(scratch.path('my-seqs.txt'), `${mine.join('\n')}\n`);
+      const script = block.text
+        .replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`)
+        .replace('limit=1000', 'limit=3');
+      const run = () => bash(script, scratch.dir, scratch.dir);
+      assert.equal(await run(), { output: '', status: 0 }, 'every event in the name is one with a receipt');
+      // An event in the key's name that its holder did not make (no receipt for it).
+      await commandsOn(t.store).handle({ type: 'SetQuantity', petId: 3n, quantity: 99 }, { actor: 'store-front', requestId: 'forged' });
+      const forged = (await t.events()).at(-1)!;
+      assert.equal(await run(), { output: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
+      // A page that cannot be read fails the check rather than passing it.
+      writeFileSync(scratch.path('.inventory-audit-key'), 'pinv_notakeynotakeynotakeynotakey1\n');
+      assert.is.not((await run()).status, 0, 'a refused key fails the check');
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+test.run();

@@ -1,0 +1,230 @@
+// Clients that send requests and never read the answers: their connections are closed
+// once they have taken nothing for the stall time, and what stalled connections pin
+// together stays under the cap, the longest stalled dropped first. A reader that is
+// slow but reads gets every byte, however long it takes.
+import type { ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { commandsFor } from '../../src/application/commands.ts';
+import { DEFAULT_LIMITS } from '../../src/http/node-server.ts';
+import { startApp, type TestApp } from '../kit/app.ts';
+
+const MiB = 1024 * 1024;
+const LIMITS = { ...DEFAULT_LIMITS, checkIntervalMs: 100, stallTimeoutMs: 1500, maxPinnedBytes: 8 * MiB };
+// About 50 bytes each: GET /v1/inventory answers about 1 MB.
+const PETS = 20_000;
+
+interface Ctx {
+  t: TestApp;
+  /** What the server's connections pin now. */
+  pinned: () => number;
+  /** Whether the server has closed its side of this client's connection. */
+  closedByServer: (client: Socket) => boolean;
+}
+
+async function given(ctx: Ctx, limits: typeof LIMITS): Promise<void> {
+  ctx.t = await startApp({ limits });
+  const pets = Array.from({ length: PETS }, (_, i) => ({
+    type: 'TrackPet' as const,
+    petId: BigInt(i + 1),
+    quantity: 1,
+    status: 'available' as const,
+  }));
+  await commandsFor(ctx.t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
+  // What the server's connections hold for their clients, measured here on its own:
+  // each socket's write buffer, and the responses queued behind it, not yet on it.
+  const sockets = new Set<Socket>();
+  const queued = new Set<ServerResponse>();
+  const byPort = new Map<number, Socket>();
+  ctx.t.server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    byPort.set(s.remotePort!, s);
+    s.once('close', () => sockets.delete(s));
+  });
+  // A client that does not read cannot see the server close: ask the server's side.
+  ctx.closedByServer = (client) => byPort.get(client.localPort!)?.destroyed ?? false;
+  ctx.t.server.on('request', (_req, res: ServerResponse) => {
+    queued.add(res);
+    res.once('finish', () => queued.delete(res));
+    res.once('close', () => queued.delete(res));
+  });
+  ctx.pinned = () => {
+    let total = 0;
+    for (const s of sockets) if (!s.destroyed) total += s.writableLength;
+    for (const res of queued) if (!res.socket && !res.req.socket?.destroyed) total += res.writableLength;
+    return total;
+  };
+}
+
+const stalled = suite<Ctx>('stalled clients');
+stalled.after.each(async (ctx) => {
+  await ctx.t.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function opened(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+const closed = (s: Socket) => s.destroyed || s.readableEnded || s.closed;
+
+/** A client that sends `count` pipelined GETs of the whole inventory and never reads. */
+async function neverReading(t: TestApp, count: number): Promise<Socket> {
+  const s = await opened(t.port);
+  s.on('error', () => undefined);
+  s.pause();
+  s.write(pipelinedGets(t, count));
+  return s;
+}
+
+function pipelinedGets(t: TestApp, count: number): string {
+  return `GET /v1/inventory HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\n\r\n`.repeat(count);
+}
+
+stalled('clients that never read are closed within the stall time, and what they pin stays under the cap', async (ctx) => {
+  await given(ctx, LIMITS);
+  const { t, pinned, closedByServer } = ctx;
+  const bodyBytes = (await t.get()).text.length;
+  const never: Socket[] = [];
+  // Measured from the first client on: the guard may close some before the last is in.
+  const started = Date.now();
+  let peakAfterFirstChecks = 0;
+  const watch = setInterval(() => {
+    // A connection counts as stalled after two checks without progress; give the
+    // guard those and one more before holding it to the cap.
+    if (Date.now() - started > 4 * LIMITS.checkIntervalMs) peakAfterFirstChecks = Math.max(peakAfterFirstChecks, pinned());
+  }, 5);
+  const ANSWERS = 16;
+  try {
+    for (let i = 0; i < 12; i++) {
+      // 16 answers of about 1 MB each: more than the kernel's buffers take.
+      never.push(await neverReading(t, ANSWERS));
+      await sleep(20);
+    }
+    while (Date.now() - started < LIMITS.stallTimeoutMs + 3000 && !never.every(closedByServer)) await sleep(25);
+  } finally {
+    clearInterval(watch);
+  }
+  const sent = started;
+  assert.ok(
+    never.length * ANSWERS * bodyBytes > 4 * LIMITS.maxPinnedBytes,
+    'the answers these clients never read add up to far more than the cap, or this proves nothing',
+  );
+  const tookMs = Date.now() - sent;
+  assert.ok(
+    peakAfterFirstChecks <= LIMITS.maxPinnedBytes,
+    `pinned ${(peakAfterFirstChecks / MiB).toFixed(1)} MiB after the first checks; the cap is ${LIMITS.maxPinnedBytes / MiB} MiB`,
+  );
+  assert.ok(
+    never.every(closedByServer),
+    `${never.filter((s) => !closedByServer(s)).length} of ${never.length} still open after ${tookMs} ms`,
+  );
+  assert.ok(tookMs < LIMITS.stallTimeoutMs + 2000, `closed after ${tookMs} ms`);
+  // The service still answers others, and said what it did at most once a second for
+  // each of the two reasons, not once per connection.
+  assert.is((await t.get('/healthz')).status, 200);
+  const warnings = t.logs
+    .join('')
+    .split('\n')
+    .filter((l) => l.includes('took no response bytes'));
+  assert.ok(warnings.length >= 1 && warnings.length <= 2 * (Math.ceil(tookMs / 1000) + 1), `${warnings.length} warnings`);
+  for (const s of never) s.destroy();
+});
+
+stalled('past the cap, the connection stalled longest is closed first, and only as many as needed', async (ctx) => {
+  // Each pins about 12 MB; the cap holds two; the stall time is out of the way.
+  await given(ctx, { ...LIMITS, stallTimeoutMs: 60_000, maxPinnedBytes: 30 * MiB });
+  const { t, closedByServer } = ctx;
+  const clients: Socket[] = [];
+  for (let i = 0; i < 3; i++) {
+    clients.push(await neverReading(t, 16));
+    await sleep(5 * LIMITS.checkIntervalMs);
+  }
+  await sleep(5 * LIMITS.checkIntervalMs);
+  assert.equal(clients.map(closedByServer), [true, false, false]);
+  for (const s of clients) s.destroy();
+});
+
+stalled(
+  'each new answer is held to the cap at once, not at the next check: a list rendered anew for each client that never reads',
+  async (ctx) => {
+    // No periodic check within the test: only the one a large answer starts.
+    await given(ctx, { ...LIMITS, checkIntervalMs: 60_000, stallTimeoutMs: 60_000, maxPinnedBytes: 8 * MiB });
+    const { t, pinned, closedByServer } = ctx;
+    const bodyBytes = (await t.get()).text.length;
+    // Six answers a client: more than the kernel's buffers take, so that most stays here.
+    const ANSWERS = 6;
+    const clients: Socket[] = [];
+    let peak = 0;
+    const watch = setInterval(() => (peak = Math.max(peak, pinned())), 5);
+    try {
+      for (let i = 0; i < 24; i++) {
+        // A PATCH changes the list, so the GET behind it renders a list of its own.
+        const s = await opened(t.port);
+        s.on('error', () => undefined);
+        s.pause();
+        const body = JSON.stringify({ quantity: i });
+        s.write(
+          `PATCH /v1/inventory/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${body.length}\r\n\r\n${body}` +
+            pipelinedGets(t, ANSWERS),
+        );
+        clients.push(s);
+        await sleep(40);
+      }
+      await sleep(200);
+    } finally {
+      clearInterval(watch);
+    }
+    const closedCount = clients.filter(closedByServer).length;
+    console.log(
+      `a new list for each client: peak ${(peak / MiB).toFixed(1)} MiB pinned, ${closedCount} of ${clients.length} closed for the cap`,
+    );
+    assert.ok(closedCount > 0, 'the cap closed connections');
+    assert.ok(
+      peak <= 8 * MiB + 2 * ANSWERS * bodyBytes,
+      `pinned ${(peak / MiB).toFixed(1)} MiB at the peak; the cap is 8 MiB and a client's answers ${((ANSWERS * bodyBytes) / MiB).toFixed(1)} MiB`,
+    );
+    for (const s of clients) s.destroy();
+  },
+);
+
+stalled('a slow reader that keeps reading gets every byte, for far longer than the stall time', async (ctx) => {
+  // The cap is out of the way: this is about the stall clock.
+  await given(ctx, { ...LIMITS, stallTimeoutMs: 1000, maxPinnedBytes: 1024 * MiB });
+  const { t } = ctx;
+  const bodyBytes = (await t.get()).text.length;
+  const s = await opened(t.port);
+  s.on('error', () => undefined);
+  s.pause();
+  const answers = 16;
+  s.write(pipelinedGets(t, answers));
+  // About 13 MB, 150 KiB every 50 ms: several stall times long, but never a pause
+  // long enough to count as stalled.
+  let received = 0;
+  let heads = 0;
+  let tail = '';
+  const started = Date.now();
+  while (!closed(s) && (heads < answers || received < answers * bodyBytes) && Date.now() - started < 30_000) {
+    await sleep(50);
+    const chunk = (s.read(150 * 1024) ?? s.read()) as Buffer | null;
+    if (!chunk) continue;
+    received += chunk.length;
+    const text = tail + chunk.toString('latin1');
+    heads += text.split('HTTP/1.1 200 OK').length - 1;
+    tail = text.slice(-20);
+  }
+  const tookMs = Date.now() - started;
+  assert.ok(!closed(s), `the slow reader was not cut off (after ${tookMs} ms, ${heads} answers, ${received} bytes)`);
+  assert.is(heads, answers, 'every answer arrived');
+  assert.ok(received >= answers * bodyBytes, `received ${(received / MiB).toFixed(1)} MiB`);
+  assert.ok(tookMs > 2000, `it read for ${tookMs} ms`);
+  s.destroy();
+});
+
+stalled.run();
