@@ -9,7 +9,7 @@
 // every file PATTERN matches; a name that is no file is a usage error (exit 2).
 //
 // Files run TEST_WORKERS at a time (the machine's cores, at most 4), slowest first as the
-// previous run measured them; each makes its own databases on the one server, so they do
+// previous run measured them (or as test/durations.json says); each makes its own databases on the one server, so they do
 // not see each other. A file with a line `// test-run: serial` runs alone, after the
 // others: it needs the whole machine, or it kills and restarts what others would share.
 // Each file's output is printed in one piece when it ends, then, at the end, every file's
@@ -30,6 +30,12 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const UVU = join(ROOT, 'node_modules/uvu/bin.js');
 /** Where the last run's per-file durations are kept, to start the slowest files first. */
 const DURATIONS = join(ROOT, 'node_modules/.cache/test-run-durations.json');
+/**
+ * The durations of a whole run on a 2-core machine, kept in the repository for a checkout
+ * that has none of its own. Refreshed by hand after a whole run:
+ *   cp node_modules/.cache/test-run-durations.json test/durations.json
+ */
+const KEPT_DURATIONS = join(ROOT, 'test/durations.json');
 /** A file still running after this long is stopped and counted as failed. */
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 20 * 60_000);
 /** How long a file's output pipes may stay open after it exited (a process it left behind). */
@@ -62,13 +68,16 @@ const files = named.length > 0 ? [...new Set(named.map((f) => locate(f)!))] : co
 const cores = Math.max(1, Math.min(4, availableParallelism()));
 const workers = Math.max(1, Number(process.env.TEST_WORKERS ?? cores) || 1);
 const serial = (file: string) => /^\/\/ test-run: serial\b/m.test(readFileSync(file, 'utf8'));
-const previous = ((): Record<string, number> => {
+const readDurations = (path: string): Record<string, number> => {
   try {
-    return JSON.parse(readFileSync(DURATIONS, 'utf8')) as Record<string, number>;
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
   } catch {
-    return {}; // no earlier run: every file is as slow as any other
+    return {}; // none kept: every file is as slow as any other
   }
-})();
+};
+// This checkout's last whole run, over the durations kept in the repository (a fresh
+// clone, CI, starts from those).
+const previous = { ...readDurations(KEPT_DURATIONS), ...readDurations(DURATIONS) };
 // Unknown files first (they may be slow), then the slowest: the last to start are short.
 const known = (file: string) => previous[relative(ROOT, file).split(sep).join('/')] ?? Number.MAX_SAFE_INTEGER;
 const slowestFirst = (a: string, b: string) => known(b) - known(a) || a.localeCompare(b);

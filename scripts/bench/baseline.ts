@@ -10,7 +10,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
-import { children, load, measure, peakRssMb, ready, startService as startServiceAt, stop, type Load, type Mode } from './harness.ts';
+import {
+  children,
+  load,
+  loadAverage,
+  measure,
+  peakRssMb,
+  ready,
+  startService as startServiceAt,
+  stop,
+  type Load,
+  type Mode,
+} from './harness.ts';
 
 const ROUNDS = 3;
 const PETS = 1000;
@@ -64,6 +75,8 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
       `npm run bench --baseline: ${sides[0]!.name} against ${sides[1]!.name}, ${ROUNDS} alternating rounds of ` +
         `${seconds} s per load, node ${process.version}, 127.0.0.1 only`,
     );
+    const loadBefore = loadAverage();
+    console.log(`load average before: ${loadBefore}`);
     const keys = await Promise.all(sides.map((_, i) => makeDatabase(join(dir, `side${i}.db`), PETS)));
     const services = [];
     for (const [i, side] of sides.entries()) services.push(await startService(side, join(dir, `side${i}.db`)));
@@ -107,10 +120,12 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
     }
     const clean = Object.values(runs).every((sides) => sides.every((rs) => rs.every((r) => r.errors + r.timeouts + r.non2xx === 0)));
     console.log(`errors and non-2xx in every run: ${clean ? 'none' : 'SOME'}`);
+    const loadAfter = loadAverage();
+    console.log(`load average (1, 5, 15 min) before: ${loadBefore}; after: ${loadAfter}`);
     mkdirSync(join(root, 'bench-results'), { recursive: true });
     writeFileSync(
       join(root, 'bench-results', 'baseline.json'),
-      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, head, baseline: commit, summary, runs }, null, 2)}\n`,
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, loadAverage: { before: loadBefore, after: loadAfter }, head, baseline: commit, summary, runs }, null, 2)}\n`,
     );
   } finally {
     for (const child of children) child.kill('SIGKILL');

@@ -3,6 +3,7 @@
 // with the load generator (a process of its own), and reading its peak memory.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 // Long enough for the JIT and the caches to settle; short enough that the whole bench,
@@ -115,4 +116,11 @@ export async function stop(child: ChildProcess): Promise<void> {
   const gone = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await gone;
+}
+
+/** The 1, 5 and 15 minute load averages, as uptime prints them. */
+export function loadAverage(): string {
+  return loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', ');
 }

@@ -17,13 +17,13 @@ test('npm test -- FILE runs only that file; two files run both', () => {
   assert.is(one.status, 0, out + one.stderr);
   assert.equal(
     [...out.matchAll(/^(\S+\.test\.ts)$/gm)].map((m) => m[1]),
-    ['preconditions.test.ts'],
+    ['http/preconditions.test.ts'],
   );
   const two = npmTest('test/http/preconditions.test.ts', 'json/strict-json.test.ts');
   assert.is(two.status, 0, two.stderr);
   assert.equal([...plain(two.stdout).matchAll(/^(\S+\.test\.ts)$/gm)].map((m) => m[1]).sort(), [
-    'preconditions.test.ts',
-    'strict-json.test.ts',
+    'http/preconditions.test.ts',
+    'json/strict-json.test.ts',
   ]);
 });
 
