@@ -11,8 +11,8 @@
 // write lock at most its deadline in all.
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { decide, type Command } from '../domain/decide.ts';
-import type { EntryState, EventMeta } from '../domain/events.ts';
-import { evolve } from '../domain/evolve.ts';
+import type { EventMeta } from '../domain/events.ts';
+import { applyEvent } from '../domain/apply-event.ts';
 import { CommitFailed, groupCommit, type GroupCommitHooks } from './group-commit.ts';
 import { IdempotencyKeyTaken, type IdempotencyRecord, type IdempotencyScope, type StoredAnswer } from '../store/idempotency.ts';
 import { CommitUnconfirmed, VersionConflict, type EventLog, type Outcome, type StreamAppend, type Submission } from '../store/event-log.ts';
@@ -451,16 +451,9 @@ function knownEntries(store: Partial<Pick<Projection, 'changeTokenNow'>>) {
 function decideOne(command: Command, entries: Map<bigint, Entry | undefined>, recordedAt: string): StreamAppend {
   const entry = entries.get(command.petId);
   const events = decide(command, entry);
-  let state: EntryState | undefined = entry;
-  for (const event of events) state = evolve(state, event);
-  if (state)
-    entries.set(command.petId, {
-      petId: command.petId,
-      quantity: state.quantity,
-      status: state.status,
-      version: state.version,
-      updatedAt: recordedAt,
-    });
+  let next = entry;
+  for (const event of events) next = applyEvent(next, { ...event, petId: command.petId, version: (next?.version ?? 0) + 1, recordedAt });
+  if (next) entries.set(command.petId, next);
   return { petId: command.petId, expectedVersion: entry?.version ?? 0, events };
 }
 

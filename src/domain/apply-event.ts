@@ -1,8 +1,13 @@
-// The projection's one rule: an event turns an entry into its next row. The live write
-// path (the batch planner) and the replays (rebuild-projection, stock-at, a copy's
-// import) all use it, so they cannot drift apart.
+// The projection's one rule: an event turns an entry into its next row. The command
+// handler (deciding a batch's commands in turn), the live write path (the batch planner)
+// and the replays (rebuild-projection, stock-at, a copy's import) all use it, so they
+// cannot drift apart.
 import { evolve } from './evolve.ts';
-import type { AppliedEvent, EntryState } from './events.ts';
+import type { DomainEvent, EntryState } from './events.ts';
+
+/** An event placed in its pet's stream: what applying it needs. A decided event has no
+ * seq yet (the log gives it one on append); one read from the log has. */
+export type PlacedEvent = DomainEvent & { petId: bigint; version: number; recordedAt: string; seq?: number };
 
 /** One inventory entry: a row of the projection. */
 export interface Entry extends EntryState {
@@ -10,10 +15,11 @@ export interface Entry extends EntryState {
   updatedAt: string;
 }
 
-export function applyEvent(entry: Entry | undefined, event: AppliedEvent): Entry {
+export function applyEvent(entry: Entry | undefined, event: PlacedEvent): Entry {
   const state = evolve(entry, event);
   if (state.version !== event.version) {
-    throw new Error(`event ${event.seq} has version ${event.version}, the entry expects ${state.version}`);
+    const which = event.seq === undefined ? `a decided ${event.type}` : `event ${event.seq}`;
+    throw new Error(`${which} has version ${event.version}, the entry expects ${state.version}`);
   }
   return { petId: event.petId, quantity: state.quantity, status: state.status, version: state.version, updatedAt: event.recordedAt };
 }

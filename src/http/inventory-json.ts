@@ -94,10 +94,9 @@ export interface InventoryCache {
  *
  * One render at a time. Requests that arrive during a render of the state they would
  * render share it; those that need a newer state wait for it to end and then share the
- * next one. A render per request instead gave every PATCH+GET pair its own: a burst of
- * 300 of them against 100,000 pets made 300 bodies of some 5 MB each, one after another
- * on SQLite (whose scans take turns) and at once on PostgreSQL, each with its 64 KiB
- * chunks and its garbage, for minutes of CPU.
+ * next one. A render per request would give every PATCH+GET pair a whole list of its
+ * own, with its chunks and its garbage, so that a burst of pairs against a large
+ * inventory costs one render per pair instead of one per change the renders can see.
  */
 export function makeInventoryCache(
   store: Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>,

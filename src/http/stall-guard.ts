@@ -11,9 +11,9 @@
 // nothing for stallTimeoutMs is destroyed; and when all connections with output waiting
 // together pin more than maxPinnedBytes, those stalled longest (nothing taken since the
 // last check, oldest clock first) are destroyed until the total fits. Fresh output
-// counts toward the total from the moment it is queued: checked only once a second, a
-// service rendering a 5 MB list every few milliseconds for clients that never read was
-// seen to pin a second's worth of lists (some 150 MB) above the cap. Any byte a reader
+// counts toward the total from the moment it is queued: were it counted only at the
+// once-a-second check, a service rendering a large list every few milliseconds for
+// clients that never read would pin a second's worth of lists above the cap. Any byte a reader
 // takes resets its clock, so a slow reader is not cut by the stall time, and is the
 // last to go for the cap; output that just arrived is never cut for the cap.
 //
