@@ -8,9 +8,9 @@
 // FILEs (`npm test -- test/http/http-inventory.test.ts`) run those files alone instead of
 // every file PATTERN matches; a name that is no file is a usage error (exit 2).
 //
-// Files run TEST_WORKERS at a time (the machine's cores, at most 4), slowest first as the
-// previous run measured them (or as test/durations.json says); each makes its own databases on the one server, so they do
-// not see each other. A file with a line `// test-run: serial` runs alone, after the
+// Files run TEST_WORKERS at a time (one more than the machine's cores, at most 4),
+// slowest first as the previous run measured them (or as test/durations.json says); each
+// makes its own databases on the one server, so they do not see each other. A file with a line `// test-run: serial` runs alone, after the
 // others: it needs the whole machine, or it kills and restarts what others would share.
 // Each file's output is printed in one piece when it ends, then, at the end, every file's
 // duration (and on Linux the CPU time its processes used) and the counts of the whole run in uvu's own form (Total:, Passed:, Skipped:),
@@ -65,8 +65,10 @@ function collect(from: string, match: RegExp): string[] {
 }
 const files = named.length > 0 ? [...new Set(named.map((f) => locate(f)!))] : collect(base, new RegExp(pattern, 'i'));
 
-const cores = Math.max(1, Math.min(4, availableParallelism()));
-const workers = Math.max(1, Number(process.env.TEST_WORKERS ?? cores) || 1);
+// One file more than the cores: many files spend much of their time waiting (on
+// PostgreSQL's timeouts, on fsync, on a service's start), and a third file keeps both
+// cores of a 2-core machine busy meanwhile.
+const workers = Math.max(1, Number(process.env.TEST_WORKERS ?? Math.min(4, availableParallelism() + 1)) || 1);
 const serial = (file: string) => /^\/\/ test-run: serial\b/m.test(readFileSync(file, 'utf8'));
 const readDurations = (path: string): Record<string, number> => {
   try {
