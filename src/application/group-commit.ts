@@ -45,14 +45,17 @@ export function groupCommit<I, R>(commit: (items: I[]) => Promise<Outcome<R>[]>,
     try {
       outcomes = await commit(batch.map((p) => p.item));
     } catch (cause) {
+      committing = false;
+      schedule();
       // A commit whose result is unknown is not a failure: its items may be applied.
       const failed = cause instanceof CommitUnconfirmed ? cause : new CommitFailed(cause);
       for (const pending of batch) pending.reject(failed);
       return;
-    } finally {
-      committing = false;
-      schedule();
     }
+    committing = false;
+    // The next batch goes to the store before this one's items are answered, so that
+    // the store writes it while this thread answers them.
+    if (queue.length > 0) void flush();
     hooks.onCommit?.(batch.length);
     outcomes.forEach((outcome, i) => {
       const pending = batch[i]!;
