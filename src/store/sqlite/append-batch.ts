@@ -2,9 +2,11 @@
 // The chain's tip is read once, the entries of the batch's pets and the records of its
 // keys once each; the batch planner (batch-plan.ts) decides the submissions and builds
 // the rows and hashes, as it does for PostgreSQL; this file only runs the SQL. Should
-// the writes fail halfway (a constraint, a full disk) without SQLite undoing the whole
-// transaction, they are undone and redone one submission at a time, each in a
-// savepoint, so that exactly the ones that fail fail.
+// the writes fail halfway (a constraint, a full disk), the transaction is rolled back
+// and the batch redone in a new one, one submission at a time, each in a savepoint, so
+// that exactly the ones that fail fail. The whole batch is not written in a savepoint
+// of its own: a savepoint copies every page the batch changes into a sub-journal,
+// which costs more than the rare redo.
 import type { Db } from './database.ts';
 import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
@@ -15,6 +17,14 @@ import { makeEntryReader } from './entries.ts';
 import type { IdempotencyWriter } from './idempotency.ts';
 import type { ProjectionTable } from './projection.ts';
 import type { ReceiptSigning, Ticket } from '../receipts.ts';
+
+/** A batch's writes failed halfway: its transaction is rolled back and the batch redone one submission at a time. */
+class RedoOneByOne extends Error {
+  override name = 'RedoOneByOne';
+  constructor(cause: unknown) {
+    super('a write of the batch failed: redone one submission at a time', { cause });
+  }
+}
 
 interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
@@ -58,7 +68,7 @@ export function makeEventWriter(
   // which it rolls back if it throws.
   const inSavepoint = db.transaction(write);
 
-  const batch = db.transaction((submissions: readonly Submission[]): { outcomes: Outcome<Appended[]>[]; ticket?: Ticket } => {
+  const batch = db.transaction((submissions: readonly Submission[], each: boolean): { outcomes: Outcome<Appended[]>[]; ticket?: Ticket } => {
     const entries = new Map<bigint, Entry>();
     for (const petId of batchPets(submissions)) {
       const entry = currentEntry(petId);
@@ -77,24 +87,28 @@ export function makeEventWriter(
       records,
       ...(signs ? { signs: true } : {}),
     };
+    if (each) {
+      const outcomes = oneByOne(submissions, start, signs);
+      beforeCommit();
+      committing = true;
+      return { outcomes };
+    }
     const whole = planBatch(submissions, start);
-    let outcomes = whole.outcomes;
     let ticket: Ticket | undefined;
     if (writesAnything(whole)) {
       ticket = signs?.start(whole.receipts);
       try {
-        inSavepoint(whole, ticket);
+        write(whole, ticket);
       } catch (error) {
         // Some errors (a full disk, an I/O error) make SQLite roll back the whole
-        // transaction: nothing of the batch is left to save.
+        // transaction: nothing of the batch is left to save. Otherwise this rolls it back.
         if (!db.inTransaction) throw error;
-        ticket = undefined;
-        outcomes = oneByOne(submissions, start, signs);
+        throw new RedoOneByOne(error);
       }
     }
     beforeCommit();
     committing = true;
-    return { outcomes, ...(ticket ? { ticket } : {}) };
+    return { outcomes: whole.outcomes, ...(ticket ? { ticket } : {}) };
   });
 
   const oneByOne = (submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined): Outcome<Appended[]>[] => {
@@ -121,18 +135,26 @@ export function makeEventWriter(
    * later recovery may find them whole. That is CommitUnconfirmed, never "nothing
    * written"; any other failure of COMMIT (SQLITE_BUSY, a full disk) rolls back.
    */
-  const run = (submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+  const attempt = (submissions: readonly Submission[], each: boolean): ReturnType<typeof batch> => {
     written = undefined;
     committing = false;
-    let done: ReturnType<typeof batch>;
     try {
-      done = batch.immediate(submissions);
+      return batch.immediate(submissions, each);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (committing && typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
         throw new CommitUnconfirmed(written ?? {}, { cause: error });
       }
       throw error;
+    }
+  };
+  const run = (submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+    let done: ReturnType<typeof batch>;
+    try {
+      done = attempt(submissions, false);
+    } catch (error) {
+      if (!(error instanceof RedoOneByOne)) throw error;
+      done = attempt(submissions, true);
     }
     // Committed: the receipts, signed meanwhile, go with the answers.
     done.ticket?.takeSync();

@@ -53,6 +53,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.pragma('synchronous = FULL');
     db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     db.pragma('foreign_keys = ON');
+    db.pragma('temp_store = MEMORY');
     if (upgrade) {
       const applied = migrate(db, loadMigrations(), path);
       options.onMigrated?.(applied);
