@@ -1,0 +1,63 @@
+// Where a load's CPU goes, by thread: the service (as npm start runs it, 1,000 pets) under
+// a load of MODE at 50 connections for SECONDS, each of its threads' user + system time
+// (/proc/<pid>/task/<tid>/stat) and the load generator's, in µs per request served,
+// measured over the load after a warm-up. Linux only.
+//   node --import tsx scripts/bench/thread-cpu.ts [MODE] [SECONDS] [ENV=VALUE ...]
+import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, makeDatabase } from './fixtures.ts';
+import { children, load, loadAverage, ready, startService, stop, WARMUP_SECONDS, type Mode } from './harness.ts';
+
+const [mode = 'patch', seconds = '10', ...envArgs] = process.argv.slice(2);
+const extraEnv = Object.fromEntries(envArgs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
+const TICK_US = 1e6 / 100; // USER_HZ
+
+function threads(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${tid} ${comm}`, (Number(fields[11]) + Number(fields[12])) * TICK_US);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+function selfChildrenCpu(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * TICK_US; // cutime + cstime
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
+try {
+  const key = await makeDatabase(join(dir, 'service.db'), 1000);
+  const port = await freePort();
+  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info', ...extraEnv });
+  await ready(port, '/healthz');
+  console.log(`load average before: ${loadAverage()}`);
+  await load(port, mode as Mode, WARMUP_SECONDS, 50, key, 1000);
+  const before = threads(service.pid!);
+  const childrenBefore = selfChildrenCpu();
+  const result = await load(port, mode as Mode, Number(seconds), 50, key, 1000);
+  const after = threads(service.pid!);
+  const generator = selfChildrenCpu() - childrenBefore;
+  const served = result['2xx'] + result.non2xx;
+  console.log(`${mode}: ${result.requests.average.toFixed(0)} req/s, ${served} served, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+  let total = 0;
+  for (const [name, cpu] of after) {
+    const used = cpu - (before.get(name) ?? 0);
+    total += used;
+    if (used / served >= 0.5) console.log(`  ${name.padEnd(28)} ${(used / served).toFixed(1).padStart(7)} µs/request`);
+  }
+  console.log(`  ${'service, all threads'.padEnd(28)} ${(total / served).toFixed(1).padStart(7)} µs/request`);
+  console.log(`  ${'load generator'.padEnd(28)} ${(generator / served).toFixed(1).padStart(7)} µs/request`);
+  console.log(`load average after: ${loadAverage()}`);
+  await stop(service);
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}
