@@ -2,7 +2,7 @@
 // a load of MODE at 50 connections for SECONDS, each of its threads' user + system time
 // (/proc/<pid>/task/<tid>/stat) and the load generator's, in µs per request served,
 // measured over the load after a warm-up. Linux only.
-//   node --import tsx scripts/bench/thread-cpu.ts [MODE] [SECONDS] [ENV=VALUE ...]
+//   node --import tsx scripts/bench/thread-cpu.ts [MODE] [SECONDS] [ENV=VALUE | --node-flag ...]
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,10 @@ import { freePort, makeDatabase } from './fixtures.ts';
 import { children, load, loadAverage, ready, startService, stop, WARMUP_SECONDS, type Mode } from './harness.ts';
 
 const [mode = 'patch', seconds = '10', ...envArgs] = process.argv.slice(2);
-const extraEnv = Object.fromEntries(envArgs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]));
+const nodeArgs = envArgs.filter((a) => a.startsWith('--'));
+const extraEnv = Object.fromEntries(
+  envArgs.filter((a) => !a.startsWith('--')).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+);
 const TICK_US = 1e6 / 100; // USER_HZ
 
 function threads(pid: number): Map<string, number> {
@@ -36,7 +39,7 @@ const dir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
 try {
   const key = await makeDatabase(join(dir, 'service.db'), 1000);
   const port = await freePort();
-  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info', ...extraEnv });
+  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info', ...extraEnv }, undefined, nodeArgs);
   await ready(port, '/healthz');
   console.log(`load average before: ${loadAverage()}`);
   await load(port, mode as Mode, WARMUP_SECONDS, 50, key, 1000);

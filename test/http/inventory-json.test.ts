@@ -1,5 +1,6 @@
-// The list body is written in 64 KiB chunks: whatever the size, it must be exactly the
-// JSON a naive rendering gives, ids above 2^53 included.
+// The list body is written into one buffer of the last render's size and 64 KiB chunks
+// beyond it: whatever the size and the hint, it must be exactly the JSON a naive
+// rendering gives, ids above 2^53 included.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PetStatus } from '../../src/domain/events.ts';
@@ -21,6 +22,12 @@ render('equals a naive rendering across chunk boundaries; the tag follows versio
     const naive = `[${rows.map(([p, q, s]) => `{"petId":${p},"quantity":${q},"status":"${s}"}`).join(',')}]`;
     const { body, etag } = renderInventory(rows);
     assert.is(body.toString('latin1'), naive, `${count} rows`);
+    // The last render's size as a hint: exact, too small by more than the spare room, larger.
+    for (const hint of [naive.length, Math.max(0, naive.length - 100_000), naive.length * 3]) {
+      const hinted = renderInventory(rows, hint);
+      assert.is(hinted.body.toString('latin1'), naive, `${count} rows, size hint ${hint}`);
+      assert.is(hinted.etag, etag, `${count} rows, size hint ${hint}: the same tag`);
+    }
     assert.match(etag, /^"[A-Za-z0-9_-]{27}"$/);
     if (count > 0) {
       const bumped = rows.map(([p, q, s, v], i): [bigint, number, PetStatus, number] => [p, q, s, i === 0 ? v + 1 : v]);
