@@ -7,6 +7,7 @@
 // that exactly the ones that fail fail. The whole batch is not written in a savepoint
 // of its own: a savepoint copies every page the batch changes into a sub-journal,
 // which costs more than the rare redo.
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
@@ -25,6 +26,9 @@ class RedoOneByOne extends Error {
     super('a write of the batch failed: redone one submission at a time', { cause });
   }
 }
+
+/** The step in which a batch's wait for the write lock is set (appendBatch). */
+const WAIT_STEP_MS = 50;
 
 interface EventWriter {
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
@@ -162,6 +166,15 @@ export function makeEventWriter(
   };
 
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  // A PRAGMA cannot take a parameter: its statements are prepared once for each wait,
+  // in steps of WAIT_STEP_MS rounded down (a batch gives up at most one step early),
+  // not prepared again for each batch.
+  const waits = new Map<number, Statement>();
+  const waitFor = (ms: number) => {
+    let set = waits.get(ms);
+    if (!set) waits.set(ms, (set = db.prepare(`PRAGMA busy_timeout = ${ms}`)));
+    set.run();
+  };
   return {
     // IMMEDIATE: take the write lock at BEGIN, so that another process's writer makes
     // us wait (busy_timeout) rather than fail halfway. The wait ends at the batch's
@@ -170,11 +183,11 @@ export function makeEventWriter(
     appendBatch(submissions, options = {}) {
       if (options.waitUntil === undefined) return run(submissions);
       const waitMs = Math.max(0, Math.min(busyTimeout, Math.floor(options.waitUntil - Date.now())));
-      db.pragma(`busy_timeout = ${waitMs}`);
+      waitFor(waitMs - (waitMs % WAIT_STEP_MS));
       try {
         return run(submissions);
       } finally {
-        db.pragma(`busy_timeout = ${busyTimeout}`);
+        waitFor(busyTimeout);
       }
     },
   };
