@@ -7,7 +7,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 // Long enough for the JIT and the caches to settle; short enough that the whole bench,
-// on both stores, stays under five minutes. BENCH_WARMUP_SECONDS shortens it for a run
+// on both stores, stays near seven minutes. BENCH_WARMUP_SECONDS shortens it for a run
 // that only checks that every part works (its figures mean nothing).
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ROOT = new URL('../..', import.meta.url).pathname;
