@@ -1,6 +1,6 @@
-// Authentication and change detection from memory. On SQLite a request asks the database
-// one cheap question (PRAGMA data_version), in its authentication, which the list cache
-// then reuses; the writer thread counts its commits where the main thread reads them
+// Authentication and change detection from memory. On SQLite the first request of each
+// turn of the event loop asks the database one cheap question (PRAGMA data_version), in
+// its authentication, which the later requests of the turn and the list cache then reuse; the writer thread counts its commits where the main thread reads them
 // without a message. On PostgreSQL the active keys live in memory while the notification
 // connection proves current: no query per request, a key revoked through another
 // instance refused within 100 ms, and the query per request again while the connection
@@ -53,7 +53,7 @@ function counted(db: Db): { db: Db; runs: Map<string, number> } {
   return { db: proxy, runs };
 }
 
-const sqlite = suite<{ dir: string; path: string }>('SQLite: one change check per request, own commits counted in memory');
+const sqlite = suite<{ dir: string; path: string }>('SQLite: one change check per turn of the event loop, own commits counted in memory');
 sqlite.before.each((ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'key-memory-'));
   ctx.path = join(ctx.dir, 'inventory.db');
@@ -86,10 +86,16 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
     assert.is(questions(), 2);
     assert.is(keyReads(), 1, 'a remembered key is not read again');
 
-    // A revocation by another connection is seen by the very next authentication, even
-    // in the same turn; and the list cache's token moves with it.
+    // A revocation by another connection is seen by the first authentication of the next
+    // turn (requests read in this turn were sent before it began, so before the revocation
+    // returned); and the list cache's token moves with it. Within the turn, the check
+    // already made is reused: one question per turn, however many requests it reads.
     assert.is(keys.revoke('till-1', 'test', AT), 'revoked');
+    assert.is(reader.keys.authenticate(key)?.name, 'till-1', 'the same turn reuses its check');
+    assert.is(questions(), 2);
+    await nextTurn();
     assert.is(reader.keys.authenticate(key), undefined);
+    assert.is(questions(), 3);
     assert.is.not(reader.changeToken(), token);
 
     // This process's own commit (the writer thread counts it) moves the token at once,

@@ -136,10 +136,11 @@ export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
   return {
     authenticate(key) {
       // Active keys are remembered until the database changes in any way (a revocation
-      // by another process included). The change is checked on every call, so a revoked
-      // key fails at the next request; the check is the one change check of the request,
-      // which the list cache then reuses (ChangeToken.current).
-      const token = changes.check();
+      // by another process included). The change is checked once per turn of the event
+      // loop (ChangeToken.current): the requests read in one turn were all sent before
+      // it began, so a request sent after a revocation has returned is read in a later
+      // turn and checked again. The list cache reuses the same check.
+      const token = changes.current();
       if (token !== cacheToken) {
         known.clear();
         cacheToken = token;
