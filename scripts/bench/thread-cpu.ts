@@ -10,7 +10,9 @@ import { freePort, makeDatabase } from './fixtures.ts';
 import { children, load, loadAverage, ready, startService, stop, WARMUP_SECONDS, type Mode } from './harness.ts';
 
 const [mode = 'patch', seconds = '10', ...envArgs] = process.argv.slice(2);
-const nodeArgs = envArgs.filter((a) => a.startsWith('--'));
+// Worker threads named worker-<threadId> in /proc, so that the writer and the signing
+// thread can be told apart (the first worker is the writer).
+const nodeArgs = ['--require', new URL('name-threads.cjs', import.meta.url).pathname, ...envArgs.filter((a) => a.startsWith('--'))];
 const extraEnv = Object.fromEntries(
   envArgs.filter((a) => !a.startsWith('--')).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
 );
@@ -24,8 +26,9 @@ function threads(pid: number): Map<string, number> {
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(`${tid} ${comm}`, (Number(fields[11]) + Number(fields[12])) * TICK_US);
-    } catch {
-      // the thread ended
+    } catch (error) {
+      // A thread that ended between the listing and the read.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
     }
   }
   return out;
@@ -39,7 +42,11 @@ const dir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
 try {
   const key = await makeDatabase(join(dir, 'service.db'), 1000);
   const port = await freePort();
-  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info', ...extraEnv }, undefined, nodeArgs);
+  const service = startService(
+    { PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'service.db'), LOG_LEVEL: 'info', ...extraEnv },
+    undefined,
+    nodeArgs,
+  );
   await ready(port, '/healthz');
   console.log(`load average before: ${loadAverage()}`);
   await load(port, mode as Mode, WARMUP_SECONDS, 50, key, 1000);
@@ -49,7 +56,9 @@ try {
   const after = threads(service.pid!);
   const generator = selfChildrenCpu() - childrenBefore;
   const served = result['2xx'] + result.non2xx;
-  console.log(`${mode}: ${result.requests.average.toFixed(0)} req/s, ${served} served, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+  console.log(
+    `${mode}: ${result.requests.average.toFixed(0)} req/s, ${served} served, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`,
+  );
   let total = 0;
   for (const [name, cpu] of after) {
     const used = cpu - (before.get(name) ?? 0);

@@ -1,7 +1,8 @@
 // Authentication and change detection from memory. On SQLite the first request of each
 // turn of the event loop asks the database one cheap question (PRAGMA data_version), in
-// its authentication, which the later requests of the turn and the list cache then reuse; the writer thread counts its commits where the main thread reads them
-// without a message. On PostgreSQL the active keys live in memory while the notification
+// its authentication, which the later requests of the turn and the list cache then
+// reuse; the writer thread counts its commits where the main thread reads them without
+// a message. On PostgreSQL the active keys live in memory while the notification
 // connection proves current: no query per request, a key revoked through another
 // instance refused within 100 ms, and the query per request again while the connection
 // is down.
