@@ -1,11 +1,10 @@
-// Authentication and change detection from memory. On SQLite the first request of each
-// turn of the event loop asks the database one cheap question (PRAGMA data_version), in
-// its authentication, which the later requests of the turn and the list cache then
-// reuse; the writer thread counts its commits where the main thread reads them without
-// a message. On PostgreSQL the active keys live in memory while the notification
-// connection proves current: no query per request, a key revoked through another
-// instance refused within 100 ms, and the query per request again while the connection
-// is down.
+// Authentication and change detection from memory. On SQLite the requests read in one
+// turn of the event loop ask the database one cheap question (PRAGMA data_version), in
+// the first one's authentication, which the list cache then reuses; the writer thread
+// counts its commits where the main thread reads them without a message. On PostgreSQL
+// the active keys live in memory while the notification connection proves current: no
+// query per request, a key revoked through another instance refused within 100 ms, and
+// the query per request again while the connection is down.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +53,7 @@ function counted(db: Db): { db: Db; runs: Map<string, number> } {
   return { db: proxy, runs };
 }
 
-const sqlite = suite<{ dir: string; path: string }>('SQLite: one change check per turn of the event loop, own commits counted in memory');
+const sqlite = suite<{ dir: string; path: string }>('SQLite: one change check per request, own commits counted in memory');
 sqlite.before.each((ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'key-memory-'));
   ctx.path = join(ctx.dir, 'inventory.db');
@@ -87,16 +86,10 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
     assert.is(questions(), 2);
     assert.is(keyReads(), 1, 'a remembered key is not read again');
 
-    // A revocation by another connection is seen by the first authentication of the next
-    // turn (requests read in this turn were sent before it began, so before the revocation
-    // returned); and the list cache's token moves with it. Within the turn, the check
-    // already made is reused: one question per turn, however many requests it reads.
+    // A revocation by another connection is seen by the very next authentication, even
+    // in the same turn; and the list cache's token moves with it.
     assert.is(keys.revoke('till-1', 'test', AT), 'revoked');
-    assert.is(reader.keys.authenticate(key)?.name, 'till-1', 'the same turn reuses its check');
-    assert.is(questions(), 2);
-    await nextTurn();
     assert.is(reader.keys.authenticate(key), undefined);
-    assert.is(questions(), 3);
     assert.is.not(reader.changeToken(), token);
 
     // This process's own commit (the writer thread counts it) moves the token at once,
@@ -104,6 +97,56 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
     const before = reader.changeToken();
     Atomics.add(commits, 0, 1);
     assert.is.not(reader.changeToken(), before);
+  } finally {
+    readDb.close();
+    writeDb.close();
+  }
+});
+
+sqlite('the requests read in one turn share one question; the next turn asks again', async ({ path }) => {
+  const writeDb = openDatabase(path);
+  const readDb = openDatabase(path, { readonly: true });
+  try {
+    const keys = makeKeyWriter(writeDb);
+    const key = keys.create('till-1', 'test', AT);
+    const commits = commitCounter();
+    const { db, runs } = counted(readDb);
+    const reader = makeReader(db, db, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
+    const questions = () => [...runs].filter(([sql]) => /data_version|total_changes/.test(sql)).reduce((n, [, count]) => n + count, 0);
+
+    // Three requests read in one turn, and the list cache after them: one question.
+    for (let i = 0; i < 3; i++) assert.is(reader.keys.authenticateRequest(key)?.name, 'till-1');
+    reader.changeToken();
+    assert.is(questions(), 1);
+
+    // A revocation committed while the turn's requests are handled: they were sent before
+    // it, and share the turn's question.
+    assert.is(keys.revoke('till-1', 'test', AT), 'revoked');
+    assert.is(reader.keys.authenticateRequest(key)?.name, 'till-1', 'a request of the same turn');
+    assert.is(questions(), 1);
+
+    // The next turn asks again, and refuses the key.
+    await nextTurn();
+    assert.is(reader.keys.authenticateRequest(key), undefined, 'a request of the next turn');
+    assert.is(questions(), 2);
+  } finally {
+    readDb.close();
+    writeDb.close();
+  }
+});
+
+sqlite('a question asked outside a request (the feed watcher, on a timer) is never shared with the requests', async ({ path }) => {
+  const writeDb = openDatabase(path);
+  const readDb = openDatabase(path, { readonly: true });
+  try {
+    const keys = makeKeyWriter(writeDb);
+    const key = keys.create('till-1', 'test', AT);
+    const reader = makeReader(readDb, readDb, { yieldBetweenPages: true, ownCommits: () => 0 });
+    // A timer runs before the loop polls for requests, in the same turn.
+    await sleep(1);
+    assert.is(reader.keys.authenticate(key)?.name, 'till-1');
+    assert.is(keys.revoke('till-1', 'test', AT), 'revoked');
+    assert.is(reader.keys.authenticateRequest(key), undefined, 'the request asks for itself');
   } finally {
     readDb.close();
     writeDb.close();

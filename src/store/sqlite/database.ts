@@ -103,8 +103,8 @@ export interface ChangeToken {
   /** Asks SQLite now: one statement (PRAGMA data_version) and the own-commit count. */
   check: () => string;
   /** The same, but a check made earlier in this event-loop turn is reused while this
-   * process committed nothing since: for authentication (the requests read in one turn
-   * were all sent before it began), the list cache and pollers. */
+   * process committed nothing since: for the list cache, which runs after a request's
+   * authentication has checked, and for pollers. */
   current: () => string;
 }
 

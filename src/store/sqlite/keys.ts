@@ -114,7 +114,11 @@ export function makeKeyWriter(db: Db): KeyWriter {
 }
 
 export interface KeyReader {
+  /** Asks SQLite whether anything changed first, every time. */
   authenticate(key: string): Principal | undefined;
+  /** The same for a request being read: the requests of one turn of the event loop share
+   * one question (see below). */
+  authenticateRequest(key: string): Principal | undefined;
   onDistrust(listener: (name: string, reason: string) => void): void;
   list(): KeyInfo[];
   records(): KeyRecord[];
@@ -133,27 +137,41 @@ export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
   );
   const known = knownKeys();
   let cacheToken = '';
+  // The requests read in one turn of the event loop share one question: the first one
+  // read in a poll asks, and the immediate queued with the question runs before the loop
+  // polls again. The sockets of one poll were ready before it began, so a request sent
+  // after a revocation committed reaches a later poll, and a new question. Only requests
+  // share a question this way; any other caller (the feed's watcher, on a timer) asks
+  // afresh, and its question is never reused by a request.
+  let turnToken: string | undefined;
+  const endTurn = () => (turnToken = undefined);
+  const requestToken = () => {
+    if (turnToken === undefined) {
+      turnToken = changes.check();
+      setImmediate(endTurn);
+    }
+    return turnToken;
+  };
+  const verdict = (key: string, token: string): Principal | undefined => {
+    // Active keys are remembered until the database changes in any way (a revocation by
+    // another process included); the question is the one change check of its request or
+    // turn, which the list cache then reuses (ChangeToken.current).
+    if (token !== cacheToken) {
+      known.clear();
+      cacheToken = token;
+    }
+    let principal = known.get(key);
+    if (principal === undefined) {
+      const row = byHash.get(hashKey(key)) as KeyTrustRow | undefined;
+      const verdict = row && trustedKey(row);
+      if (verdict && 'distrust' in verdict) distrust.tell(row.name, verdict.distrust);
+      else if (verdict) known.add(key, (principal = verdict));
+    }
+    return principal;
+  };
   return {
-    authenticate(key) {
-      // Active keys are remembered until the database changes in any way (a revocation
-      // by another process included). The change is checked once per turn of the event
-      // loop (ChangeToken.current): the requests read in one turn were all sent before
-      // it began, so a request sent after a revocation has returned is read in a later
-      // turn and checked again. The list cache reuses the same check.
-      const token = changes.current();
-      if (token !== cacheToken) {
-        known.clear();
-        cacheToken = token;
-      }
-      let principal = known.get(key);
-      if (principal === undefined) {
-        const row = byHash.get(hashKey(key)) as KeyTrustRow | undefined;
-        const verdict = row && trustedKey(row);
-        if (verdict && 'distrust' in verdict) distrust.tell(row.name, verdict.distrust);
-        else if (verdict) known.add(key, (principal = verdict));
-      }
-      return principal;
-    },
+    authenticate: (key) => verdict(key, changes.check()),
+    authenticateRequest: (key) => verdict(key, requestToken()),
     onDistrust: (listener) => distrust.listen(listener),
     list: () => (list.all() as Parameters<typeof keyInfo>[0][]).map(keyInfo),
     records: () => records.all() as KeyRecord[],
