@@ -72,45 +72,48 @@ log('a failure inside the transaction leaves neither event nor row', async ({ st
   );
 });
 
-log('a batch whose write fails halfway: exactly the failing submission fails, the others are written and chained', async ({ store, commands }) => {
-  for (const petId of [1n, 2n, 3n]) await commands.handle({ type: 'TrackPet', petId, quantity: 1, status: 'available' }, meta());
-  const set = (petId: bigint, quantity: number, requestId: string) => ({
-    meta: meta('k1', requestId),
-    recordedAt: new Date().toISOString(),
-    appends: [{ petId, expectedVersion: 1, events: [{ type: 'QuantitySet' as const, data: { quantity } }] }],
-  });
-  // The second breaks the projection's CHECK constraint after the first was written.
-  const outcomes = await store.appendBatch([set(1n, 7, 'a'), set(2n, -5, 'b'), set(3n, 9, 'c')]);
-  assert.equal(
-    outcomes.map((o) => o.ok),
-    [true, false, true],
-  );
-  const events = await eventsOf(store);
-  assert.equal(
-    events.map((e) => [e.seq, e.petId, e.requestId]),
-    [
-      [1n, 1n, 'r'],
-      [2n, 2n, 'r'],
-      [3n, 3n, 'r'],
-      [4n, 1n, 'a'],
-      [5n, 3n, 'c'],
-    ],
-  );
-  assert.equal(
-    (await entriesOf(store)).map((e) => [e.petId, e.quantity, e.version]),
-    [
-      [1n, 7, 2],
-      [2n, 1, 1],
-      [3n, 9, 2],
-    ],
-  );
-  // What follows is chained to the batch's last event, and each event to the one before.
-  await commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 4 }, meta());
-  const links: [string | null, string | null][] = [];
-  for await (const page of store.chainRows()) for (const row of page) links.push([row[8], row[9]]);
-  assert.is(links.length, 6);
-  links.slice(1).forEach(([prev], i) => assert.is(prev, links[i]![1], `event ${i + 2} chained to event ${i + 1}`));
-});
+log(
+  'a batch whose write fails halfway: exactly the failing submission fails, the others are written and chained',
+  async ({ store, commands }) => {
+    for (const petId of [1n, 2n, 3n]) await commands.handle({ type: 'TrackPet', petId, quantity: 1, status: 'available' }, meta());
+    const set = (petId: bigint, quantity: number, requestId: string) => ({
+      meta: meta('k1', requestId),
+      recordedAt: new Date().toISOString(),
+      appends: [{ petId, expectedVersion: 1, events: [{ type: 'QuantitySet' as const, data: { quantity } }] }],
+    });
+    // The second breaks the projection's CHECK constraint after the first was written.
+    const outcomes = await store.appendBatch([set(1n, 7, 'a'), set(2n, -5, 'b'), set(3n, 9, 'c')]);
+    assert.equal(
+      outcomes.map((o) => o.ok),
+      [true, false, true],
+    );
+    const events = await eventsOf(store);
+    assert.equal(
+      events.map((e) => [e.seq, e.petId, e.requestId]),
+      [
+        [1n, 1n, 'r'],
+        [2n, 2n, 'r'],
+        [3n, 3n, 'r'],
+        [4n, 1n, 'a'],
+        [5n, 3n, 'c'],
+      ],
+    );
+    assert.equal(
+      (await entriesOf(store)).map((e) => [e.petId, e.quantity, e.version]),
+      [
+        [1n, 7, 2],
+        [2n, 1, 1],
+        [3n, 9, 2],
+      ],
+    );
+    // What follows is chained to the batch's last event, and each event to the one before.
+    await commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 4 }, meta());
+    const links: [string | null, string | null][] = [];
+    for await (const page of store.chainRows()) for (const row of page) links.push([row[8], row[9]]);
+    assert.is(links.length, 6);
+    links.slice(1).forEach(([prev], i) => assert.is(prev, links[i]![1], `event ${i + 2} chained to event ${i + 1}`));
+  },
+);
 
 log('handleAll is all or nothing', async ({ store, commands }) => {
   await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 0, status: 'available' }, meta());

@@ -72,48 +72,50 @@ export function makeEventWriter(
   // which it rolls back if it throws.
   const inSavepoint = db.transaction(write);
 
-  const batch = db.transaction((submissions: readonly Submission[], each: boolean): { outcomes: Outcome<Appended[]>[]; ticket?: Ticket } => {
-    const entries = new Map<bigint, Entry>();
-    for (const petId of batchPets(submissions)) {
-      const entry = currentEntry(petId);
-      if (entry) entries.set(petId, entry);
-    }
-    const records = new Map<string, IdempotencyRecord>();
-    for (const scope of batchScopes(submissions)) {
-      const record = idempotency.stored(scope);
-      if (record) records.set(scopeId(record), record);
-    }
-    const signs = signing();
-    const start: PlanState = {
-      seq: (highestSeq.get() as bigint | undefined) ?? 0n,
-      hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
-      entries,
-      records,
-      ...(signs ? { signs: true } : {}),
-    };
-    if (each) {
-      const outcomes = oneByOne(submissions, start, signs);
+  const batch = db.transaction(
+    (submissions: readonly Submission[], each: boolean): { outcomes: Outcome<Appended[]>[]; ticket?: Ticket } => {
+      const entries = new Map<bigint, Entry>();
+      for (const petId of batchPets(submissions)) {
+        const entry = currentEntry(petId);
+        if (entry) entries.set(petId, entry);
+      }
+      const records = new Map<string, IdempotencyRecord>();
+      for (const scope of batchScopes(submissions)) {
+        const record = idempotency.stored(scope);
+        if (record) records.set(scopeId(record), record);
+      }
+      const signs = signing();
+      const start: PlanState = {
+        seq: (highestSeq.get() as bigint | undefined) ?? 0n,
+        hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
+        entries,
+        records,
+        ...(signs ? { signs: true } : {}),
+      };
+      if (each) {
+        const outcomes = oneByOne(submissions, start, signs);
+        beforeCommit();
+        committing = true;
+        return { outcomes };
+      }
+      const whole = planBatch(submissions, start);
+      let ticket: Ticket | undefined;
+      if (writesAnything(whole)) {
+        ticket = signs?.start(whole.receipts);
+        try {
+          write(whole, ticket);
+        } catch (error) {
+          // Some errors (a full disk, an I/O error) make SQLite roll back the whole
+          // transaction: nothing of the batch is left to save. Otherwise this rolls it back.
+          if (!db.inTransaction) throw error;
+          throw new RedoOneByOne(error);
+        }
+      }
       beforeCommit();
       committing = true;
-      return { outcomes };
-    }
-    const whole = planBatch(submissions, start);
-    let ticket: Ticket | undefined;
-    if (writesAnything(whole)) {
-      ticket = signs?.start(whole.receipts);
-      try {
-        write(whole, ticket);
-      } catch (error) {
-        // Some errors (a full disk, an I/O error) make SQLite roll back the whole
-        // transaction: nothing of the batch is left to save. Otherwise this rolls it back.
-        if (!db.inTransaction) throw error;
-        throw new RedoOneByOne(error);
-      }
-    }
-    beforeCommit();
-    committing = true;
-    return { outcomes: whole.outcomes, ...(ticket ? { ticket } : {}) };
-  });
+      return { outcomes: whole.outcomes, ...(ticket ? { ticket } : {}) };
+    },
+  );
 
   const oneByOne = (submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined): Outcome<Appended[]>[] => {
     written = undefined;
