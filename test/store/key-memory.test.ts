@@ -53,23 +53,36 @@ function counted(db: Db): { db: Db; runs: Map<string, number> } {
   return { db: proxy, runs };
 }
 
-const sqlite = suite<{ dir: string; path: string }>('SQLite: one change check per request, own commits counted in memory');
+const sqlite = suite<{ dir: string; path: string }>(
+  'SQLite: one change check per request (or per turn of requests), own commits counted in memory',
+);
 sqlite.before.each((ctx) => {
   ctx.dir = mkdtempSync(join(tmpdir(), 'key-memory-'));
   ctx.path = join(ctx.dir, 'inventory.db');
 });
 sqlite.after.each((ctx) => rmSync(ctx.dir, { recursive: true, force: true }));
 
-sqlite('a request costs one statement asking for changes, shared by authentication and the list cache', async ({ path }) => {
+/** A key made on a write connection, and a reader on a read-only connection whose
+ * statements are counted: questions() is how often it asked whether anything changed. */
+function keyFixture(path: string) {
   const writeDb = openDatabase(path);
   const readDb = openDatabase(path, { readonly: true });
+  const keys = makeKeyWriter(writeDb);
+  const key = keys.create('till-1', 'test', AT);
+  const commits = commitCounter();
+  const { db, runs } = counted(readDb);
+  const reader = makeReader(db, db, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
+  const questions = () => [...runs].filter(([sql]) => /data_version|total_changes/.test(sql)).reduce((n, [, count]) => n + count, 0);
+  const close = () => {
+    readDb.close();
+    writeDb.close();
+  };
+  return { keys, key, commits, runs, reader, questions, close };
+}
+
+sqlite('a request costs one statement asking for changes, shared by authentication and the list cache', async ({ path }) => {
+  const { keys, key, commits, runs, reader, questions, close } = keyFixture(path);
   try {
-    const keys = makeKeyWriter(writeDb);
-    const key = keys.create('till-1', 'test', AT);
-    const commits = commitCounter();
-    const { db, runs } = counted(readDb);
-    const reader = makeReader(db, db, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
-    const questions = () => [...runs].filter(([sql]) => /data_version|total_changes/.test(sql)).reduce((n, [, count]) => n + count, 0);
     const keyReads = () => runs.get(`${KEY_TRUST_SQL} WHERE k.hash = ?`) ?? 0;
 
     // One request: authentication, then the list cache's token.
@@ -98,22 +111,13 @@ sqlite('a request costs one statement asking for changes, shared by authenticati
     Atomics.add(commits, 0, 1);
     assert.is.not(reader.changeToken(), before);
   } finally {
-    readDb.close();
-    writeDb.close();
+    close();
   }
 });
 
 sqlite('the requests read in one turn share one question; the next turn asks again', async ({ path }) => {
-  const writeDb = openDatabase(path);
-  const readDb = openDatabase(path, { readonly: true });
+  const { keys, key, reader, questions, close } = keyFixture(path);
   try {
-    const keys = makeKeyWriter(writeDb);
-    const key = keys.create('till-1', 'test', AT);
-    const commits = commitCounter();
-    const { db, runs } = counted(readDb);
-    const reader = makeReader(db, db, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
-    const questions = () => [...runs].filter(([sql]) => /data_version|total_changes/.test(sql)).reduce((n, [, count]) => n + count, 0);
-
     // Three requests read in one turn, and the list cache after them: one question.
     for (let i = 0; i < 3; i++) assert.is(reader.keys.authenticateRequest(key)?.name, 'till-1');
     reader.changeToken();
@@ -130,26 +134,20 @@ sqlite('the requests read in one turn share one question; the next turn asks aga
     assert.is(reader.keys.authenticateRequest(key), undefined, 'a request of the next turn');
     assert.is(questions(), 2);
   } finally {
-    readDb.close();
-    writeDb.close();
+    close();
   }
 });
 
 sqlite('a question asked outside a request (the feed watcher, on a timer) is never shared with the requests', async ({ path }) => {
-  const writeDb = openDatabase(path);
-  const readDb = openDatabase(path, { readonly: true });
+  const { keys, key, reader, close } = keyFixture(path);
   try {
-    const keys = makeKeyWriter(writeDb);
-    const key = keys.create('till-1', 'test', AT);
-    const reader = makeReader(readDb, readDb, { yieldBetweenPages: true, ownCommits: () => 0 });
     // A timer runs before the loop polls for requests, in the same turn.
     await sleep(1);
     assert.is(reader.keys.authenticate(key)?.name, 'till-1');
     assert.is(keys.revoke('till-1', 'test', AT), 'revoked');
     assert.is(reader.keys.authenticateRequest(key), undefined, 'the request asks for itself');
   } finally {
-    readDb.close();
-    writeDb.close();
+    close();
   }
 });
 
