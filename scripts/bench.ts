@@ -160,8 +160,8 @@ async function againstBareServers(): Promise<void> {
   });
   await ready(corsPort, '/healthz');
   // The GETs and their floors in rounds, each round in another order, each one's median
-  // round kept: a slow stretch of this shared machine (seen to halve every figure for
-  // some 20 s) then falls on each of them alike, not on whichever runs first.
+  // round kept: a slow stretch of a shared machine then falls on each of them alike, not
+  // on whichever runs first.
   const [sGet, bGet, kGet, sGetCors] = await alternated([
     { name: `SQLite: service GET, ${PETS} pets, 50 conn.`, port: servicePort, mode: 'get', key },
     { name: 'SQLite: bare GET, same bytes precomputed', port: bareGetPort, mode: 'get', key },

@@ -12,14 +12,13 @@
 // the writer thread found by the name a --require preload gives it, bench/
 // name-threads.cjs), and on PostgreSQL that of the server processes serving the service's
 // sessions, before and after the measured load. Linux only; the same on Node 20 and 24.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
-import { children, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
+import { children, cpuMicros, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
 import { scriptArgs } from './script-args.ts';
 
 interface ProfileNode {
@@ -110,15 +109,6 @@ function byStage(profile: Profile, from: number, to: number, requests: number): 
 }
 
 /** Clock ticks per second of /proc's CPU times. */
-const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** User plus system CPU time, in µs, of a thread or process from its /proc stat file. */
-function cpuMicros(statPath: string): number {
-  // After "pid (comm) ", field 3 (state) is the first: utime and stime are fields 14 and 15.
-  const stat = readFileSync(statPath, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
-}
 
 /** The CPU of the service's main thread, its writer thread and, on PostgreSQL, the server processes serving it. */
 async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer?: number; server?: Map<number, number> }> {

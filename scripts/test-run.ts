@@ -10,8 +10,9 @@
 //
 // Files run TEST_WORKERS at a time (one more than the machine's cores, at most 4),
 // slowest first as the previous run measured them (or as test/durations.json says); each
-// makes its own databases on the one server, so they do not see each other. A file with a line `// test-run: serial` runs alone, after the
-// others: it needs the whole machine, or it kills and restarts what others would share.
+// makes its own databases on the one server, so they do not see each other. A file with
+// a line `// test-run: serial` runs alone, after the others: it needs the whole machine,
+// or it kills and restarts what others would share.
 // Each file's output is printed in one piece when it ends, then, at the end, every file's
 // duration (and on Linux the CPU time its processes used) and the counts of the whole run in uvu's own form (Total:, Passed:, Skipped:),
 // which CI reads. A file that ends without uvu's summary, or exits non-zero with no test

@@ -124,3 +124,16 @@ export function loadAverage(): string {
     .map((n) => n.toFixed(2))
     .join(', ');
 }
+
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** User plus system CPU time, in µs, of a thread or process from its /proc stat file
+ * (Linux); with children, that of its children it has reaped instead. */
+export function cpuMicros(statPath: string, { children = false } = {}): number {
+  // After "pid (comm) ", field 3 (state) is the first: utime and stime are fields 14 and
+  // 15, the reaped children's cutime and cstime 16 and 17.
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const at = children ? 13 : 11;
+  return ((Number(fields[at]) + Number(fields[at + 1])) * 1e6) / TICKS;
+}

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
-import { children, load, loadAverage, ready, startService, stop, WARMUP_SECONDS, type Mode } from './harness.ts';
+import { children, cpuMicros, load, loadAverage, ready, startService, stop, WARMUP_SECONDS, type Mode } from './harness.ts';
 
 const [mode = 'patch', seconds = '10', ...envArgs] = process.argv.slice(2);
 // Worker threads named worker-<threadId> in /proc, so that the writer and the signing
@@ -16,16 +16,12 @@ const nodeArgs = ['--require', new URL('name-threads.cjs', import.meta.url).path
 const extraEnv = Object.fromEntries(
   envArgs.filter((a) => !a.startsWith('--')).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
 );
-const TICK_US = 1e6 / 100; // USER_HZ
-
 function threads(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(`${tid} ${comm}`, (Number(fields[11]) + Number(fields[12])) * TICK_US);
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(`${tid} ${comm}`, cpuMicros(`/proc/${pid}/task/${tid}/stat`));
     } catch (error) {
       // A thread that ended between the listing and the read.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
@@ -33,10 +29,7 @@ function threads(pid: number): Map<string, number> {
   }
   return out;
 }
-function selfChildrenCpu(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[13]) + Number(fields[14])) * TICK_US; // cutime + cstime
-}
+const selfChildrenCpu = () => cpuMicros('/proc/self/stat', { children: true });
 
 const dir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
 try {

@@ -13,9 +13,9 @@
 // last check, oldest clock first) are destroyed until the total fits. Fresh output
 // counts toward the total from the moment it is queued: were it counted only at the
 // once-a-second check, a service rendering a large list every few milliseconds for
-// clients that never read would pin a second's worth of lists above the cap. Any byte a reader
-// takes resets its clock, so a slow reader is not cut by the stall time, and is the
-// last to go for the cap; output that just arrived is never cut for the cap.
+// clients that never read would pin a second's worth of lists above the cap. Any byte a
+// reader takes resets its clock, so a slow reader is not cut by the stall time, and is
+// the last to go for the cap; output that just arrived is never cut for the cap.
 //
 // What the guard sees of a slow reader comes in bursts: the kernel wakes a writer only
 // once a good part of its send buffer (up to 4 MB) is free again, so a client reading

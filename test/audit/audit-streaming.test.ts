@@ -48,11 +48,10 @@ function streamAudit(args: string[], holdMs: number): Promise<Streamed> {
   // A small young generation: short-lived garbage (pages of rows already written) is
   // collected at once instead of piling up to V8's default semi-space size, so peak RSS
   // shows what the child holds, whichever store's driver made the garbage. A capped old
-  // generation, for the same reason: Node 24 let it grow past what the child held (the
-  // SQLite child's extra peak was 15.8-35.7 MiB in four runs, one of them over the bound
-  // below, and 12.3-17.4 MiB in three runs with the cap), and V8 collects near a cap. A
-  // child that held its whole output several times over would run out of memory at the
-  // cap and fail as surely as it fails the bound.
+  // generation, for the same reason: Node 24 lets it grow well past what the child holds
+  // before collecting, and V8 collects near a cap. A child that held its whole output
+  // several times over would run out of memory at the cap and fail as surely as it
+  // fails the bound.
   const env = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=1 --max-old-space-size=40`.trim() };
   const child = spawnScript('audit', args, { env, timeoutMs: 600_000 });
   child.stdout.pause();

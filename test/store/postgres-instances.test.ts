@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { KEYS_FRESH_MS } from '../../src/store/postgres/changes.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../kit/postgres-server.ts';
 import { runScript } from '../kit/scripts.ts';
 import { killAll, startService, type Service } from '../kit/service.ts';
@@ -20,8 +21,6 @@ instances.after.each(async (ctx) => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** How long another instance may still accept a revoked key (docs/scaling.md). */
-const REVOCATION_BOUND_MS = 100;
 // How late a commit may show on another instance: the bound docs/scaling.md gives, with
 // the figures measured under load (a notification's delay, not a fixed time).
 const FRESH_MS = 1_500;
@@ -191,7 +190,7 @@ instances('a key revoked with scripts/keys fails on every instance within 100 ms
   // 100 ms has come back on its notification connection, which brings the revocation
   // first: for up to 100 ms after the revocation's commit it may still accept the key
   // (docs/scaling.md). Past that bound, by its own clock, it must refuse it.
-  await sleep(REVOCATION_BOUND_MS + 50);
+  await sleep(KEYS_FRESH_MS + 50);
   assert.is((await a.get('/v1/inventory', key)).status, 401, 'refused by the first instance');
   assert.is((await b.get('/v1/inventory', key)).status, 401, 'and by the second');
 });

@@ -20,7 +20,7 @@ import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat
 export const CHANGES_CHANNEL = 'inventory_changes';
 export const KEYS_CHANNEL = 'inventory_keys';
 /** How late a key change may be seen by another instance (ms). */
-const KEYS_FRESH_MS = 100;
+export const KEYS_FRESH_MS = 100;
 const RECONNECT_MS = 1_000;
 
 export interface ChangeWatch {

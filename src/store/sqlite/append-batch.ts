@@ -92,30 +92,30 @@ export function makeEventWriter(
         records,
         ...(signs ? { signs: true } : {}),
       };
-      if (each) {
-        const outcomes = oneByOne(submissions, start, signs);
-        beforeCommit();
-        committing = true;
-        return { outcomes };
-      }
-      const whole = planBatch(submissions, start);
-      let ticket: Ticket | undefined;
-      if (writesAnything(whole)) {
-        ticket = signs?.start(whole.receipts);
-        try {
-          write(whole, ticket);
-        } catch (error) {
-          // Some errors (a full disk, an I/O error) make SQLite roll back the whole
-          // transaction: nothing of the batch is left to save. Otherwise this rolls it back.
-          if (!db.inTransaction) throw error;
-          throw new RedoOneByOne(error);
-        }
-      }
+      const done = each ? { outcomes: oneByOne(submissions, start, signs) } : wholeBatch(submissions, start, signs);
       beforeCommit();
       committing = true;
-      return { outcomes: whole.outcomes, ...(ticket ? { ticket } : {}) };
+      return done;
     },
   );
+
+  /** The batch's writes at once; a write that fails halfway asks for the batch again, one submission at a time. */
+  const wholeBatch = (submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined) => {
+    const whole = planBatch(submissions, start);
+    let ticket: Ticket | undefined;
+    if (writesAnything(whole)) {
+      ticket = signs?.start(whole.receipts);
+      try {
+        write(whole, ticket);
+      } catch (error) {
+        // Some errors (a full disk, an I/O error) make SQLite roll back the whole
+        // transaction: nothing of the batch is left to save. Otherwise this rolls it back.
+        if (!db.inTransaction) throw error;
+        throw new RedoOneByOne(error);
+      }
+    }
+    return { outcomes: whole.outcomes, ...(ticket ? { ticket } : {}) };
+  };
 
   const oneByOne = (submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined): Outcome<Appended[]>[] => {
     written = undefined;

@@ -152,7 +152,7 @@ export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
     }
     return turnToken;
   };
-  const verdict = (key: string, token: string): Principal | undefined => {
+  const judge = (key: string, token: string): Principal | undefined => {
     // Active keys are remembered until the database changes in any way (a revocation by
     // another process included); the question is the one change check of its request or
     // turn, which the list cache then reuses (ChangeToken.current).
@@ -170,8 +170,8 @@ export function makeKeyReader(db: Db, changes: ChangeToken): KeyReader {
     return principal;
   };
   return {
-    authenticate: (key) => verdict(key, changes.check()),
-    authenticateRequest: (key) => verdict(key, requestToken()),
+    authenticate: (key) => judge(key, changes.check()),
+    authenticateRequest: (key) => judge(key, requestToken()),
     onDistrust: (listener) => distrust.listen(listener),
     list: () => (list.all() as Parameters<typeof keyInfo>[0][]).map(keyInfo),
     records: () => records.all() as KeyRecord[],
