@@ -14,6 +14,13 @@ import { runScript } from '../kit/scripts.ts';
 import { startService, type Service } from '../kit/service.ts';
 import { needing, tools } from '../kit/tools.ts';
 
+/** What Grafana's import reads of a dashboard exported for sharing externally. */
+interface Shared {
+  __inputs?: { name: string; type: string; pluginId: string }[];
+  __requires?: { type: string; id: string }[];
+  panels: { title: string; datasource: unknown; targets: { datasource: unknown }[] }[];
+}
+
 const test = suite('the dashboard and the documented PromQL, on a real Prometheus');
 
 /** Requests of every kind the panels show, for at most `ms` (bounded in count too). */
@@ -44,6 +51,28 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+test("the dashboard is in Grafana's form for sharing externally: its import asks for the Prometheus data source", () => {
+  const text = readFileSync(join(root, 'docs/grafana/inventory-dashboard.json'), 'utf8');
+  const dashboard = JSON.parse(text) as Shared;
+  const inputs = dashboard.__inputs ?? [];
+  assert.equal(
+    inputs.map((i) => [i.type, i.pluginId]),
+    [['datasource', 'prometheus']],
+    'one input, a Prometheus data source',
+  );
+  const uid = `\${${inputs[0]!.name}}`;
+  assert.ok(
+    dashboard.__requires?.some((r) => r.type === 'datasource' && r.id === 'prometheus'),
+    '__requires names Prometheus',
+  );
+  for (const panel of dashboard.panels) {
+    assert.equal(panel.datasource, { type: 'prometheus', uid }, `panel "${panel.title}" reads the chosen data source`);
+    for (const target of panel.targets) assert.equal(target.datasource, { type: 'prometheus', uid }, `a query of "${panel.title}"`);
+  }
+  // Every ${...} is the input: Grafana's import replaces only the inputs' names.
+  assert.equal([...new Set(text.match(/\$\{\w+\}/g))], [uid]);
+});
 
 needing(test, [tools.prometheus])('every panel and every documented query finds data', async () => {
   const dashboard = JSON.parse(readFileSync(join(root, 'docs/grafana/inventory-dashboard.json'), 'utf8')) as Dashboard;
