@@ -17,12 +17,19 @@ import { killAll, startService, type Service } from '../kit/service.ts';
 
 const PET = '9007199254740993';
 
-/** The README's Quickstart: its two pets, as its commands track them. */
-async function quickstartPets(db: string): Promise<void> {
+/** The README's Quickstart: its two pets, as its commands track them, and its PATCH of pet 1 to 7. */
+async function quickstart(db: string, running: Service): Promise<void> {
   for (const args of [['1', '--quantity', '5'], [PET]]) {
     const tracked = await runScript('track', args, { db });
     assert.is(tracked.status, 0, tracked.stderr);
   }
+  const patched = await running.request({
+    method: 'PATCH',
+    path: '/v1/inventory/1',
+    headers: { Authorization: `Bearer ${running.bootstrapKey!}`, 'Content-Type': 'application/json', 'X-Request-Id': 'recount-42' },
+    body: '{"quantity": 7}',
+  });
+  assert.is(patched.status, 200, patched.text);
 }
 
 /** A command of the guide with this service's address and key where the guide has its examples. */
@@ -41,7 +48,7 @@ interface Reader {
   local: (text: string) => string;
 }
 
-/** A service on a fresh database with the Quickstart's pets, and a reader's empty folder; both removed after. */
+/** A service on a fresh database after the Quickstart, and a reader's empty folder; both removed after. */
 async function asReader(name: string, body: (reader: Reader) => Promise<void>): Promise<void> {
   const service = tempDir(`${name}-service-`);
   const user = tempDir(`${name}-`);
@@ -49,7 +56,7 @@ async function asReader(name: string, body: (reader: Reader) => Promise<void>): 
   try {
     const db = service.path('inventory.db');
     const running = await startService({ db, expectKey: true });
-    await quickstartPets(db);
+    await quickstart(db, running);
     await body({ running, user, local: localTo(`http://127.0.0.1:${running.port}`, running.bootstrapKey!) });
   } finally {
     await killAll();
