@@ -43,7 +43,9 @@ Recomputes the hash chain over every event of the log, and the key log's own cha
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
 newest event, is a removal and is reported too, and so is what the chain cannot show:
 an entry whose versions are not 1, 2, 3, …; an event whose actor (an API key's name;
-cli:… aside) was no key, or a revoked one, at its time; a chain head (PostgreSQL) not
+cli:… aside) was no key, or a revoked one, at its time, or one that does not write its
+type (operators write PetTracked and StatusSet; a key QuantitySet; a read-only key
+nothing); a chain head (PostgreSQL) not
 at the newest event; a projection (inventory) that differs from the replay of the log;
 a missing or disabled append-only trigger. Time going backwards in recorded_at is a
 warning. When all is intact, prints the head of
