@@ -299,10 +299,11 @@ export async function verifyLog(
   }
   const end = walk.end(history.counters.events);
   if (end) return fail(end);
-  if (history.headHashes && history.headHashes.events !== walk.head.hash) {
+  // Both fields: a head moved back with its hash kept would make the next append reuse a seq.
+  if (history.headHashes && (history.counters.events !== walk.head.seq || history.headHashes.events !== walk.head.hash)) {
     return fail({
       seq: walk.head.seq,
-      reason: `chain_head (seq ${history.counters.events}) is not at the newest event (seq ${walk.head.seq}): its hash is not that event's, so rows were added past the chain's head or the head was moved`,
+      reason: `chain_head (seq ${history.counters.events}) is not at the newest event (seq ${walk.head.seq}): its seq or hash is not that event's, so rows were added past the chain's head or the head was moved`,
     });
   }
   if (history.headHashes && (history.counters.keys !== keys.seq || history.headHashes.keys !== keys.hash)) {

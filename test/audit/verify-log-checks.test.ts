@@ -215,4 +215,12 @@ heads('chain_head not at the newest event is BROKEN', async (ctx) => {
   expectBroken(ctx, /^error: BROKEN at seq 4: chain_head \(seq 3\) is not at the newest event \(seq 4\)/);
 });
 
+heads('chain_head moved back with its hash kept is BROKEN', async (ctx) => {
+  await ctx.target.tamper.pastGuards(ctx.fresh.db, 'UPDATE chain_head SET seq = 1');
+  expectBroken(
+    ctx,
+    /^error: BROKEN at seq 3: chain_head \(seq 1\) is not at the newest event \(seq 3\): its seq or hash is not that event's/,
+  );
+});
+
 heads.run();
