@@ -8,13 +8,15 @@
 // digests, and must account exactly for the api_keys table: a key deleted, recreated
 // or back-dated no longer matches its events. What the chain cannot show is checked
 // too: each entry's versions run 1, 2, 3, …; each event's actor was a key of the key
-// log, not revoked, at the event's time; PostgreSQL's chain heads are at the newest
-// rows. verifyServedState adds what the service serves and what guards the tables.
+// log, not revoked, at the event's time, and one that writes events of that type;
+// PostgreSQL's chain heads are at the newest rows. verifyServedState adds what the
+// service serves and what guards the tables.
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from '../store/hash-chain.ts';
 import type { KeyHistory, AuditReads } from '../store/audit-reads.ts';
 import type { ChainRow, EventLog } from '../store/event-log.ts';
+import { scopeOf, type KeyScope } from '../store/keys.ts';
 import { keyIdOf, publicKeyFromRaw } from '../support/signing.ts';
 import type { Projection } from '../store/projection.ts';
 
@@ -26,15 +28,40 @@ export type Verdict =
 /** Operator actors (`cli:…`) are no API key; every other actor names one. */
 const OPERATOR_ACTOR = 'cli:';
 
-/** When each key of the key log was created and revoked. */
-function keyLifetimes(history: KeyHistory): Map<string, { created: string; revoked?: string }> {
-  const lifetimes = new Map<string, { created: string; revoked?: string }>();
-  for (const [, type, name, , recordedAt] of history.events) {
-    if (type === 'KeyCreated' && !lifetimes.has(name)) lifetimes.set(name, { created: recordedAt });
+interface KeyLifetime {
+  created: string;
+  revoked?: string;
+  /** As its KeyCreated's data says; undefined for data this version does not know. */
+  scope: KeyScope | undefined;
+}
+
+/** When each key of the key log was created and revoked, and its scope. */
+function keyLifetimes(history: KeyHistory): Map<string, KeyLifetime> {
+  const lifetimes = new Map<string, KeyLifetime>();
+  for (const [, type, name, , recordedAt, , , , data] of history.events) {
+    if (type === 'KeyCreated' && !lifetimes.has(name)) lifetimes.set(name, { created: recordedAt, scope: scopeOf(data) });
     const key = lifetimes.get(name);
     if (type === 'KeyRevoked' && key && key.revoked === undefined) key.revoked = recordedAt;
   }
   return lifetimes;
+}
+
+/**
+ * Why an actor could not have written an event of this type, or undefined when it could:
+ * operators' commands (`cli:…`) track pets and set their status, a key's PATCH sets a
+ * quantity, and a read-only key writes nothing. scope: the key's, when it is known
+ * (through the API alone it is not).
+ */
+export function eventTypeProblem(actor: string, type: string, scope?: KeyScope | 'unknown'): string | undefined {
+  const outside = 'the event was made outside the service';
+  if (actor.startsWith(OPERATOR_ACTOR)) {
+    return type === 'PetTracked' || type === 'StatusSet'
+      ? undefined
+      : `its actor "${actor}" is an operator, whose commands write PetTracked and StatusSet, not ${type}: ${outside}`;
+  }
+  if (scope === 'read-only') return `its actor "${actor}" is a read-only key, which writes nothing: ${outside}`;
+  if (scope === 'unknown') return `its actor "${actor}" is a key of a scope this version does not know, which it refuses: ${outside}`;
+  return type === 'QuantitySet' ? undefined : `its actor "${actor}" is an API key, whose PATCH writes QuantitySet, not ${type}: ${outside}`;
 }
 
 /**
@@ -51,12 +78,18 @@ export const ACTOR_TIME_MARGIN_MS = REQUEST_BUDGET_MS;
  * margin ({ warning }); undefined when it could. */
 function actorProblem(
   actor: string,
+  type: string,
   recordedAt: string,
   keys: ReturnType<typeof keyLifetimes>,
 ): { broken: string } | { warning: string } | undefined {
-  if (actor.startsWith(OPERATOR_ACTOR)) return undefined;
+  if (actor.startsWith(OPERATOR_ACTOR)) {
+    const wrong = eventTypeProblem(actor, type);
+    return wrong === undefined ? undefined : { broken: wrong };
+  }
   const key = keys.get(actor);
   if (!key) return { broken: `its actor "${actor}" is no key of the key log: the event was made outside the service` };
+  const wrong = eventTypeProblem(actor, type, key.scope ?? 'unknown');
+  if (wrong) return { broken: wrong };
   const at = Date.parse(recordedAt);
   const early = Date.parse(key.created) - at;
   if (early > ACTOR_TIME_MARGIN_MS)
@@ -253,7 +286,7 @@ export async function verifyLog(
       });
     }
     versions.set(pet, before + 1);
-    const problem = actorProblem(actor, recordedAt, lifetimes);
+    const problem = actorProblem(actor, type, recordedAt, lifetimes);
     if (problem && 'broken' in problem) return fail({ seq: at, reason: problem.broken });
     if (problem) {
       nearActor ??= { seq: at, reason: problem.warning };
@@ -266,10 +299,11 @@ export async function verifyLog(
   }
   const end = walk.end(history.counters.events);
   if (end) return fail(end);
-  if (history.headHashes && history.headHashes.events !== walk.head.hash) {
+  // Both fields: a head moved back with its hash kept would make the next append reuse a seq.
+  if (history.headHashes && (history.counters.events !== walk.head.seq || history.headHashes.events !== walk.head.hash)) {
     return fail({
       seq: walk.head.seq,
-      reason: `chain_head (seq ${history.counters.events}) is not at the newest event (seq ${walk.head.seq}): its hash is not that event's, so rows were added past the chain's head or the head was moved`,
+      reason: `chain_head (seq ${history.counters.events}) is not at the newest event (seq ${walk.head.seq}): its seq or hash is not that event's, so rows were added past the chain's head or the head was moved`,
     });
   }
   if (history.headHashes && (history.counters.keys !== keys.seq || history.headHashes.keys !== keys.hash)) {

@@ -2,9 +2,10 @@
 // valid signature of a key the key log lists, for this log; then its digests must be
 // extended like any other. And verify-log --url: a running service's log, signing keys
 // and signed head checked through the API alone, without the database, against the
-// heads kept earlier.
+// heads kept earlier, and each event of a type its actor's kind writes.
 import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
 import type { SigningKeyInfo } from '../store/audit-reads.ts';
+import { eventTypeProblem } from './verify-log.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
 export interface SignedHead extends HeadFields {
@@ -170,6 +171,9 @@ export async function verifyThroughApi(get: ApiGet, kept: readonly (SignedHead |
       if (e.prevHash !== prev.hash) return { ok: false, seq, reason: 'prev_hash does not link to the event before it' };
       const fields = { ...e, seq: BigInt(seqText), petId: BigInt(petId), data: JSON.stringify(e.data) };
       if (eventHash(fields) !== e.hash) return { ok: false, seq, reason: 'the hash does not match the event: a field was changed' };
+      // The keys' scopes are not served: a read-only key's event is caught with the database.
+      const wrongType = eventTypeProblem(e.actor, e.type);
+      if (wrongType) return { ok: false, seq, reason: wrongType };
       const kept = wanted.get(seq);
       if (kept !== undefined && kept !== e.hash) {
         return { ok: false, seq, reason: `the event has hash ${e.hash}, not the kept head's: history up to it was rewritten` };

@@ -13,6 +13,21 @@ import {
   type SignedHead,
 } from '../application/verify-signed.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
+import { systemWords } from './messages.ts';
+
+/** Why fetch could not reach the service (its "fetch failed" says nothing), in words. */
+function unreachable(url: string, error: unknown): Error {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  const code = typeof cause?.code === 'string' ? cause.code : (error as { name?: string }).name;
+  const why: Record<string, string> = {
+    ECONNREFUSED: 'connection refused: is it running, and on that host and port?',
+    ECONNRESET: 'the connection was closed',
+    ENOTFOUND: 'the host name is not known',
+    EHOSTUNREACH: 'the host cannot be reached',
+    TimeoutError: 'no answer in time: is it running, and reachable from here?',
+  };
+  return new Error(`the service at ${url} did not answer (${why[code ?? ''] ?? code ?? 'no answer'})`, { cause: error });
+}
 
 /** --url: the service's log through its API, against the kept heads and digests. */
 async function verifyService(url: string, db: unknown, kept: (SignedHead | Digest)[]): Promise<number> {
@@ -21,7 +36,11 @@ async function verifyService(url: string, db: unknown, kept: (SignedHead | Diges
     throw new UsageError(`--url must be the service's http:// or https:// address, not ${JSON.stringify(url)}`);
   const key = process.env.INVENTORY_KEY ?? '';
   if (key === '') throw new UsageError('--url needs an API key in INVENTORY_KEY (a read-only key is enough)');
-  const verdict = await verifyThroughApi(apiGetter(url, key), kept);
+  const verdict = await verifyThroughApi(apiGetter(url, key), kept).catch((error: unknown) => {
+    // fetch rejects with a TypeError when no answer came; an answer that is not 200 is ours.
+    const noAnswer = (error instanceof TypeError && error.message === 'fetch failed') || (error as Error).name === 'TimeoutError';
+    throw noAnswer ? unreachable(url, error) : error;
+  });
   if (!verdict.ok) {
     process.stderr.write(`error: BROKEN${verdict.seq === undefined ? '' : ` at seq ${verdict.seq}`}: ${verdict.reason}\n`);
     return 1;
@@ -43,7 +62,9 @@ Recomputes the hash chain over every event of the log, and the key log's own cha
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
 newest event, is a removal and is reported too, and so is what the chain cannot show:
 an entry whose versions are not 1, 2, 3, …; an event whose actor (an API key's name;
-cli:… aside) was no key, or a revoked one, at its time; a chain head (PostgreSQL) not
+cli:… aside) was no key, or a revoked one, at its time, or one that does not write its
+type (operators write PetTracked and StatusSet; a key QuantitySet; a read-only key
+nothing); a chain head (PostgreSQL) not
 at the newest event; a projection (inventory) that differs from the replay of the log;
 a missing or disabled append-only trigger. Time going backwards in recorded_at is a
 warning. When all is intact, prints the head of
@@ -68,7 +89,8 @@ and quantity), which is checked too.
   -h, --help          this text
 
 Exit status: 0 the chains are intact (and extend the digests), 1 one is broken or does
-not extend a digest (the first bad sequence number is reported), 2 usage error.
+not extend a digest (the first bad sequence number is reported), or the database, the
+service or a --digests file cannot be read, 2 usage error.
 `;
 
 function digestOf(text: string, from: string): Digest {
@@ -84,7 +106,8 @@ function digestsIn(file: string): { digests: Digest[]; heads: SignedHead[] } {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`--digests: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+    // A file that is not there is no usage error: the command was right, the file is not.
+    throw new Error(`cannot read ${file}: ${systemWords(error) ?? (error as Error).message}`, { cause: error });
   }
   const heads: SignedHead[] = [];
   const words: string[] = [];

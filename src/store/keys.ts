@@ -131,7 +131,7 @@ export function scopeData(scope: KeyScope): string {
 }
 
 /** The scope a KeyCreated's data gives; undefined for data this code does not know. */
-function scopeOf(data: string): KeyScope | undefined {
+export function scopeOf(data: string): KeyScope | undefined {
   if (data === '') return 'read-write';
   return data === READ_ONLY_DATA ? 'read-only' : undefined;
 }

@@ -16,7 +16,7 @@ import { query } from '../kit/sql.ts';
 import { openStore, type FreshDatabase } from '../kit/stores.ts';
 import { targetSuites, type OnTarget } from '../kit/suites.ts';
 import { postgresTarget } from '../kit/postgres-target.ts';
-import { forgedQuantitySql, rewriteKeyChainSql } from '../kit/tamper.ts';
+import { forgedEventSql, forgedProjectionSql, rewriteKeyChainSql, type ForgedEvent } from '../kit/tamper.ts';
 
 const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 const T0 = Date.parse('2026-05-01T00:00:00.000Z');
@@ -99,15 +99,12 @@ async function rechain(ctx: C): Promise<void> {
   await past(ctx, sql.join(';\n'));
 }
 
-/** Appends a QuantitySet for pet 1, chained, projected, PostgreSQL's head moved on. */
-async function forge(ctx: C, f: { version: number; quantity: number; actor: string; recordedAt: string; moveHead?: boolean }) {
+/** Appends an event of pet 1 (a QuantitySet unless told), chained, projected, PostgreSQL's head moved on. */
+async function forge(ctx: C, f: ForgedEvent & { moveHead?: boolean }) {
   const last = (await eventRows(ctx)).at(-1)!;
   const seq = last.seq + 1n;
-  const forged = forgedQuantitySql(seq, last.hash, f);
-  const sql = [
-    forged.sql,
-    `UPDATE inventory SET quantity = ${f.quantity}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`,
-  ];
+  const forged = forgedEventSql(seq, last.hash, f);
+  const sql = [forged.sql, forgedProjectionSql(f)];
   if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
   await past(ctx, sql.join(';\n'));
   return Number(seq);
@@ -302,8 +299,27 @@ const ROWS: Row[] = [
     receipts: true,
   },
   {
+    row: "A QuantitySet added in an operator's name (`cli:…`), chained and projected",
+    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 1, actor: 'cli:root', recordedAt: iso(60) })),
+    alone: /^error: BROKEN at seq 5: its actor "cli:root" is an operator, whose commands write PetTracked and StatusSet, not QuantitySet/,
+    kept: /^error: BROKEN at seq 5: its actor "cli:root" is an operator/,
+  },
+  {
+    row: "An event added in a read-only key's name, chained and projected",
+    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 1, actor: 'auditor', recordedAt: iso(60) })),
+    alone: /^error: BROKEN at seq 5: its actor "auditor" is a read-only key, which writes nothing/,
+    kept: /^error: BROKEN at seq 5: its actor "auditor" is a read-only key/,
+  },
+  {
+    row: "A StatusSet added in a key's name, chained and projected",
+    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 4, actor: 'front', recordedAt: iso(60), type: 'StatusSet' })),
+    alone: /^error: BROKEN at seq 5: its actor "front" is an API key, whose PATCH writes QuantitySet, not StatusSet/,
+    kept: /^error: BROKEN at seq 5: its actor "front" is an API key/,
+    receipts: true,
+  },
+  {
     row: 'An event added with a version that skips',
-    tamper: async (ctx) => void (await forge(ctx, { version: 7, quantity: 1, actor: 'cli:ops', recordedAt: iso(60) })),
+    tamper: async (ctx) => void (await forge(ctx, { version: 7, quantity: 1, actor: 'cli:ops', recordedAt: iso(60), type: 'StatusSet' })),
     alone: /^error: BROKEN at seq 5: entry 1 has version 7 after version 4/,
   },
   {
@@ -323,12 +339,13 @@ const ROWS: Row[] = [
   {
     row: 'PostgreSQL: rows added after `chain_head`',
     only: 'postgres',
-    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(60), moveHead: false })),
+    tamper: async (ctx) =>
+      void (await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(60), type: 'StatusSet', moveHead: false })),
     alone: /^error: BROKEN at seq 5: chain_head \(seq 4\) is not at the newest event \(seq 5\)/,
   },
   {
     row: 'The clock set back',
-    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(1) })),
+    tamper: async (ctx) => void (await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(1), type: 'StatusSet' })),
     alone: 'passes',
     warning: /^warning: recorded_at goes back in time once, first at seq 5/m,
   },

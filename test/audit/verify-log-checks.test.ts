@@ -10,7 +10,7 @@ import { postgresTarget } from '../kit/postgres-target.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import type { FreshDatabase } from '../kit/stores.ts';
 import { targetSuites, type OnTarget } from '../kit/suites.ts';
-import { forgedQuantitySql } from '../kit/tamper.ts';
+import { forgedEventSql, forgedProjectionSql, type ForgedEvent } from '../kit/tamper.ts';
 
 interface Ctx {
   fresh: FreshDatabase;
@@ -36,18 +36,14 @@ async function history(ctx: Ctx & OnTarget): Promise<void> {
   }
 }
 
-interface Forged {
-  version: number;
-  quantity: number;
-  actor: string;
-  recordedAt: string;
+interface Forged extends ForgedEvent {
   /** Also moves PostgreSQL's chain head to the forged event (as a careful forger would). */
   moveHead?: boolean;
   /** Also sets the projection to what the forged event says. */
   project?: boolean;
 }
 
-/** Appends a QuantitySet for pet 1 after the newest event, chained, past every guard. */
+/** Appends an event of pet 1 (a QuantitySet unless told) after the newest event, chained, past every guard. */
 async function forge(ctx: Ctx & OnTarget, f: Forged): Promise<number> {
   const store = await ctx.target.open(ctx.fresh.db, { readonly: true });
   let last: [bigint, string] = [0n, ''];
@@ -57,12 +53,10 @@ async function forge(ctx: Ctx & OnTarget, f: Forged): Promise<number> {
     await store.close();
   }
   const seq = last[0] + 1n;
-  const forged = forgedQuantitySql(seq, last[1], f);
+  const forged = forgedEventSql(seq, last[1], f);
   const sql = [forged.sql];
   if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
-  if (f.project) {
-    sql.push(`UPDATE inventory SET quantity = ${f.quantity}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`);
-  }
+  if (f.project) sql.push(forgedProjectionSql(f));
   await ctx.target.tamper.pastGuards(ctx.fresh.db, sql.join(';\n'));
   return Number(seq);
 }
@@ -110,7 +104,7 @@ checks('a missing or disabled append-only trigger is BROKEN', async (ctx) => {
 });
 
 checks('an entry whose versions skip one is BROKEN, though its event is chained', async (ctx) => {
-  const seq = await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(10), project: true });
+  const seq = await forge(ctx, { version: 5, quantity: 1, actor: 'cli:ops', recordedAt: iso(10), type: 'StatusSet', project: true });
   expectBroken(ctx, new RegExp(`^error: BROKEN at seq ${seq}: entry 1 has version 5 after version 3: an entry's versions are 1, 2, 3, …`));
 });
 
@@ -160,7 +154,7 @@ checks('an event in the name of no key is BROKEN', async (ctx) => {
 });
 
 checks('time going backwards in recorded_at is a warning, not BROKEN', async (ctx) => {
-  const seq = await forge(ctx, { version: 4, quantity: 1, actor: 'cli:ops', recordedAt: iso(2), project: true });
+  const seq = await forge(ctx, { version: 4, quantity: 1, actor: 'cli:ops', recordedAt: iso(2), type: 'StatusSet', project: true });
   const r = verifyLog(ctx);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stderr, new RegExp(`^warning: recorded_at goes back in time once, first at seq ${seq} \\(${iso(2)}, after ${iso(4)}\\)`));
@@ -217,8 +211,16 @@ const heads = targetSuites<Ctx>(
 );
 
 heads('chain_head not at the newest event is BROKEN', async (ctx) => {
-  await forge(ctx, { version: 4, quantity: 1, actor: 'cli:ops', recordedAt: iso(10), project: true, moveHead: false });
+  await forge(ctx, { version: 4, quantity: 1, actor: 'cli:ops', recordedAt: iso(10), type: 'StatusSet', project: true, moveHead: false });
   expectBroken(ctx, /^error: BROKEN at seq 4: chain_head \(seq 3\) is not at the newest event \(seq 4\)/);
+});
+
+heads('chain_head moved back with its hash kept is BROKEN', async (ctx) => {
+  await ctx.target.tamper.pastGuards(ctx.fresh.db, 'UPDATE chain_head SET seq = 1');
+  expectBroken(
+    ctx,
+    /^error: BROKEN at seq 3: chain_head \(seq 1\) is not at the newest event \(seq 3\): its seq or hash is not that event's/,
+  );
 });
 
 heads.run();

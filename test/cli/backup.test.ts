@@ -237,7 +237,7 @@ withPgTools('a dump restored into an empty database verifies, with a digest the 
   // The service goes on writing after the dump.
   const live = await openStore(source);
   try {
-    await commandsOn(live).handle({ type: 'SetQuantity', petId: 2n, quantity: 20 }, { actor: 'cli:test', requestId: 'after-dump' });
+    await commandsOn(live).handle({ type: 'SetStatus', petId: 2n, status: 'sold' }, { actor: 'cli:test', requestId: 'after-dump' });
   } finally {
     await live.close();
   }

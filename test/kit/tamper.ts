@@ -74,31 +74,42 @@ export function rewriteKeyChainSql(rows: readonly KeyChainRow[], store: 'sqlite'
   return statements.join('\n');
 }
 
-/** What forges a QuantitySet of pet 1: its quantity, version, actor and time. */
-export interface ForgedQuantity {
+/** What forges an event of pet 1: its version, actor, time and type (QuantitySet unless
+ * told), with the quantity a QuantitySet sets (a StatusSet sets the status "pending"). */
+export interface ForgedEvent {
   version: number;
   quantity: number;
   actor: string;
   recordedAt: string;
+  type?: 'QuantitySet' | 'StatusSet' | 'PetTracked';
 }
 
-/** The INSERT of a QuantitySet of pet 1 at seq, chained after prevHash, with its hash. */
-export function forgedQuantitySql(seq: bigint, prevHash: string, f: ForgedQuantity): { sql: string; hash: string } {
-  const data = `{"quantity":${f.quantity},"schemaVersion":1}`;
-  const fields = {
-    seq,
-    petId: 1n,
-    version: f.version,
-    type: 'QuantitySet',
-    data,
-    actor: f.actor,
-    requestId: 'forged',
-    recordedAt: f.recordedAt,
-  };
+function forgedData(f: ForgedEvent): string {
+  if (f.type === 'StatusSet') return '{"status":"pending","schemaVersion":1}';
+  if (f.type === 'PetTracked') return `{"quantity":${f.quantity},"status":"pending","schemaVersion":1}`;
+  return `{"quantity":${f.quantity},"schemaVersion":1}`;
+}
+
+/** The INSERT of a forged event of pet 1 at seq, chained after prevHash, with its hash. */
+export function forgedEventSql(seq: bigint, prevHash: string, f: ForgedEvent): { sql: string; hash: string } {
+  const type = f.type ?? 'QuantitySet';
+  const data = forgedData(f);
+  const fields = { seq, petId: 1n, version: f.version, type, data, actor: f.actor, requestId: 'forged', recordedAt: f.recordedAt };
   const hash = eventHash({ prevHash, ...fields });
   return {
     hash,
     sql: `INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
-     VALUES (${seq}, 1, ${f.version}, 'QuantitySet', '${data}', '${f.actor}', 'forged', '${f.recordedAt}', '${prevHash}', '${hash}')`,
+     VALUES (${seq}, 1, ${f.version}, '${type}', '${data}', '${f.actor}', 'forged', '${f.recordedAt}', '${prevHash}', '${hash}')`,
   };
+}
+
+/** The UPDATE of pet 1's inventory row to what the forged event makes of it. */
+export function forgedProjectionSql(f: ForgedEvent): string {
+  const set =
+    f.type === 'StatusSet'
+      ? "status = 'pending'"
+      : f.type === 'PetTracked'
+        ? `quantity = ${f.quantity}, status = 'pending'`
+        : `quantity = ${f.quantity}`;
+  return `UPDATE inventory SET ${set}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`;
 }
