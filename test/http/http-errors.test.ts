@@ -336,6 +336,34 @@ wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Nod
   assertErrorShape(answerOf(tunnel), 400, 'bad_request', 'CONNECT');
 });
 
+wire('two Host lines, or a Host that is no host: 400 bad_request (RFC 9112 section 3.2); a host and port pass', async ({ t }) => {
+  const refused: [string, string][] = [
+    ['Host: x\r\nHost: x', 'two Host lines, the same'],
+    ['Host: a\r\nHost: b', 'two Host lines'],
+    ['Host: a b@c/../', 'no host'],
+    ['Host: a@b', 'user info'],
+    ['Host: x:80:80', 'two ports'],
+    ['Host: x:port', 'a port that is no number'],
+    ['Host: [::g]', 'an IPv6 literal that is none'],
+    ['Host: ::1', 'an IPv6 address without brackets'],
+  ];
+  for (const [lines, what] of refused) {
+    for (const version of ['1.1', '1.0']) {
+      const res = await raw(t.port, `GET /healthz HTTP/${version}\r\n${lines}\r\n\r\n`);
+      assert.match(res, /^HTTP\/1\.1 400 /, `${what} (HTTP/${version})`);
+      assertErrorShape(answerOf(res), 400, 'bad_request', what);
+      assert.match(res, /\r\nX-Request-Id: /, what);
+    }
+  }
+  // Refused before authentication, as a missing Host is.
+  const twoOnV1 = await raw(t.port, `GET /v1/inventory HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer ${t.key}\r\n\r\n`);
+  assertErrorShape(answerOf(twoOnV1), 400, 'bad_request', 'two Host lines under /v1 with a key');
+  for (const host of ['inventory.example', 'inventory.example:8080', '127.0.0.1:8080', '[::1]:8080', '[::1]', 'x:', 'a%2Db', '']) {
+    const res = await raw(t.port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.match(res, /^HTTP\/1\.1 200 /, `Host: ${host}`);
+  }
+});
+
 wire.run();
 
 const halfClose = appSuite('a client that closes its side after sending', { given: (t) => t.track(7, 3) });
