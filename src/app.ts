@@ -9,7 +9,7 @@ import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
 import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth } from './http/auth.ts';
-import { corsFor } from './http/cors.ts';
+import { corsFor, varyOnOrigin } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './feed/hub.ts';
@@ -113,7 +113,12 @@ export function buildApp({
           metrics.unavailable(error);
         },
       }),
-      front: [() => host, ...(corsOrigins.length > 0 ? [corsFor(corsOrigins)] : []), ...stages],
+      front: [
+        ...(corsOrigins.length > 0 ? [() => varyOnOrigin] : []),
+        () => host,
+        ...(corsOrigins.length > 0 ? [corsFor(corsOrigins)] : []),
+        ...stages,
+      ],
       auth: bearerAuth(store.keys, logger),
     }),
   );

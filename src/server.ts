@@ -31,7 +31,7 @@ try {
 const logger = createLogger(config.logLevel);
 let signingKey: SigningKeyData;
 try {
-  signingKey = loadSigningKey(config.signingKeyPath);
+  signingKey = loadSigningKey(config.signingKeyPath, (message) => logger.warn({ file: config.signingKeyPath }, message));
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the signing key ${config.signingKeyPath}: ${(err as Error).message}\n`);
   process.exit(1);

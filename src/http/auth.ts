@@ -38,7 +38,9 @@ export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
     }
     ctx.state.actor = principal.name;
     ctx.state.credential = token;
-    if (principal.scope !== 'read-write' && !READING.has(ctx.method)) {
+    // The road marks a method the path does not have: it is answered 405 after this,
+    // whatever the key may do (the method comes before the scope).
+    if (principal.scope !== 'read-write' && !READING.has(ctx.method) && ctx.state.methodNotAllowed !== true) {
       throw new HttpError(403, 'forbidden', 'this API key is read-only: it may read but not change anything', {
         'WWW-Authenticate': 'Bearer error="insufficient_scope"',
       });

@@ -4,7 +4,8 @@
 // here, before authentication: a browser never sends a key with one. Every other request
 // goes on to authentication; its answer, an error included, keeps the headers set here,
 // so that a browser can read a 401 or a 412. A preflight on a path that does not exist is
-// answered as the path is, 404, and grants nothing.
+// answered as the path is, 404, and grants nothing. Every answer says Vary: Origin, since
+// any of them may differ by origin: a cache must not give one origin's answer to another.
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 import { HttpError } from './errors.ts';
@@ -22,6 +23,13 @@ export const CORS_REQUEST_HEADERS = [
 ];
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link'];
+
+/** The first stage of every chain while CORS is on: even an answer refused before the
+ * CORS stage (a bad Host) or by it (a preflight on no path) varies by Origin. */
+export const varyOnOrigin: Middleware = (ctx, next) => {
+  ctx.vary('Origin');
+  return next();
+};
 
 /** The CORS stage of each chain of the road, made for its match. */
 export function corsFor(origins: readonly string[]): (match: Match) => Middleware {

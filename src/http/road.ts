@@ -165,6 +165,9 @@ export function dispatcher(routes: readonly Route[], stages: Stages): Middleware
     if (chains === undefined) return underV1(path) ? missV1(ctx) : miss(ctx);
     const method = ctx.method;
     const chain = chains.byMethod.get(method) ?? (method === 'OPTIONS' ? chains.options : chains.notAllowed);
+    // A method the path does not have is 405 for any valid key: the documented precedence
+    // puts the method before the key's scope, so a read-only key is not told 403.
+    if (chain === chains.notAllowed) ctx.state.methodNotAllowed = true;
     return chain(ctx);
   };
 }

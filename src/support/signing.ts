@@ -4,7 +4,7 @@
 // library from the messages below, without the database: the messages and the header
 // are part of the contract, so they are built here and nowhere else.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export const HEAD_DOMAIN = 'petstore-inventory/head/v1';
@@ -58,27 +58,92 @@ export function makeSigner({ pem }: SigningKeyData): Signer {
 /**
  * The instance's key from its file, made (0600, its directory 0700) when the file is
  * missing. Never overwrites a file: a key once used must stay the one its signatures name.
+ * A file others may read is used, and warn names it; a file that is no usable key, or one
+ * that cannot be made, throws an error that says what the file must be and how to make it.
  */
-export function loadSigningKey(path: string): SigningKeyData {
-  if (!existsSync(path)) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    // Written whole beside it, then linked into place: a process starting at the same
-    // moment finds either no file or a complete one, and the first link wins.
-    const whole = `${path}.${process.pid}.tmp`;
-    writeFileSync(whole, pem, { mode: 0o600, flag: 'wx' });
-    try {
-      linkSync(whole, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkSync(whole);
-    }
+export function loadSigningKey(path: string, warn: (message: string) => void = () => {}): SigningKeyData {
+  if (!existsSync(path)) makeSigningKeyFile(path);
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
   }
-  const data = { pem: readFileSync(path, 'utf8') };
-  makeSigner(data);
+  const data = { pem };
+  const unusable = unusableKeyReason(data);
+  if (unusable) throw new Error(`${unusable}: ${keyFileWanted(path)}`);
+  if ((statSync(path).mode & 0o077) !== 0) {
+    warn(
+      `the signing key ${path} may be read or changed by other users (whoever holds it can sign in the service's name): chmod 600 ${shellWord(path)}`,
+    );
+  }
   return data;
+}
+
+/** What a signing key file must be, and how to make one, for an error about path. */
+function keyFileWanted(path: string): string {
+  return (
+    'the file must hold an unencrypted PKCS#8 PEM Ed25519 private key (-----BEGIN PRIVATE KEY-----); ' +
+    `make one with: openssl genpkey -algorithm ed25519 -out ${shellWord(path)} && chmod 600 ${shellWord(path)}`
+  );
+}
+
+/** Why the file's text is no key this service can sign with, or undefined. */
+function unusableKeyReason(data: SigningKeyData): string | undefined {
+  if (data.pem.trim() === '') return 'it is empty';
+  if (data.pem.includes('-----BEGIN ENCRYPTED PRIVATE KEY-----')) return 'it is encrypted, and the service cannot ask for a passphrase';
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(data.pem);
+  } catch {
+    return 'it is not a PEM private key';
+  }
+  if (key.asymmetricKeyType !== 'ed25519') return `it is an ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`;
+  return undefined;
+}
+
+/** A path as one shell word. */
+function shellWord(path: string): string {
+  return /^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
+}
+
+/** A new key at path; a folder it cannot be written in is named as such. */
+function makeSigningKeyFile(path: string): void {
+  const folder = dirname(path);
+  const cannot = (error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+      return new Error(
+        `there is no key file and one cannot be made there: the folder ${folder} is read-only or not writable by this user (${code}); ` +
+          'make the key where the service may write it (INVENTORY_SIGNING_KEY), or make it with: ' +
+          `openssl genpkey -algorithm ed25519 -out ${shellWord(path)} && chmod 600 ${shellWord(path)}`,
+        { cause: error },
+      );
+    }
+    return new Error(`there is no key file and one cannot be made there (${code ?? (error as Error).message})`, { cause: error });
+  };
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw cannot(error);
+  }
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  // Written whole beside it, then linked into place: a process starting at the same
+  // moment finds either no file or a complete one, and the first link wins.
+  const whole = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(whole, pem, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw cannot(error);
+  }
+  try {
+    linkSync(whole, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw cannot(error);
+  } finally {
+    unlinkSync(whole);
+  }
 }
 
 export interface HeadFields {

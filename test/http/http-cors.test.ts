@@ -6,7 +6,7 @@ import { readConfig } from '../../src/config.ts';
 import { suite } from 'uvu';
 import { ERROR_CODES } from '../../src/http/errors.ts';
 import type { TestApp } from '../kit/app.ts';
-import { assertErrorShape, type Response } from '../kit/http.ts';
+import { assertErrorShape, rawAnswer, sendRaw, type Response } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const SHOP = 'https://shop.example.com';
@@ -157,6 +157,28 @@ allowed('another origin gets no CORS headers: its preflight is a request without
     assert.is(get.status, 200, origin);
     assertNoCors(get, origin);
   }
+});
+
+allowed('every answer says Vary: Origin: preflights on no path, requests without Origin, a bad Host', async ({ t }) => {
+  const varies = (res: Pick<Response, 'headers'>, label: string) =>
+    assert.ok(list(res.headers.vary).includes('origin'), `${label}: Vary: Origin (${String(res.headers.vary)})`);
+  for (const path of ['/v1/nope', '/nope', '/v1/inventory/7/extra']) {
+    for (const origin of [SHOP, EVIL]) varies(await preflight(t, origin, path, 'GET'), `preflight from ${origin} on ${path}`);
+  }
+  const key = { Authorization: `Bearer ${t.key}` };
+  for (const [label, res] of [
+    ['GET without Origin', await t.request({ path: '/v1/inventory', headers: key })],
+    ['401 without Origin', await t.request({ path: '/v1/inventory' })],
+    ['404 without Origin', await t.request({ path: '/nope' })],
+    ['/healthz', await t.request({ path: '/healthz' })],
+    ['405', await t.request({ method: 'DELETE', path: '/v1/inventory', headers: { ...key, Origin: SHOP } })],
+  ] as const) {
+    varies(res, label);
+  }
+  const twoHosts = await sendRaw(t.port, `GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nOrigin: ${SHOP}\r\n\r\n`);
+  const answer = rawAnswer(twoHosts);
+  assertErrorShape(answer, 400, 'bad_request', 'two Host lines');
+  varies(answer, 'a bad Host');
 });
 
 allowed.run();

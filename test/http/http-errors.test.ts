@@ -224,6 +224,27 @@ order('405 before 415, 413 and 400: DELETE /v1/inventory/abc is 405 with Allow: 
   assertErrorShape(await t.request({ method: 'PROPFIND', path: '/nope' }), 404, 'not_found', 'PROPFIND outside /v1');
 });
 
+order('405 before the scope of the key: a read-only key is told the method, as a write key is; its PATCH stays 403', async ({ t }) => {
+  const readOnly = await t.keys.create('reader', 'test', 'read-only');
+  for (const key of [t.key, readOnly]) {
+    const which = key === t.key ? 'write key' : 'read-only key';
+    for (const [method, path, allow] of [
+      ['POST', '/v1/inventory/1', 'GET, HEAD, PATCH, OPTIONS'],
+      ['DELETE', '/v1/inventory/7', 'GET, HEAD, PATCH, OPTIONS'],
+      ['PUT', '/v1/inventory', 'GET, HEAD, OPTIONS'],
+      ['PATCH', '/v1/inventory', 'GET, HEAD, OPTIONS'],
+      ['PROPFIND', '/v1/log/head', 'GET, HEAD, OPTIONS'],
+    ] as const) {
+      const res = await t.request({ method, path, headers: { Authorization: `Bearer ${key}` } });
+      assertErrorShape(res, 405, 'method_not_allowed', `${which}: ${method} ${path}`);
+      assert.is(res.headers.allow, allow, `${which}: ${method} ${path}`);
+    }
+  }
+  assertErrorShape(await t.patch(7, { quantity: 1 }, { Authorization: `Bearer ${readOnly}` }), 403, 'forbidden', 'PATCH');
+  // The key is still judged first: a POST with no valid key is 401.
+  assertErrorShape(await t.request({ method: 'POST', path: '/v1/inventory/1' }), 401, 'unauthorized', 'POST without a key');
+});
+
 order('415 before 413, 413 before the path id, path id before body, body before 404, 404 before 412', async ({ t }) => {
   const huge = 'x'.repeat(5000);
   assertErrorShape(await t.patch('abc', huge, { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type');
@@ -334,6 +355,44 @@ wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Nod
   const tunnel = await raw(t.port, 'CONNECT x:80 HTTP/1.1\r\nHost: x\r\n\r\n');
   assert.match(tunnel, /^HTTP\/1\.1 400 /);
   assertErrorShape(answerOf(tunnel), 400, 'bad_request', 'CONNECT');
+});
+
+wire('a method the HTTP parser does not know, or one in lower case, is 400 bad_request before the key', async ({ t }) => {
+  for (const method of ['FOO', 'get', 'Patch']) {
+    for (const path of ['/v1/inventory', '/healthz', '/nope']) {
+      const res = await raw(t.port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\n\r\n`);
+      assert.match(res, /^HTTP\/1\.1 400 /, `${method} ${path}`);
+      assert.equal(bodyOf(res), { code: 'bad_request', message: 'the request is not valid HTTP/1.1', status: 400 }, `${method} ${path}`);
+    }
+  }
+});
+
+wire('two Host lines, or a Host that is no host: 400 bad_request (RFC 9112 section 3.2); a host and port pass', async ({ t }) => {
+  const refused: [string, string][] = [
+    ['Host: x\r\nHost: x', 'two Host lines, the same'],
+    ['Host: a\r\nHost: b', 'two Host lines'],
+    ['Host: a b@c/../', 'no host'],
+    ['Host: a@b', 'user info'],
+    ['Host: x:80:80', 'two ports'],
+    ['Host: x:port', 'a port that is no number'],
+    ['Host: [::g]', 'an IPv6 literal that is none'],
+    ['Host: ::1', 'an IPv6 address without brackets'],
+  ];
+  for (const [lines, what] of refused) {
+    for (const version of ['1.1', '1.0']) {
+      const res = await raw(t.port, `GET /healthz HTTP/${version}\r\n${lines}\r\n\r\n`);
+      assert.match(res, /^HTTP\/1\.1 400 /, `${what} (HTTP/${version})`);
+      assertErrorShape(answerOf(res), 400, 'bad_request', what);
+      assert.match(res, /\r\nX-Request-Id: /, what);
+    }
+  }
+  // Refused before authentication, as a missing Host is.
+  const twoOnV1 = await raw(t.port, `GET /v1/inventory HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer ${t.key}\r\n\r\n`);
+  assertErrorShape(answerOf(twoOnV1), 400, 'bad_request', 'two Host lines under /v1 with a key');
+  for (const host of ['inventory.example', 'inventory.example:8080', '127.0.0.1:8080', '[::1]:8080', '[::1]', 'x:', 'a%2Db', '']) {
+    const res = await raw(t.port, `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.match(res, /^HTTP\/1\.1 200 /, `Host: ${host}`);
+  }
 });
 
 wire.run();

@@ -1,7 +1,8 @@
 // An INVENTORY_DB (or --db) with a URL scheme other than postgres or postgresql, such as
-// the typo postgress://, is refused by the service and by every operator command in one
-// line with its password masked, and nothing is created: taken as a SQLite path it would
-// become a folder named after the URL (password included) with a new key in it.
+// the typo postgress://, or any scheme without its // (postgres:/…, file:…), or a path
+// with a query, is refused by the service and by every operator command in one line with
+// its password masked, and nothing is created: taken as a SQLite path it would become a
+// folder named after the URL (password included) with a new key in it.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { root, tempDir, type TempDir } from '../kit/paths.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { withTimeout } from '../kit/service.ts';
+import { foreignSchemeProblem } from '../../src/store/target.ts';
 
 const PASSWORD = 'Sup3rSecretPw';
 const TYPO = `postgress://svc:${PASSWORD}@db.example/inv`;
@@ -19,6 +21,15 @@ const URLS: [string, string][] = [
   [`mysql://svc@db.example/inv?password=${PASSWORD}`, 'mysql://svc@db.example/inv?password=***'],
   // Not a URL that parses: nothing after its scheme is shown.
   [`sqlite://x:${PASSWORD}@/a b`, 'sqlite://…'],
+  // A scheme without its two slashes: nothing after the scheme is shown.
+  [`postgres:/svc:${PASSWORD}@db.example/inventory`, 'postgres:…'],
+  [`postgresql:svc:${PASSWORD}@db.example/inventory`, 'postgresql:…'],
+  ['postgres:x', 'postgres:…'],
+  ['file:inv.db', 'file:…'],
+  ['sqlite:inv.db', 'sqlite:…'],
+  // SQLite URI options are not read: a query is refused, and not shown.
+  ['inv.db?mode=ro', 'inv.db?…'],
+  [`inv.db?password=${PASSWORD}`, 'inv.db?…'],
 ];
 
 // Every command, with arguments it would otherwise accept.
@@ -46,7 +57,11 @@ refused.before.each((ctx) => {
 refused.after.each((ctx) => ctx.scratch.cleanup());
 
 function assertRefusal(stderr: string, shown: string, what: string): void {
-  assert.match(stderr, /^(petstore-inventory|error): [^\n]*is a [a-z]+:\/\/ URL: give a SQLite file path or a postgres:\/\//, what);
+  assert.match(
+    stderr,
+    /^(petstore-inventory|error): [^\n]*: give a SQLite file path \(data\/inventory\.db; [^\n]*\) or a PostgreSQL URL \(postgres:\/\/USER/,
+    what,
+  );
   assert.ok(stderr.includes(` ${shown} `), `${what}: the URL is named, its password masked\n${stderr}`);
   assert.not.ok(stderr.includes(PASSWORD), `${what}: the password is not shown`);
 }
@@ -79,11 +94,12 @@ refused('the service refuses it at start (exit 2, one line), creating nothing an
 });
 
 refused('every operator command refuses it, from INVENTORY_DB or --db, creating nothing', ({ scratch }) => {
-  // Each command once each way (every form of URL is judged by the same line of code).
-  for (const [name, args] of COMMANDS) {
+  // Each command once each way (every form of URL is judged by the same line of code),
+  // the forms taken in turn so that each is tried.
+  for (const [i, [name, args]] of COMMANDS.entries()) {
     for (const [how, [url, shown]] of [
-      ['env', URLS[0]!],
-      ['--db', URLS[1]!],
+      ['env', URLS[(2 * i) % URLS.length]!],
+      ['--db', URLS[(2 * i + 1) % URLS.length]!],
     ] as const) {
       const what = `${name} ${args.join(' ')} (${how} ${url})`;
       const r = runScriptSync(name, how === 'env' ? args : [...args, '--db', url], {
@@ -113,6 +129,12 @@ refused('copy-store refuses it as --from or --to, creating nothing', ({ scratch 
       assert.not.ok(r.stderr.includes(PASSWORD), what);
       assert.equal(readdirSync(scratch.dir), [], `${what}: nothing created`);
     }
+  }
+});
+
+refused('a path is a path: a colon after its first character, or in a later segment, is no scheme', () => {
+  for (const path of ['data/inventory.db', './x:y.db', 'x.db', '/var/lib/inventory/inv:1.db', '../inventory.db']) {
+    assert.is(foreignSchemeProblem(path, 'INVENTORY_DB'), undefined, path);
   }
 });
 
