@@ -1,0 +1,268 @@
+// The log's Merkle tree, as RFC 6962 (RFC 9162 section 2.1) defines it: leaf i is the
+// event with seq i + 1, its data the 32 raw bytes of the event's hash; a leaf hashes as
+// SHA-256(0x00 || data), a node as SHA-256(0x01 || left || right). The stores keep the
+// hash of every complete subtree (a node): level L, index i covers the leaves
+// [i * 2^L, (i + 1) * 2^L). Any root or proof is then a fold of O(log n) stored nodes,
+// read by key: nothing here reads a database, and no proof needs the events.
+// The proofs are in Go's tlog order (bottom up), which RFC 9162 also gives.
+import { createHash } from 'node:crypto';
+
+/** A stored node: the complete subtree of 2^level leaves starting at leaf index * 2^level. */
+export interface NodeKey {
+  level: number;
+  index: number;
+}
+
+export interface TreeNode extends NodeKey {
+  hash: Buffer;
+}
+
+/** Finds a stored node's hash; throws (or returns undefined) for one the store lacks. */
+export type NodeLookup = (level: number, index: number) => Buffer | undefined;
+
+export const EMPTY_ROOT = createHash('sha256').digest();
+
+export function leafHash(data: Buffer): Buffer {
+  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+}
+
+export function nodeHash(left: Buffer, right: Buffer): Buffer {
+  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+}
+
+const LEAF_PREFIX = Buffer.from([0]);
+const NODE_PREFIX = Buffer.from([1]);
+
+/** The leaf hash of the event whose hash (lowercase hex) is eventHash. */
+export function eventLeaf(eventHash: string): Buffer {
+  return leafHash(Buffer.from(eventHash, 'hex'));
+}
+
+/** The largest power of two strictly below n (n >= 2). */
+function splitPoint(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/**
+ * The stored nodes whose fold is the hash of the leaves [lo, hi): the range is cut into
+ * complete subtrees, largest first, as the RFC's recursion cuts it. lo must be a
+ * multiple of a power of two at least hi - lo (every range a proof asks for is).
+ */
+export function rangeNodes(lo: number, hi: number): NodeKey[] {
+  const keys: NodeKey[] = [];
+  while (lo < hi) {
+    let size = 1;
+    let level = 0;
+    while (size * 2 <= hi - lo) {
+      size *= 2;
+      level += 1;
+    }
+    keys.push({ level, index: lo / size });
+    lo += size;
+  }
+  return keys;
+}
+
+/** The hash of the leaves [lo, hi) (the tree's root for [0, size)). */
+export function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
+  if (hi <= lo) {
+    if (lo === 0 && hi === 0) return EMPTY_ROOT;
+    throw new Error(`no subtree for leaves [${lo}, ${hi})`);
+  }
+  const hashes = rangeNodes(lo, hi).map(({ level, index }) => {
+    const hash = lookup(level, index);
+    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    return hash;
+  });
+  let hash = hashes.pop()!;
+  while (hashes.length > 0) hash = nodeHash(hashes.pop()!, hash);
+  return hash;
+}
+
+/** The root of the tree of the first size leaves. */
+export function treeRoot(size: number, lookup: NodeLookup): Buffer {
+  return rangeHash(0, size, lookup);
+}
+
+/** A leaf range a proof holds the hash of, bottom up. */
+type Range = [lo: number, hi: number];
+
+/** RFC 9162 section 2.1.3.1: the ranges of the inclusion path of leaf index in the tree of size leaves. */
+export function inclusionRanges(index: number, size: number): Range[] {
+  if (!(index >= 0 && index < size)) throw new RangeError(`leaf ${index} is not in a tree of ${size}`);
+  const ranges: Range[] = [];
+  let lo = 0;
+  let hi = size;
+  while (hi - lo > 1) {
+    const k = splitPoint(hi - lo);
+    if (index < lo + k) {
+      ranges.push([lo + k, hi]);
+      hi = lo + k;
+    } else {
+      ranges.push([lo, lo + k]);
+      lo += k;
+    }
+  }
+  return ranges.reverse();
+}
+
+/** RFC 9162 section 2.1.4.1: the ranges of the consistency proof from the tree of from leaves to the one of to. */
+export function consistencyRanges(from: number, to: number): Range[] {
+  if (!(from >= 1 && from <= to)) throw new RangeError(`no consistency proof from ${from} to ${to}`);
+  const ranges: Range[] = [];
+  let lo = 0;
+  let hi = to;
+  let m = from;
+  let whole = true;
+  while (m !== hi - lo) {
+    const k = splitPoint(hi - lo);
+    if (m <= k) {
+      ranges.push([lo + k, hi]);
+      hi = lo + k;
+    } else {
+      ranges.push([lo, lo + k]);
+      m -= k;
+      lo += k;
+      whole = false;
+    }
+  }
+  if (!whole) ranges.push([lo, hi]);
+  return ranges.reverse();
+}
+
+/** The stored nodes a proof of these ranges needs, each once. */
+export function nodesOf(ranges: readonly Range[]): NodeKey[] {
+  const seen = new Map<string, NodeKey>();
+  for (const [lo, hi] of ranges) for (const key of rangeNodes(lo, hi)) seen.set(`${key.level}/${key.index}`, key);
+  return [...seen.values()];
+}
+
+/** The complete subtrees the tree of size leaves is made of, largest first: what a new leaf is hashed with. */
+export function frontierNodes(size: number): NodeKey[] {
+  return rangeNodes(0, size);
+}
+
+/**
+ * The nodes that appending leaves to a tree of size leaves completes, in order: the
+ * leaves themselves, then each subtree they complete. lookup finds the tree's frontier
+ * (frontierNodes(size)); every other child is among the new nodes.
+ */
+export function appendNodes(size: number, leaves: readonly Buffer[], lookup: NodeLookup): TreeNode[] {
+  const made = new Map<string, Buffer>();
+  const out: TreeNode[] = [];
+  const put = (level: number, index: number, hash: Buffer) => {
+    made.set(`${level}/${index}`, hash);
+    out.push({ level, index, hash });
+  };
+  const get = (level: number, index: number): Buffer => {
+    const hash = made.get(`${level}/${index}`) ?? lookup(level, index);
+    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    return hash;
+  };
+  leaves.forEach((leaf, i) => put(0, size + i, leaf));
+  const end = size + leaves.length;
+  for (let level = 1, width = 2; width <= end; level += 1, width *= 2) {
+    // The subtrees of this level whose last leaf is new.
+    for (let index = Math.floor(size / width); (index + 1) * width <= end; index += 1) {
+      if ((index + 1) * width <= size) continue;
+      put(level, index, nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
+    }
+  }
+  return out;
+}
+
+/** A stored node's key in the maps of nodes read or made. */
+export function nodeId(level: number, index: number): string {
+  return `${level}/${index}`;
+}
+
+/**
+ * The tree of size leaves grown by leaves: the nodes they complete, a lookup of every
+ * node a root or a path of the new tree needs (the new nodes and the old frontier), and
+ * the new tree's frontier, which is all the next growth needs.
+ */
+export function extendTree(
+  size: number,
+  frontier: ReadonlyMap<string, Buffer>,
+  leaves: readonly Buffer[],
+): { nodes: TreeNode[]; lookup: NodeLookup; frontier: Map<string, Buffer> } {
+  const old: NodeLookup = (level, index) => frontier.get(nodeId(level, index));
+  const nodes = appendNodes(size, leaves, old);
+  const made = new Map(nodes.map((n) => [nodeId(n.level, n.index), n.hash]));
+  const lookup: NodeLookup = (level, index) => made.get(nodeId(level, index)) ?? old(level, index);
+  const next = new Map<string, Buffer>();
+  for (const { level, index } of frontierNodes(size + leaves.length)) {
+    const hash = lookup(level, index);
+    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    next.set(nodeId(level, index), hash);
+  }
+  return { nodes, lookup, frontier: next };
+}
+
+/** A proof's hashes from the stored nodes (base64 is the wire form; this gives raw bytes). */
+export function proofHashes(ranges: readonly Range[], lookup: NodeLookup): Buffer[] {
+  return ranges.map(([lo, hi]) => rangeHash(lo, hi, lookup));
+}
+
+/** RFC 9162 section 2.1.3.2: the root an inclusion path leads to, or undefined when it cannot be one. */
+export function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: readonly Buffer[]): Buffer | undefined {
+  if (!(index >= 0 && index < size)) return undefined;
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) return undefined;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 ? r : undefined;
+}
+
+/** RFC 9162 section 2.1.4.2: whether proof shows the tree of size `from` (root fromRoot) is a prefix of the one of size `to`. */
+export function verifyConsistency(from: number, to: number, fromRoot: Buffer, toRoot: Buffer, proof: readonly Buffer[]): boolean {
+  if (from < 1 || from > to) return false;
+  if (from === to) return proof.length === 0 && fromRoot.equals(toRoot);
+  let path = [...proof];
+  // When from is a power of two, the old root is the proof's first node.
+  if ((from & (from - 1)) === 0) path = [fromRoot, ...path];
+  if (path.length === 0) return false;
+  let fn = from - 1;
+  let sn = to - 1;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  let fr = path[0]!;
+  let sr = path[0]!;
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      if (fn % 2 === 0) {
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = Math.floor(fn / 2);
+          sn = Math.floor(sn / 2);
+        }
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && fr.equals(fromRoot) && sr.equals(toRoot);
+}
