@@ -22,7 +22,7 @@ export const CORS_REQUEST_HEADERS = [
   'Last-Event-ID',
 ];
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link'];
+export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link', 'Log-Receipt'];
 
 /** The first stage of every chain while CORS is on: even an answer refused before the
  * CORS stage (a bad Host) or by it (a preflight on no path) varies by Origin. */

@@ -91,15 +91,32 @@ scripts('verify-log checks that a stored receipt is its event`s, signed by a key
     "SELECT idempotency_key, receipt FROM idempotency_keys WHERE idempotency_key IN ('k2', 'k3') ORDER BY idempotency_key",
   );
   const [k2, k3] = stored.map((r) => r.receipt);
-  assert.match(String(k3), /^log="[^"]+", seq=4, hash="[0-9a-f]{64}", key="[0-9a-f]{16}", sig=:/);
+  assert.match(String(k3), /^v=2, log="[^"]+", seq=4, hash="[0-9a-f]{64}", checkpoint=:[A-Za-z0-9+/=]+:, proof=\(/);
   const ok = await runScript('verify-log', [], { db: ctx.fresh.db });
   assert.is(ok.status, 0, ok.stderr);
   assert.match(ok.stderr, /ok: 3 idempotency records/);
   const hashOf = async (seq: number) => (await query<{ hash: string }>(on(ctx), `SELECT hash FROM events WHERE seq = ${seq}`))[0]!.hash;
   const stranger = makeSigner({ pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string });
   const cases: [string, string, RegExp][] = [
-    ['the receipt of another event', String(k2), /at version 4 has a receipt for seq 3, not for its event \(seq 4\)/],
-    ['its seq altered', String(k3).replace('seq=4,', 'seq=3,'), /at version 4 has a receipt that does not verify with key [0-9a-f]{16}/],
+    [
+      'the receipt of another event',
+      String(k2),
+      /at version 4 has a receipt for seq 3 \(hash [0-9a-f]{64}\), not for its event \(seq 4, hash [0-9a-f]{64}\)/,
+    ],
+    [
+      'its seq altered',
+      String(k3).replace('seq=4,', 'seq=3,'),
+      /at version 4 has a receipt that has an inclusion path that does not lead to its checkpoint's root/,
+    ],
+    [
+      'its checkpoint altered',
+      String(k3).replace(
+        /checkpoint=:([^:]+):/,
+        (_, b64: string) =>
+          `checkpoint=:${Buffer.from(Buffer.from(b64, 'base64').toString('utf8').replace('\n4\n', '\n5\n')).toString('base64')}:`,
+      ),
+      /has a receipt that carries a checkpoint no signing key of the key log signed/,
+    ],
     [
       'signed by a key the key log does not list',
       receiptHeader(stranger, logId, 4, await hashOf(4)),

@@ -36,7 +36,7 @@ function assertCors(res: Response, origin: string, label: string): void {
   assert.ok(list(res.headers.vary).includes('origin'), `${label}: Vary: Origin (${String(res.headers.vary)})`);
   assert.equal(
     list(res.headers['access-control-expose-headers']).sort(),
-    ['etag', 'idempotent-replayed', 'link', 'x-request-id'],
+    ['etag', 'idempotent-replayed', 'link', 'log-receipt', 'x-request-id'],
     `${label}: exposed headers`,
   );
   assert.is(res.headers['access-control-allow-credentials'], undefined, `${label}: no credentials mode`);
