@@ -12,6 +12,16 @@ import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyR
 import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
 import type { PendingReceipt } from './receipts.ts';
+import {
+  appendNodes,
+  eventLeaf,
+  frontierNodes,
+  inclusionRanges,
+  proofHashes,
+  treeRoot,
+  type NodeLookup,
+  type TreeNode,
+} from '../support/merkle.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {
@@ -25,6 +35,22 @@ export interface PlanState {
   /** Whether the store signs receipts: the plan then lists the events to sign
    * (BatchPlan.receipts), which the adapter has signed off its critical path (receipts.ts). */
   signs?: boolean;
+  /** The Merkle tree's frontier (merkle.ts frontierNodes of seq leaves), by nodeId: all a
+   * new leaf is hashed with. */
+  frontier: ReadonlyMap<string, Buffer>;
+}
+
+/** A stored node's key in the maps the planner and the adapters share. */
+export function nodeId(level: number, index: number): string {
+  return `${level}/${index}`;
+}
+
+/** The tree of a plan's events: the nodes they complete, and its size and root after them. */
+export interface PlanTree {
+  nodes: TreeNode[];
+  size: number;
+  /** Undefined when the plan appends no event. */
+  root?: Buffer;
 }
 
 /** An event as the log stores it, with its chain columns. */
@@ -49,8 +75,11 @@ export interface BatchPlan {
   entries: Entry[];
   /** The records to store (each in place of an expired one with its key, if any). */
   records: IdempotencyRecord[];
-  /** The receipts to sign, one per submission that appended: its last event. */
+  /** The receipts to sign, one per submission that appended: its last event, with its
+   * inclusion path in the plan's tree. */
   receipts: PendingReceipt[];
+  /** The Merkle tree's nodes the events complete, written with them. */
+  tree: PlanTree;
   /** The state after the plan's writes. */
   next: PlanState;
 }
@@ -175,15 +204,44 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
     } else if (signed) receipts.push({ seq, hash: prevHash, appended: last });
     return { ok: true, value: appended };
   });
+  const { tree, frontier } = growTree(state, events, receipts);
   const next = {
     seq,
     hash: prevHash,
     entries,
     records,
+    frontier,
     ...(state.inFlight ? { inFlight: state.inFlight } : {}),
     ...(state.signs ? { signs: state.signs } : {}),
   };
-  return { outcomes, events, entries: [...changed.values()], records: stored, receipts, next };
+  return { outcomes, events, entries: [...changed.values()], records: stored, receipts, tree, next };
+}
+
+/**
+ * The tree after the plan's events: the nodes they complete, its root, the frontier the
+ * next plan starts from, and each receipt's inclusion path. Every node a path or the
+ * root needs is new or on the old frontier, so nothing more is read.
+ */
+function growTree(
+  state: PlanState,
+  events: readonly EventRow[],
+  receipts: PendingReceipt[],
+): { tree: PlanTree; frontier: Map<string, Buffer> } {
+  const before = Number(state.seq);
+  // A batch of stored refusals alone grows nothing (and needs no frontier).
+  if (events.length === 0) return { tree: { nodes: [], size: before }, frontier: new Map(state.frontier) };
+  const old: NodeLookup = (level, index) => state.frontier.get(nodeId(level, index));
+  const nodes = appendNodes(
+    before,
+    events.map((e) => eventLeaf(e.hash)),
+    old,
+  );
+  const made = new Map(nodes.map((n) => [nodeId(n.level, n.index), n.hash]));
+  const lookup: NodeLookup = (level, index) => made.get(nodeId(level, index)) ?? old(level, index);
+  const size = before + events.length;
+  for (const receipt of receipts) receipt.proof = proofHashes(inclusionRanges(Number(receipt.seq) - 1, size), lookup);
+  const frontier = new Map(frontierNodes(size).map(({ level, index }) => [nodeId(level, index), lookup(level, index)!]));
+  return { tree: { nodes, size, root: treeRoot(size, lookup) }, frontier };
 }
 
 /**

@@ -30,6 +30,8 @@ export interface Appended {
   events: RecordedEvent[];
   /** The Log-Receipt of the submission's last event, on its last append, when the store signs. */
   receipt?: string;
+  /** The signed checkpoint that receipt carries (the batch's tree). */
+  checkpoint?: string;
 }
 
 export interface BatchOptions {

@@ -13,23 +13,35 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { Appended } from './event-log.ts';
 import type { IdempotencyRecord } from './idempotency.ts';
-import { makeSigner, receiptHeaderOf, receiptMessage, type SigningKeyData } from '../support/signing.ts';
+import { makeSigner, type SigningKeyData } from '../support/signing.ts';
+import { checkpointText, originOf, receiptHeaderV2, signedNote } from '../support/checkpoint.ts';
 
 /** An event a batch planned, and where its receipt goes once it is signed. */
 export interface PendingReceipt {
   seq: bigint;
   hash: string;
+  /** Its inclusion path in the batch's tree (the planner adds it). */
+  proof?: Buffer[];
   /** The submission's last append, which carries the receipt to the answer. */
   appended: Appended;
   /** The 200's idempotency record, stored with the receipt for its replays. */
   record?: IdempotencyRecord;
 }
 
+/** What a batch signs: one checkpoint of its tree, which every receipt of it carries. */
+export interface BatchToSign {
+  receipts: readonly PendingReceipt[];
+  /** The tree after the batch (root undefined: it appends nothing, and signs nothing). */
+  tree: { size: number; root?: Buffer };
+  /** The key log's head, which the checkpoint names. */
+  keys: { seq: number; hash: string };
+}
+
 export interface ReceiptSigning {
-  /** Starts signing; the ticket gives the headers, in order. */
-  start(pending: readonly PendingReceipt[]): Ticket;
+  /** Starts signing; the ticket puts the receipts in place. */
+  start(batch: BatchToSign): Ticket;
   /** Signs on the calling thread (a batch redone one submission at a time). */
-  inPlace(pending: readonly PendingReceipt[]): void;
+  inPlace(batch: BatchToSign): void;
   close(): Promise<void>;
 }
 
@@ -67,21 +79,29 @@ const THREAD_WAIT_MS = 5_000;
  */
 export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'thread-sync' | 'thread-async' | 'in-place'): ReceiptSigning {
   const signer = makeSigner(key);
-  const put = (pending: readonly PendingReceipt[], signatures: readonly string[]) =>
-    pending.forEach((p, i) => {
-      const receipt = receiptHeaderOf(logId, p.seq, p.hash, signer.keyId, signatures[i]!);
+  const origin = originOf(logId);
+  const rawPublicKey = Buffer.from(signer.publicKey, 'base64url');
+  /** The checkpoint's text: the batch's tree as of now; undefined when nothing is signed. */
+  const textOf = ({ receipts, tree, keys }: BatchToSign) =>
+    receipts.length === 0 || !tree.root
+      ? undefined
+      : checkpointText({ origin, size: tree.size, root: tree.root, keys, time: new Date().toISOString() });
+  const put = (batch: BatchToSign, text: string | undefined, signatures: readonly string[]) => {
+    if (text === undefined) return;
+    const note = signedNote(text, origin, rawPublicKey, Buffer.from(signatures[0]!, 'base64'));
+    for (const p of batch.receipts) {
+      const receipt = receiptHeaderV2(logId, p.seq, p.hash, note, p.proof ?? []);
       p.appended.receipt = receipt;
+      p.appended.checkpoint = note;
       if (p.record) p.record.receipt = receipt;
-    });
-  const signHere = (pending: readonly PendingReceipt[]) =>
-    put(
-      pending,
-      pending.map((p) => signer.sign(receiptMessage(logId, p.seq, p.hash)).toString('base64')),
-    );
-  const here = (pending: readonly PendingReceipt[]): Ticket => {
+    }
+  };
+  const signHere = (batch: BatchToSign, text = textOf(batch)) =>
+    put(batch, text, text === undefined ? [] : [signer.sign(text).toString('base64')]);
+  const here = (batch: BatchToSign, text = textOf(batch)): Ticket => {
     let signed = false;
     const once = () => {
-      if (!signed) signHere(pending);
+      if (!signed) signHere(batch, text);
       signed = true;
     };
     return { takeSync: once, take: () => Promise.resolve(once()) };
@@ -111,8 +131,8 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
   }
   let nextId = 0;
 
-  const startSync = (pending: readonly PendingReceipt[], id: number): Ticket => {
-    const fallback = here(pending);
+  const startSync = (batch: BatchToSign, text: string, id: number): Ticket => {
+    const fallback = here(batch, text);
     let taken = false;
     const takeSync = () => {
       if (taken) return;
@@ -121,7 +141,7 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
       for (;;) {
         const answer = receiveMessageOnPort(port)?.message as Answer | undefined;
         if (answer) {
-          if (answer.id === id) return put(pending, answer.signatures);
+          if (answer.id === id) return put(batch, text, answer.signatures);
           // An earlier batch's answer (that batch failed, its receipts unread) is dropped.
           if (answer.id < id) continue;
           return fallback.takeSync();
@@ -135,7 +155,7 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
     return { takeSync, take: () => Promise.resolve(takeSync()) };
   };
 
-  const startAsync = (pending: readonly PendingReceipt[], id: number): Ticket => {
+  const startAsync = (batch: BatchToSign, text: string, id: number): Ticket => {
     const signed = new Promise<void>((resolve) => {
       const timer = setTimeout(() => waiting.get(id)?.(undefined), THREAD_WAIT_MS);
       timer.unref();
@@ -145,8 +165,8 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
         waiting.delete(id);
         if (waiting.size === 0) port.unref();
         clearTimeout(timer);
-        if (signatures) put(pending, signatures);
-        else signHere(pending);
+        if (signatures) put(batch, text, signatures);
+        else signHere(batch, text);
         resolve();
       });
     });
@@ -164,11 +184,12 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
       port.close();
       await thread.terminate();
     },
-    start(pending) {
-      if (!alive || pending.length === 0) return here(pending);
+    start(batch) {
+      const text = textOf(batch);
+      if (!alive || text === undefined) return here(batch, text);
       const id = ++nextId;
-      const ticket = mode === 'thread-sync' ? startSync(pending, id) : startAsync(pending, id);
-      port.postMessage({ id, messages: pending.map((p) => receiptMessage(logId, p.seq, p.hash)) });
+      const ticket = mode === 'thread-sync' ? startSync(batch, text, id) : startAsync(batch, text, id);
+      port.postMessage({ id, messages: [text] });
       return ticket;
     },
   };

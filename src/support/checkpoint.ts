@@ -147,3 +147,33 @@ export function parseEndorsement(text: string): Endorsement | Error {
     return new Error('an endorsement is four lines: petstore-inventory/key-endorsement/v1, the logId, the verifier key, time <ISO 8601>');
   return { logId: m[1]!, verifierKey: m[2]!, time: m[3]! };
 }
+
+/**
+ * The Log-Receipt header of version 2 (an RFC 8941 dictionary): the event, the signed
+ * checkpoint of a tree that holds it (the whole note, base64), and its inclusion path
+ * in that tree, bottom up.
+ */
+export function receiptHeaderV2(logId: string, seq: bigint | number, hash: string, note: string, proof: readonly Buffer[]): string {
+  const path = proof.map((h) => `:${h.toString('base64')}:`).join(' ');
+  return `v=2, log="${logId}", seq=${seq}, hash="${hash}", checkpoint=:${Buffer.from(note, 'utf8').toString('base64')}:, proof=(${path})`;
+}
+
+export interface ReceiptV2 {
+  log: string;
+  seq: number;
+  hash: string;
+  /** The signed note, as signed. */
+  checkpoint: string;
+  proof: Buffer[];
+}
+
+/** A version-2 Log-Receipt's members, or undefined when the header is not one. */
+export function parseReceiptV2(header: string): ReceiptV2 | undefined {
+  const m =
+    /^v=2, log="([0-9a-f-]{36})", seq=([1-9]\d{0,15}), hash="([0-9a-f]{64})", checkpoint=:([A-Za-z0-9+/]+={0,2}):, proof=\(((?::[A-Za-z0-9+/]{43}=:(?: (?=:))?)*)\)$/.exec(
+      header,
+    );
+  if (!m) return undefined;
+  const proof = m[5] === '' ? [] : m[5]!.split(' ').map((h) => Buffer.from(h.slice(1, -1), 'base64'));
+  return { log: m[1]!, seq: Number(m[2]), hash: m[3]!, checkpoint: Buffer.from(m[4]!, 'base64').toString('utf8'), proof };
+}

@@ -9,7 +9,7 @@
 // round trip, before it waits for the chain head; a submission whose key another batch
 // holds is refused (IdempotencyKeyInFlight) unless its answer is stored by then.
 import type pg from 'pg';
-import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
+import { batchPets, batchScopes, nodeId, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import {
   RECORD_COLUMNS,
   recordOfRow,
@@ -25,7 +25,7 @@ import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { keyLockOf } from './idempotency.ts';
-import type { ReceiptSigning, Ticket } from '../receipts.ts';
+import type { BatchToSign, ReceiptSigning, Ticket } from '../receipts.ts';
 
 /** The lock wait when the caller sets no deadline (operator commands). */
 const DEFAULT_LOCK_WAIT_MS = 5_000;
@@ -46,8 +46,19 @@ WITH new_events AS (
       .join(', ')}
   WHERE idempotency_keys.expires_at <= excluded.created_at
 )
+, new_nodes AS (
+  INSERT INTO tree_nodes (level, idx, hash)
+  SELECT * FROM unnest($28::smallint[], $29::bigint[], $30::bytea[])
+)
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
+
+// Read in the first round trip, under the chain head's lock: the Merkle tree's frontier
+// for the head's size (the complete subtree ending at each set bit of the size, whose
+// index at level n is (size >> n) - 1), and the key log's head, which checkpoints name.
+const FRONTIER = `SELECT t.level, t.idx, t.hash FROM chain_head h CROSS JOIN generate_series(0, 62) AS l(n)
+  JOIN tree_nodes t ON t.level = l.n AND t.idx = (h.seq >> l.n) - 1 WHERE ((h.seq >> l.n) & 1) = 1`;
+const KEYS_HEAD = 'SELECT seq AS keys_seq, hash AS keys_hash FROM key_chain_head';
 
 /**
  * BEGIN with a lock timeout and the chain head locked: the first round trip of every
@@ -74,6 +85,20 @@ function headOf(result: pg.QueryResult | pg.QueryResult[]): Head {
   return selected!.rows[0] as Head;
 }
 
+function resultWith(result: pg.QueryResult | pg.QueryResult[], field: string): pg.QueryResult | undefined {
+  return (Array.isArray(result) ? result : [result]).find((r) => r.command === 'SELECT' && r.fields.some((f) => f.name === field));
+}
+
+/** The tree's frontier and the key log's head, from the first round trip. */
+function treeStateOf(result: pg.QueryResult | pg.QueryResult[]): { frontier: Map<string, Buffer>; keys: BatchToSign['keys'] } {
+  const frontier = new Map<string, Buffer>();
+  for (const row of (resultWith(result, 'idx')?.rows ?? []) as { level: number; idx: string; hash: Buffer }[]) {
+    frontier.set(nodeId(row.level, Number(row.idx)), row.hash);
+  }
+  const keys = resultWith(result, 'keys_seq')?.rows[0] as { keys_seq: string; keys_hash: string } | undefined;
+  return { frontier, keys: keys ? { seq: Number(keys.keys_seq), hash: keys.keys_hash } : { seq: 0, hash: '0'.repeat(64) } };
+}
+
 /** The WRITE statement's parameters for a plan's rows (arrays through unnest). */
 function paramsOf(plan: BatchPlan): unknown[] {
   const { events, entries, records, next } = plan;
@@ -93,6 +118,9 @@ function paramsOf(plan: BatchPlan): unknown[] {
     String(next.seq),
     next.hash,
     ...RECORD_COLUMNS.map((_, i) => records.map((r) => rowOfRecord(r)[i])),
+    column(plan.tree.nodes, (n) => n.level),
+    column(plan.tree.nodes, (n) => String(n.index)),
+    column(plan.tree.nodes, (n) => n.hash),
   ];
 }
 
@@ -122,9 +150,11 @@ export async function appendBatch(
   const keyLocks = new Map(batchScopes(submissions).map((s) => [scopeId(s), String(keyLockOf(s))]));
   const outcomes = await inTransaction(
     pool,
-    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; SAVEPOINT batch`,
+    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; ${FRONTIER}; ${KEYS_HEAD}; SAVEPOINT batch`,
     async (client, begun) => {
       const head = headOf(begun);
+      const { frontier, keys } = treeStateOf(begun);
+      const toSign = (plan: BatchPlan): BatchToSign => ({ receipts: plan.receipts, tree: plan.tree, keys });
       const refused = new Set(
         (Array.isArray(begun) ? begun : [begun])
           .flatMap((r) => (r.fields.some((f) => f.name === 'key_lock') ? (r.rows as { key_lock: string; locked: boolean }[]) : []))
@@ -136,11 +166,12 @@ export async function appendBatch(
         entries: await loadEntries(client, batchPets(submissions)),
         records: await loadRecords(client, batchScopes(submissions)),
         inFlight: new Set([...keyLocks].flatMap(([scope, lock]) => (refused.has(lock) ? [scope] : []))),
+        frontier,
         ...(signing ? { signs: true } : {}),
       };
       const whole = planBatch(submissions, start);
       if (!writesAnything(whole)) return whole.outcomes;
-      ticket = signing?.start(whole.receipts);
+      ticket = signing?.start(toSign(whole));
       try {
         await write(client, whole);
         return whole.outcomes;
@@ -152,7 +183,7 @@ export async function appendBatch(
         await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
         ticket = undefined;
         return oneByOne(client, submissions, start, async (c, plan) => {
-          signing?.inPlace(plan.receipts);
+          signing?.inPlace(toSign(plan));
           await write(c, plan);
         });
       }

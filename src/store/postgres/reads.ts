@@ -99,6 +99,9 @@ const GUARDS = [
   ['api_keys_no_delete', 'api_keys'],
   ['api_keys_no_truncate', 'api_keys'],
   ['api_keys_chained', 'api_keys'],
+  ['tree_nodes_no_update', 'tree_nodes'],
+  ['tree_nodes_no_delete', 'tree_nodes'],
+  ['tree_nodes_no_truncate', 'tree_nodes'],
 ] as const;
 
 export function makeReads(pool: pg.Pool) {

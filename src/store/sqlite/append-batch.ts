@@ -9,7 +9,7 @@
 // which costs more than the rare redo.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.ts';
-import { batchPets, batchScopes, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
+import { batchPets, batchScopes, nodeId, oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
 import { scopeId, type IdempotencyRecord } from '../idempotency.ts';
 import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
@@ -17,7 +17,8 @@ import type { Entry } from '../projection.ts';
 import { makeEntryReader } from './entries.ts';
 import type { IdempotencyWriter } from './idempotency.ts';
 import type { ProjectionTable } from './projection.ts';
-import type { ReceiptSigning, Ticket } from '../receipts.ts';
+import type { BatchToSign, ReceiptSigning, Ticket } from '../receipts.ts';
+import { frontierNodes } from '../../support/merkle.ts';
 
 /** A batch's writes failed halfway: its transaction is rolled back and the batch redone one submission at a time. */
 class RedoOneByOne extends Error {
@@ -54,6 +55,23 @@ export function makeEventWriter(
   const newest = db.prepare('SELECT hash FROM events ORDER BY seq DESC LIMIT 1').pluck();
   const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().safeIntegers(true);
   const currentEntry = makeEntryReader(db, projection);
+  const insertNode = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
+  const storedNode = db.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?').pluck();
+  const keysHead = db.prepare('SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1');
+  /** The tree's frontier for a log of size events: a handful of reads by key. */
+  const frontierOf = (size: number) => {
+    const frontier = new Map<string, Buffer>();
+    for (const { level, index } of frontierNodes(size)) {
+      const hash = storedNode.get(level, index) as Buffer | undefined;
+      if (hash) frontier.set(nodeId(level, index), hash);
+    }
+    return frontier;
+  };
+  const toSign = (plan: BatchPlan): BatchToSign => ({
+    receipts: plan.receipts,
+    tree: plan.tree,
+    keys: (keysHead.get() as { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH },
+  });
 
   // The last event this batch wrote, and whether its transaction function is done (so
   // that what fails next is the COMMIT itself).
@@ -62,6 +80,7 @@ export function makeEventWriter(
 
   const write = (plan: BatchPlan, ticket?: Ticket): void => {
     for (const event of plan.events) insert.run(event);
+    for (const node of plan.tree.nodes) insertNode.run(node.level, node.index, node.hash);
     for (const entry of plan.entries) projection.put(entry);
     // A stored 200 carries its receipt: the records wait for the signatures.
     if (plan.records.length > 0) ticket?.takeSync();
@@ -85,11 +104,13 @@ export function makeEventWriter(
         if (record) records.set(scopeId(record), record);
       }
       const signs = signing();
+      const seq = (highestSeq.get() as bigint | undefined) ?? 0n;
       const start: PlanState = {
-        seq: (highestSeq.get() as bigint | undefined) ?? 0n,
+        seq,
         hash: (newest.get() as string | undefined) ?? GENESIS_HASH,
         entries,
         records,
+        frontier: frontierOf(Number(seq)),
         ...(signs ? { signs: true } : {}),
       };
       const done = each ? { outcomes: oneByOne(submissions, start, signs) } : wholeBatch(submissions, start, signs);
@@ -104,7 +125,7 @@ export function makeEventWriter(
     const whole = planBatch(submissions, start);
     let ticket: Ticket | undefined;
     if (writesAnything(whole)) {
-      ticket = signs?.start(whole.receipts);
+      ticket = signs?.start(toSign(whole));
       try {
         write(whole, ticket);
       } catch (error) {
@@ -124,7 +145,7 @@ export function makeEventWriter(
       if (step.done) return step.value;
       let failed: { error: unknown } | undefined;
       // Rare (a batch's write failed): signed here, before its rows are written.
-      signs?.inPlace(step.value.receipts);
+      signs?.inPlace(toSign(step.value));
       try {
         inSavepoint(step.value);
       } catch (error) {

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { eventHash, keyEventHash } from '../hash-chain.ts';
+import { eventLeaf, nodeHash } from '../../support/merkle.ts';
 import { readMigrations, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrations.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/sqlite/', import.meta.url));
@@ -60,6 +61,7 @@ export function migrate(db: Database.Database, migrations = loadMigrations(), pa
     for (const m of migrations) {
       if (done.has(m.version)) continue;
       db.exec(m.sql);
+      AFTER[m.name]?.(db);
       record.run(m.version, m.name, new Date().toISOString());
       ran.push(m.name);
     }
@@ -68,9 +70,25 @@ export function migrate(db: Database.Database, migrations = loadMigrations(), pa
   return run.immediate();
 }
 
+/** What a migration does beyond its SQL, which SQLite cannot loop in: after the tree's
+ * leaves, each level of complete subtrees from the one below, until none is complete. */
+const AFTER: Record<string, (db: Database.Database) => void> = {
+  '012-merkle-tree.sql': (db) => {
+    const level = db.prepare(
+      `INSERT INTO tree_nodes (level, idx, hash)
+       SELECT l.level + 1, l.idx / 2, merkle_node(l.hash, r.hash)
+       FROM tree_nodes l JOIN tree_nodes r ON r.level = l.level AND r.idx = l.idx + 1
+       WHERE l.level = ? AND l.idx % 2 = 0`,
+    );
+    for (let n = 0; level.run(n).changes > 0; n += 1);
+  },
+};
+
 /** Makes event_hash(prev_hash, seq, pet_id, …) and key_event_hash(prev_hash, seq, type, …)
  * callable from SQL (the migrations use them). */
 function registerEventHash(db: Database.Database): void {
+  db.function('merkle_leaf', { deterministic: true }, (hash) => eventLeaf(String(hash)));
+  db.function('merkle_node', { deterministic: true }, (left, right) => nodeHash(left as Buffer, right as Buffer));
   db.function('key_event_hash', { deterministic: true, safeIntegers: true }, (prevHash, seq, type, name, keyHash, recordedAt, actor) =>
     keyEventHash({
       prevHash: String(prevHash),

@@ -86,6 +86,8 @@ const GUARDS = [
   'events_chained',
   'events_no_delete',
   'events_no_update',
+  'tree_nodes_no_delete',
+  'tree_nodes_no_update',
 ];
 
 /** ownCommits: how many commits this process made through another connection (the
