@@ -7,7 +7,7 @@
 import type { Verifier } from '../support/checkpoint.ts';
 import { originOf } from '../support/checkpoint.ts';
 import { eventLeaf } from '../support/merkle.ts';
-import type { LogReceipt } from '../support/receipt-v2.ts';
+import type { LogReceipt } from '../support/log-receipt.ts';
 import { keyIdOf, receiptMessage, verifySignature } from '../support/signing.ts';
 import {
   extensionProblem,

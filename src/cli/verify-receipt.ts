@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { listedVerifierKeys, serviceGetter } from '../application/checkpoint-checks.ts';
 import { verifiersOf } from '../application/trust.ts';
 import { verifyReceipt } from '../application/verify-receipt.ts';
-import { parseLogReceipt } from '../support/receipt-v2.ts';
+import { parseLogReceipt } from '../support/log-receipt.ts';
 import { parse, run, UsageError } from './common.ts';
 
 const USAGE = `
