@@ -7,6 +7,7 @@
 import Koa, { type Middleware } from 'koa';
 import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
+import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth } from './http/auth.ts';
 import { corsFor } from './http/cors.ts';
@@ -68,8 +69,10 @@ export function buildApp({
   const commit = makeCommitSignal();
   commit.subscribe(() => storage.succeeded());
   commit.subscribe(() => feed.committed());
+  const checkpoints = makeCheckpoints({ store, now, ...(signer ? { signer } : {}) });
   const commands = makeCommandHandler({
-    store,
+    // The checkpoints the batches signed are kept as they commit: a size is signed once.
+    store: keepingCheckpoints(store, checkpoints),
     now,
     onCommit: commit.emit,
     onAppended: (submissions, seconds, types) => metrics.committed(submissions, seconds, types),
@@ -95,7 +98,7 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
-    ...logRoutes({ store, now, signer }),
+    ...logRoutes({ store, checkpoints, now, ...(signer ? { signer } : {}) }),
     ...eventsRoutes({ store, feed }),
   ];
 

@@ -1,37 +1,97 @@
 // GET /v1/log/head: the newest event's seq and hash and the key log's head, as the
-// digests verify-log --digest takes, signed by this instance's key. An auditor fetches
-// and keeps them somewhere the database's owner cannot change; any later log must still
-// extend them, and the signature proves to anyone that the service published them.
+// digests verify-log --digest takes, signed by this instance's key, with the checkpoint
+// of the log as it stands. An auditor keeps them somewhere the database's owner cannot
+// change; any later log must still extend them.
 // GET /v1/log/signing-keys: the public keys those signatures are checked with, as the
-// key log records them.
+// key log records them, with each one's verifier key (the signed-note form).
+// GET /v1/log/checkpoint and /v1/log/proof/{inclusion,consistency}: the Merkle tree's
+// signed checkpoint and its RFC 9162 proofs, a few hundred bytes whatever the log's size.
+import type { Checkpoints } from '../application/checkpoints.ts';
 import { logHeadJson } from '../application/log-head.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
+import { originOf, verifierKey } from '../support/checkpoint.ts';
 import type { Signer } from '../support/signing.ts';
+import { HttpError } from './errors.ts';
 import type { Route } from './road.ts';
 
 export interface LogRouteDeps {
   store: Pick<AuditReads, 'logHead' | 'signingKeys'>;
+  checkpoints: Checkpoints;
   now: () => number;
   /** The instance's signing key; the service always has one. */
   signer?: Signer;
 }
 
-export function logRoutes({ store, now, signer }: LogRouteDeps): Route[] {
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** The decimal integers a proof is asked with: no sign, no leading zero, within 2^53. */
+function counts(query: Record<string, unknown>, names: readonly [string, string], least: number): [number, number] {
+  return names.map((name) => {
+    const value = query[name];
+    const n = typeof value === 'string' && /^(0|[1-9]\d{0,15})$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < least) {
+      throw new HttpError(400, 'bad_request', `${name} must be a decimal integer of at least ${least} (no sign, no leading zeros)`);
+    }
+    return n;
+  }) as [number, number];
+}
+
+export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Route[] {
+  const proofBody = (names: Record<string, number>, hashes: Buffer[]) => ({
+    headers: NO_STORE,
+    body: { ...names, hashes: hashes.map((h) => h.toString('base64')) },
+  });
   return [
     {
       method: 'GET',
       template: '/v1/log/head',
       auth: true,
       handler: async () => {
-        const head = await store.logHead();
-        return { headers: { 'Cache-Control': 'no-store' }, body: logHeadJson(head, now(), signer) };
+        const [head, checkpoint] = await Promise.all([store.logHead(), checkpoints.current()]);
+        return { headers: NO_STORE, body: { ...logHeadJson(head, now(), signer), checkpoint } };
       },
     },
     {
       method: 'GET',
       template: '/v1/log/signing-keys',
       auth: true,
-      handler: async () => ({ headers: { 'Cache-Control': 'no-store' }, body: await store.signingKeys() }),
+      handler: async () => {
+        const [keys, head] = await Promise.all([store.signingKeys(), store.logHead()]);
+        const origin = originOf(head.logId);
+        const body = keys.map((k) => ({
+          keyId: k.keyId,
+          publicKey: k.publicKey,
+          verifierKey: verifierKey(origin, Buffer.from(k.publicKey, 'base64url')),
+          addedAt: k.addedAt,
+        }));
+        return { headers: NO_STORE, body };
+      },
+    },
+    {
+      method: 'GET',
+      template: '/v1/log/checkpoint',
+      auth: true,
+      handler: async () => ({ headers: NO_STORE, type: 'text/plain; charset=utf-8', body: await checkpoints.current() }),
+    },
+    {
+      method: 'GET',
+      template: '/v1/log/proof/inclusion',
+      auth: true,
+      handler: async (ctx) => {
+        const [seq, size] = counts(ctx.query, ['seq', 'size'], 1);
+        if (seq > size) throw new HttpError(400, 'bad_request', `seq (${seq}) must not be past size (${size})`);
+        return proofBody({ seq, size }, await checkpoints.inclusion(seq, size));
+      },
+    },
+    {
+      method: 'GET',
+      template: '/v1/log/proof/consistency',
+      auth: true,
+      handler: async (ctx) => {
+        const [from, to] = counts(ctx.query, ['from', 'to'], 1);
+        if (from > to) throw new HttpError(400, 'bad_request', `from (${from}) must not be past to (${to})`);
+        return proofBody({ from, to }, await checkpoints.consistency(from, to));
+      },
     },
   ];
 }

@@ -3,6 +3,7 @@
 import type { SeqRange, ReplayRow } from './event-log.ts';
 import type { KeyChainRow, KeyRecord } from './keys.ts';
 import type { Entry } from './projection.ts';
+import type { NodeKey } from '../support/merkle.ts';
 
 /** What verify-log checks beside the events, read from one snapshot. */
 export interface KeyHistory {
@@ -64,6 +65,9 @@ export interface AuditReads {
   keyHistory(): Promise<KeyHistory>;
   /** The heads of the event log and of the key log, from one snapshot. */
   logHead(): Promise<LogHead>;
+  /** The Merkle tree's stored nodes with these keys, by "level/index" (batch-plan.ts
+   * nodeId); a node the tree lacks is missing from the map. */
+  treeNodes(keys: readonly NodeKey[]): Promise<Map<string, Buffer>>;
   /** The signing keys the key log holds (SigningKeyAdded), by seq. */
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */

@@ -12,16 +12,7 @@ import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyR
 import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
 import type { PendingReceipt } from './receipts.ts';
-import {
-  appendNodes,
-  eventLeaf,
-  frontierNodes,
-  inclusionRanges,
-  proofHashes,
-  treeRoot,
-  type NodeLookup,
-  type TreeNode,
-} from '../support/merkle.ts';
+import { eventLeaf, extendTree, inclusionRanges, proofHashes, treeRoot, type TreeNode } from '../support/merkle.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {
@@ -40,10 +31,7 @@ export interface PlanState {
   frontier: ReadonlyMap<string, Buffer>;
 }
 
-/** A stored node's key in the maps the planner and the adapters share. */
-export function nodeId(level: number, index: number): string {
-  return `${level}/${index}`;
-}
+export { nodeId } from '../support/merkle.ts';
 
 /** The tree of a plan's events: the nodes they complete, and its size and root after them. */
 export interface PlanTree {
@@ -230,17 +218,13 @@ function growTree(
   const before = Number(state.seq);
   // A batch of stored refusals alone grows nothing (and needs no frontier).
   if (events.length === 0) return { tree: { nodes: [], size: before }, frontier: new Map(state.frontier) };
-  const old: NodeLookup = (level, index) => state.frontier.get(nodeId(level, index));
-  const nodes = appendNodes(
+  const { nodes, lookup, frontier } = extendTree(
     before,
+    state.frontier,
     events.map((e) => eventLeaf(e.hash)),
-    old,
   );
-  const made = new Map(nodes.map((n) => [nodeId(n.level, n.index), n.hash]));
-  const lookup: NodeLookup = (level, index) => made.get(nodeId(level, index)) ?? old(level, index);
   const size = before + events.length;
   for (const receipt of receipts) receipt.proof = proofHashes(inclusionRanges(Number(receipt.seq) - 1, size), lookup);
-  const frontier = new Map(frontierNodes(size).map(({ level, index }) => [nodeId(level, index), lookup(level, index)!]));
   return { tree: { nodes, size, root: treeRoot(size, lookup) }, frontier };
 }
 

@@ -173,6 +173,34 @@ export function appendNodes(size: number, leaves: readonly Buffer[], lookup: Nod
   return out;
 }
 
+/** A stored node's key in the maps of nodes read or made. */
+export function nodeId(level: number, index: number): string {
+  return `${level}/${index}`;
+}
+
+/**
+ * The tree of size leaves grown by leaves: the nodes they complete, a lookup of every
+ * node a root or a path of the new tree needs (the new nodes and the old frontier), and
+ * the new tree's frontier, which is all the next growth needs.
+ */
+export function extendTree(
+  size: number,
+  frontier: ReadonlyMap<string, Buffer>,
+  leaves: readonly Buffer[],
+): { nodes: TreeNode[]; lookup: NodeLookup; frontier: Map<string, Buffer> } {
+  const old: NodeLookup = (level, index) => frontier.get(nodeId(level, index));
+  const nodes = appendNodes(size, leaves, old);
+  const made = new Map(nodes.map((n) => [nodeId(n.level, n.index), n.hash]));
+  const lookup: NodeLookup = (level, index) => made.get(nodeId(level, index)) ?? old(level, index);
+  const next = new Map<string, Buffer>();
+  for (const { level, index } of frontierNodes(size + leaves.length)) {
+    const hash = lookup(level, index);
+    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    next.set(nodeId(level, index), hash);
+  }
+  return { nodes, lookup, frontier: next };
+}
+
 /** A proof's hashes from the stored nodes (base64 is the wire form; this gives raw bytes). */
 export function proofHashes(ranges: readonly Range[], lookup: NodeLookup): Buffer[] {
   return ranges.map(([lo, hi]) => rangeHash(lo, hi, lookup));

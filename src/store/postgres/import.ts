@@ -2,7 +2,8 @@
 // transaction holding the chain head, so that no instance can append in between and a
 // failure anywhere leaves the store empty. Events keep their seq, times, actors and
 // hashes (the chain must verify to the same digest as at the source); the projection is
-// replayed from them, as rebuild-projection would.
+// replayed from them, as rebuild-projection would, and the Merkle tree grown from their
+// hashes, as the source's was (the same hashes make the same tree).
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
@@ -11,6 +12,9 @@ import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
 import { writeEntries } from './projection.ts';
+import { eventLeaf, extendTree } from '../../support/merkle.ts';
+
+const INSERT_NODES = 'INSERT INTO tree_nodes (level, idx, hash) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])';
 
 const INSERT_EVENTS = `
 INSERT INTO events (seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash)
@@ -39,10 +43,22 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
   const entries = new Map<bigint, Entry>();
   let events = 0;
   let head: { seq: bigint; hash: string } | undefined;
+  let frontier = new Map<string, Buffer>();
   for await (const page of history.events) {
     if (page.length === 0) continue;
     const cols = Array.from({ length: 10 }, (_, i) => page.map((row) => (typeof row[i] === 'bigint' ? String(row[i]) : row[i])));
     await client.query(INSERT_EVENTS, cols);
+    const grown = extendTree(
+      events,
+      frontier,
+      page.map((row) => eventLeaf(String(row[9]))),
+    );
+    await client.query(INSERT_NODES, [
+      grown.nodes.map((n) => n.level),
+      grown.nodes.map((n) => String(n.index)),
+      grown.nodes.map((n) => n.hash),
+    ]);
+    frontier = grown.frontier;
     for (const [seq, petId, version, type, data, , , recordedAt] of page) {
       const event = toAppliedEvent([seq, petId, version, type, data, recordedAt]);
       entries.set(event.petId, applyEvent(entries.get(event.petId), event));

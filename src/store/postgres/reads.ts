@@ -4,6 +4,8 @@
 // a rebuild's check) run in one REPEATABLE READ, READ ONLY transaction: one snapshot.
 // The log's pages need none: events are only appended, and under the chain head's lock
 // seqs commit in order, so a page boundary never hides an older seq.
+import { nodeId } from '../batch-plan.ts';
+import type { NodeKey } from '../../support/merkle.ts';
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
@@ -204,6 +206,13 @@ export function makeReads(pool: pg.Pool) {
         recordedAt: row.recordedAt,
         keys: { seq: Number(row.keySeq ?? 0), hash: row.keyHash ?? GENESIS_HASH },
       };
+    },
+    async treeNodes(keys: readonly NodeKey[]): Promise<Map<string, Buffer>> {
+      const { rows } = await pool.query<{ level: number; idx: string; hash: Buffer }>(
+        'SELECT level, idx, hash FROM tree_nodes WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
+        [keys.map((k) => k.level), keys.map((k) => String(k.index))],
+      );
+      return new Map(rows.map((r) => [nodeId(r.level, Number(r.idx)), r.hash]));
     },
     async signingKeys(): Promise<SigningKeyInfo[]> {
       const { rows } = await pool.query<SigningKeyInfo>(

@@ -108,6 +108,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     missingGuards: () => reads.missingGuards(),
     logHead: () => reads.logHead(),
     signingKeys: () => reads.signingKeys(),
+    treeNodes: (keys) => reads.treeNodes(keys),
     eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),

@@ -2,12 +2,14 @@
 // IMMEDIATE transaction held while the source's pages arrive (the target serves no one
 // while it is filled), so that a failure anywhere leaves it empty. Events keep their seq,
 // times, actors and hashes (the chain must verify to the same digest as at the source);
-// the projection is replayed from them, as rebuild-projection would.
+// the projection is replayed from them, as rebuild-projection would, and the Merkle tree
+// grown from their hashes, as the source's was (the same hashes make the same tree).
 import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
+import { eventLeaf, extendTree } from '../../support/merkle.ts';
 
 export async function importHistory(
   db: Db,
@@ -31,6 +33,7 @@ export async function importHistory(
   const insertKeyEvent = db.prepare(
     'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  const insertNode = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
   const insertRecord = db.prepare(
     `INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
   );
@@ -40,7 +43,15 @@ export async function importHistory(
     if (history.logId) db.prepare('UPDATE log_identity SET log_id = ?').run(history.logId);
     const entries = new Map<bigint, Entry>();
     let events = 0;
+    let frontier = new Map<string, Buffer>();
     for await (const page of history.events) {
+      const grown = extendTree(
+        events,
+        frontier,
+        page.map((row) => eventLeaf(String(row[9]))),
+      );
+      for (const node of grown.nodes) insertNode.run(node.level, node.index, node.hash);
+      frontier = grown.frontier;
       for (const row of page) {
         insertEvent.run(...row);
         const [seq, petId, version, type, data, , , recordedAt] = row;

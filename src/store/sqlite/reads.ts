@@ -10,6 +10,8 @@
 // Its methods are async without awaiting: this adapter implements an asynchronous port over
 // a synchronous driver, and `async` turns a throw into a rejection, as the port promises.
 /* eslint-disable @typescript-eslint/require-await */
+import { nodeId } from '../batch-plan.ts';
+import type { NodeKey } from '../../support/merkle.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from './database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
@@ -70,6 +72,7 @@ export interface Reader {
   missingGuards(): Promise<string[]>;
   logHead(): LogHead;
   signingKeys(): SigningKeyInfo[];
+  treeNodes(keys: readonly NodeKey[]): Map<string, Buffer>;
   eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
@@ -97,6 +100,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   const changes = makeChangeToken(pointDb, options.ownCommits);
   const ping = pointDb.prepare('SELECT 1').pluck();
   const hashAt = pointDb.prepare('SELECT hash FROM events WHERE seq = ?').pluck();
+  const treeNode = pointDb.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?').pluck();
   const scanProjection = makeProjectionTable(scanDb);
 
   const inventory = scanDb.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').safeIntegers(true).raw();
@@ -251,6 +255,14 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
       };
     },
     signingKeys: () => signingKeys.all() as SigningKeyInfo[],
+    treeNodes(keys) {
+      const found = new Map<string, Buffer>();
+      for (const { level, index } of keys) {
+        const hash = treeNode.get(level, index) as Buffer | undefined;
+        if (hash) found.set(nodeId(level, index), hash);
+      }
+      return found;
+    },
     eventsAfter: (after, limit) => eventsAfter.all(after, limit) as ChainRow[],
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.

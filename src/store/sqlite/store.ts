@@ -69,6 +69,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     missingGuards: () => reader.missingGuards(),
     logHead: async () => reader.logHead(),
     signingKeys: async () => reader.signingKeys(),
+    treeNodes: async (keys) => reader.treeNodes(keys),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),

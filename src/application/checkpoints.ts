@@ -1,0 +1,106 @@
+// The log's checkpoints and proofs, as GET /v1/log/checkpoint and /v1/log/proof/* answer
+// them: each a handful of stored tree nodes read by key, never the events. The instance
+// keeps its newest checkpoint and signs at most one per tree size: the checkpoints its
+// batches signed are kept as they commit, and a size only an operator command wrote is
+// signed when first asked for.
+import { frontierNodes, inclusionRanges, consistencyRanges, nodesOf, proofHashes, treeRoot, type NodeKey } from '../support/merkle.ts';
+import { checkpointText, originOf, parseCheckpoint, parseNote, signedNote } from '../support/checkpoint.ts';
+import type { AuditReads } from '../store/audit-reads.ts';
+import { nodeId } from '../store/batch-plan.ts';
+import type { Signer } from '../support/signing.ts';
+import type { EventLog } from '../store/event-log.ts';
+
+/** A size past the log's: nothing to prove yet. */
+export class TreeSizePastHead extends Error {
+  override name = 'TreeSizePastHead';
+  constructor(
+    readonly size: number,
+    readonly head: number,
+  ) {
+    super(`the log holds ${head} events: there is no tree of size ${size} yet`);
+  }
+}
+
+export interface Checkpoints {
+  /** The signed checkpoint of the log as it stands (exact bytes). */
+  current(): Promise<string>;
+  /** The inclusion path of the event seq in the tree of size events, bottom up. */
+  inclusion(seq: number, size: number): Promise<Buffer[]>;
+  /** The consistency proof from the tree of from events to the one of to, bottom up. */
+  consistency(from: number, to: number): Promise<Buffer[]>;
+  /** A checkpoint a committed batch signed: kept, so that its size is not signed again. */
+  committed(note: string): void;
+}
+
+interface Deps {
+  store: Pick<AuditReads, 'logHead' | 'treeNodes'>;
+  signer?: Signer;
+  now: () => number;
+}
+
+export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
+  let newest: { size: number; note: string } | undefined;
+  // Asked while one is being signed for the same size: the same answer.
+  let signing: { size: number; note: Promise<string> } | undefined;
+
+  const lookupOf = async (keys: readonly NodeKey[]) => {
+    const nodes = await store.treeNodes(keys);
+    return (level: number, index: number) => nodes.get(nodeId(level, index));
+  };
+  const sizeNow = async () => (await store.logHead()).seq;
+  const keep = (size: number, note: string) => {
+    if (!newest || size >= newest.size) newest = { size, note };
+  };
+
+  const sign = async (): Promise<string> => {
+    const head = await store.logHead();
+    if (newest?.size === head.seq) return newest.note;
+    if (!signer) throw new Error('this instance has no signing key');
+    if (signing?.size === head.seq) return signing.note;
+    const note = (async () => {
+      const root = treeRoot(head.seq, await lookupOf(frontierNodes(head.seq)));
+      const origin = originOf(head.logId);
+      const text = checkpointText({ origin, size: head.seq, root, keys: head.keys, time: new Date(now()).toISOString() });
+      return signedNote(text, origin, Buffer.from(signer.publicKey, 'base64url'), signer.sign(text));
+    })();
+    signing = { size: head.seq, note };
+    try {
+      const made = await note;
+      keep(head.seq, made);
+      return made;
+    } finally {
+      if (signing?.note === note) signing = undefined;
+    }
+  };
+
+  const proof = async (ranges: ReturnType<typeof inclusionRanges>, size: number) => {
+    const head = await sizeNow();
+    if (size > head) throw new TreeSizePastHead(size, head);
+    return proofHashes(ranges, await lookupOf(nodesOf(ranges)));
+  };
+
+  return {
+    current: sign,
+    inclusion: (seq, size) => (seq > size ? Promise.reject(new RangeError('seq past size')) : proof(inclusionRanges(seq - 1, size), size)),
+    consistency: (from, to) => proof(consistencyRanges(from, to), to),
+    committed(note) {
+      if (note === newest?.note) return;
+      const parsed = parseNote(note);
+      if (parsed instanceof Error) return;
+      const checkpoint = parseCheckpoint(parsed.text);
+      if (!(checkpoint instanceof Error)) keep(checkpoint.size, note);
+    },
+  };
+}
+
+/** The store as the command handler writes to it, each committed batch's checkpoint kept. */
+export function keepingCheckpoints<S extends Pick<EventLog, 'appendBatch'>>(store: S, checkpoints: Checkpoints): S {
+  return {
+    ...store,
+    appendBatch: async (submissions, options) => {
+      const outcomes = await store.appendBatch(submissions, options);
+      for (const outcome of outcomes) if (outcome.ok) for (const a of outcome.value) if (a.checkpoint) checkpoints.committed(a.checkpoint);
+      return outcomes;
+    },
+  };
+}
