@@ -7,12 +7,11 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { startApp, type TestApp } from '../kit/app.ts';
-import { commandsOn } from '../kit/fixtures.ts';
+import type { TestApp } from '../kit/app.ts';
 import { newKey } from '../kit/log-double.ts';
 import { tempDir } from '../kit/paths.ts';
 import { runScript } from '../kit/scripts.ts';
-import { openStore } from '../kit/stores.ts';
+import { restoredCopy } from '../kit/restored-copy.ts';
 import { targetSuites } from '../kit/suites.ts';
 
 const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
@@ -25,27 +24,9 @@ test('a kept checkpoint and a receipt pass while the log grows, and are BROKEN o
   target,
 }) => {
   const dir = tempDir('inv-monitor-service-');
-  const [original, restored] = [await target.fresh(), await target.fresh()];
-  const apps: TestApp[] = [];
+  const logs = await restoredCopy(target, KEY);
   try {
-    // The history both copies share: five pets tracked by an operator.
-    let clock = Date.parse('2026-01-02T03:04:05.678Z');
-    const seeded = await openStore(original.db, { now: () => clock, signingKey: KEY });
-    for (let pet = 1; pet <= 5; pet++) {
-      await commandsOn(seeded, () => clock).handle(
-        { type: 'TrackPet', petId: BigInt(pet), quantity: 1, status: 'available' },
-        { actor: 'cli:root', requestId: `seed-${pet}` },
-      );
-      clock += 1000;
-    }
-    await seeded.close();
-    await (await target.open(restored.db)).close();
-    const copied = await runScript('copy-store', ['--from', original.db, '--to', restored.db]);
-    assert.is(copied.status, 0, copied.stderr);
-
-    const open = (db: string) => (_fresh: string, now: () => number) => openStore(db, { now, signingKey: KEY });
-    const a = await startApp({ target, signingKey: KEY, open: open(original.db) });
-    apps.push(a);
+    const a = await logs.original();
     const file = dir.path('checkpoint');
     const monitor = (t: TestApp, extra: string[] = []) =>
       runScript('verify-log', ['--url', url(t), '--checkpoint', file, ...extra], { env: { INVENTORY_KEY: t.key } });
@@ -73,12 +54,9 @@ test('a kept checkpoint and a receipt pass while the log grows, and are BROKEN o
     assert.is(checked.status, 0, checked.stderr);
     assert.match(checked.stderr, /the newest checkpoint \(10 events\) extends it/);
     const kept = readFileSync(file, 'utf8');
-    await a.close();
-    apps.pop();
 
     // The copy made before the PATCHes, served again under the same key, with other writes on top.
-    const b = await startApp({ target, signingKey: KEY, open: open(restored.db) });
-    apps.push(b);
+    const b = await logs.restored();
     for (let i = 0; i < 8; i++) assert.is((await b.patch(4, { quantity: 20 + i })).status, 200);
     const forked = await monitor(b);
     assert.is(forked.status, 1, forked.stderr);
@@ -97,9 +75,7 @@ test('a kept checkpoint and a receipt pass while the log grows, and are BROKEN o
     assert.match(untrusted.stderr, /^error: BROKEN: the newest checkpoint: it is signed by a key this monitor does not trust$/m);
     assert.not.ok(existsSync(elsewhere), 'nothing is kept from a run that failed');
   } finally {
-    for (const app of apps) await app.close();
-    await original.cleanup();
-    await restored.cleanup();
+    await logs.cleanup();
     dir.cleanup();
   }
 });
