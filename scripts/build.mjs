@@ -29,6 +29,7 @@ const COMMANDS = [
   'migrate',
   'rebuild-projection',
   'verify-log',
+  'verify-receipt',
   'audit',
   'stock-at',
   'backup',

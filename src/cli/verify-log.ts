@@ -28,6 +28,7 @@ function unreachable(url: string, error: unknown): Error {
   };
   return new Error(`the service at ${url} did not answer (${why[code ?? ''] ?? code ?? 'no answer'})`, { cause: error });
 }
+import { MONITOR_OPTIONS, MONITOR_USAGE, monitorCommand } from './monitor.ts';
 
 /** --url: the service's log through its API, against the kept heads and digests. */
 async function verifyService(url: string, db: unknown, kept: (SignedHead | Digest)[]): Promise<number> {
@@ -56,7 +57,7 @@ async function verifyService(url: string, db: unknown, kept: (SignedHead | Diges
 
 const USAGE = `
 Usage: scripts/verify-log [--digest SEQ:HASH]... [--digests FILE] [--db PATH|URL]
-       scripts/verify-log --url URL [--digest SEQ:HASH]... [--digests FILE]   (with INVENTORY_KEY)
+       scripts/verify-log --url URL [--digest SEQ:HASH]... [--digests FILE]   (with INVENTORY_KEY)${MONITOR_USAGE.trimEnd()}
 
 Recomputes the hash chain over every event of the log, and the key log's own chain
 against the api_keys table (read-only). A gap in seq, or a sequence counter above the
@@ -129,6 +130,7 @@ await run(USAGE, async (argv) => {
     digest: { type: 'string', multiple: true },
     digests: { type: 'string' },
     url: { type: 'string' },
+    ...MONITOR_OPTIONS,
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const digests = ((values.digest ?? []) as string[]).map((text) => digestOf(text, '--digest'));
@@ -138,6 +140,8 @@ await run(USAGE, async (argv) => {
     digests.push(...kept.digests);
     heads.push(...kept.heads);
   }
+  if (typeof values.checkpoint === 'string') return monitorCommand(values, digests.length + heads.length);
+  if (values.trust !== undefined) throw new UsageError('--trust pins keys for --checkpoint');
   if (typeof values.url === 'string') return verifyService(values.url, values.db, [...heads, ...digests]);
   const store = await openExistingStore(values, { readonly: true, auditing: true });
   try {

@@ -21,6 +21,8 @@ export const PAGE = 'docs/auditors.md';
 export const KEEPING = "Keeping the head's digests";
 export const SIGNED = 'Signed heads and receipts: proof for people without the database';
 export const PAGE_DB = 'data/inventory.db';
+/** The headings of the log verifiers in Go and Python, run against a service by a test of their own. */
+export const LOG_VERIFIERS = ['A verifier in Go', 'A verifier in Python'];
 export const BIG = 9007199254740993n;
 export const MAX = 9223372036854775807n;
 

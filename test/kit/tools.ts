@@ -35,6 +35,9 @@ function command(name: string, debian: string, file = name): Tool {
   };
 }
 
+/** Where Debian's Go packages (golang-golang-x-mod-dev) are: the GOPATH to build against them. */
+export const GO_PATH = '/usr/share/gocode';
+
 export const tools = {
   chromium: command('chromium', 'chromium', '/usr/bin/chromium'),
   prometheus: command('prometheus', 'prometheus', '/usr/bin/prometheus'),
@@ -46,6 +49,27 @@ export const tools = {
   pgDump: command('pg_dump', 'postgresql-client'),
   pgRestore: command('pg_restore', 'postgresql-client'),
   psql: command('psql', 'postgresql-client'),
+  /** Go with Debian's golang.org/x/mod (its sumdb note and tlog packages), built with GOPATH=/usr/share/gocode. */
+  goSumdb: {
+    name: 'go with golang.org/x/mod',
+    ci: true,
+    missing() {
+      const r = spawnSync('go', ['version'], { encoding: 'utf8', timeout: 30_000 });
+      if (r.error || r.status !== 0) return 'no go here (apt-get install -y golang-go)';
+      return existsSync(`${GO_PATH}/src/golang.org/x/mod/sumdb/tlog`)
+        ? undefined
+        : 'no golang.org/x/mod here (apt-get install -y golang-golang-x-mod-dev)';
+    },
+  } satisfies Tool,
+  /** Python's cryptography package (Ed25519). */
+  pythonCryptography: {
+    name: 'python3-cryptography',
+    ci: true,
+    missing() {
+      const r = spawnSync('python3', ['-c', 'import cryptography'], { encoding: 'utf8', timeout: 30_000 });
+      return r.status === 0 ? undefined : 'no cryptography for python3 here (apt-get install -y python3-cryptography)';
+    },
+  } satisfies Tool,
   /** Linux's per-process status file (peak memory): CI runs on Linux. */
   procStatus: {
     name: '/proc/<pid>/status',

@@ -1,0 +1,104 @@
+// The monitor (verify-log --checkpoint): keeps the newest checkpoint it has verified and,
+// on each run, checks that the service's newest one is signed by a pinned key and
+// extends the kept one (a consistency proof). That costs a few hundred bytes whatever the
+// log's size; only the first run, with nothing kept, reads the whole log once.
+import { eventLeaf } from '../support/merkle.ts';
+import {
+  extensionProblem,
+  inclusionProblem,
+  inclusionProof,
+  listedVerifierKeys,
+  newestCheckpoint,
+  openCheckpoint,
+  type SignedCheckpoint,
+  type TextGet,
+} from './checkpoint-checks.ts';
+import type { Verifier } from '../support/checkpoint.ts';
+import { verifiersOf } from './trust.ts';
+
+export type WholeLogVerdict =
+  { ok: true; events: number; head: { seq: number; hash: string } } | { ok: false; reason: string; seq?: number };
+
+export interface MonitorRun {
+  get: TextGet;
+  /** The kept checkpoint (FILE), undefined on a first run. */
+  kept?: string;
+  /** The pinned verifier keys (FILE.keys), undefined when none were kept yet. */
+  keptKeys?: string[];
+  /** Verifier keys given now (--trust): the first run's pins, or more pins later. */
+  trust: readonly string[];
+  /** The first run's check of the whole log, ending at its signed head. */
+  wholeLog(): Promise<WholeLogVerdict>;
+}
+
+export type MonitorVerdict =
+  { ok: true; checkpoint: SignedCheckpoint; keys: string[]; report: string[] } | { ok: false; reason: string; report: string[] };
+
+/** A kept file that holds no checkpoint: an error of the monitor's own files, never a pass. */
+export class KeptFileError extends Error {
+  override name = 'KeptFileError';
+}
+
+async function pins(run: MonitorRun, report: string[]): Promise<string[]> {
+  const keys = [...(run.keptKeys ?? []), ...run.trust];
+  if (run.keptKeys === undefined && run.trust.length === 0) {
+    const listed = await listedVerifierKeys(run.get);
+    report.push(
+      `trusting the ${listed.length} key${listed.length === 1 ? '' : 's'} the log lists, on first use: compare ${listed.length === 1 ? 'it' : 'them'} with the operator's out of band`,
+      ...listed.map((k) => `  ${k}`),
+    );
+    keys.push(...listed);
+  }
+  return [...new Set(keys)];
+}
+
+/** The first run: the whole log, then the newest checkpoint must hold the signed head that ends it. */
+async function firstRun(run: MonitorRun, pinned: readonly Verifier[], report: string[]): Promise<SignedCheckpoint | string> {
+  const whole = await run.wholeLog();
+  if (!whole.ok) return `${whole.seq === undefined ? '' : `at seq ${whole.seq}: `}${whole.reason}`;
+  report.push(`ok: ${whole.events} events through the API, chain intact, signed head at seq ${whole.head.seq} valid`);
+  const checkpoint = await newestCheckpoint(run.get, pinned);
+  if (typeof checkpoint === 'string') return checkpoint;
+  if (checkpoint.size < whole.head.seq)
+    return `the newest checkpoint holds ${checkpoint.size} events, fewer than the signed head's ${whole.head.seq}`;
+  if (whole.head.seq > 0) {
+    const proof = await inclusionProof(run.get, whole.head.seq, checkpoint.size);
+    const wrong = inclusionProblem(whole.head.seq, eventLeaf(whole.head.hash), checkpoint, proof);
+    if (wrong) return `the signed head is not in the newest checkpoint's tree: ${wrong}`;
+  }
+  report.push(`ok: the newest checkpoint (${checkpoint.size} events) is signed by a pinned key and holds the signed head`);
+  return checkpoint;
+}
+
+/** A later run: the newest checkpoint must extend the kept one. */
+async function laterRun(
+  run: MonitorRun,
+  pinned: readonly Verifier[],
+  kept: SignedCheckpoint,
+  report: string[],
+): Promise<SignedCheckpoint | string> {
+  const checkpoint = await newestCheckpoint(run.get, pinned);
+  if (typeof checkpoint === 'string') return checkpoint;
+  const wrong = await extensionProblem(run.get, kept, checkpoint);
+  if (wrong !== undefined) return wrong;
+  report.push(
+    `ok: the newest checkpoint (${checkpoint.size} events) is signed by a pinned key and extends the kept one (${kept.size} events)`,
+  );
+  return checkpoint;
+}
+
+export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
+  const report: string[] = [];
+  const keys = await pins(run, report);
+  const pinned = verifiersOf(keys, 'a pinned key');
+  let checkpoint: SignedCheckpoint | string;
+  if (run.kept === undefined) {
+    checkpoint = await firstRun(run, pinned, report);
+  } else {
+    const kept = openCheckpoint(run.kept, pinned);
+    if ('problem' in kept && !kept.unsigned) throw new KeptFileError(`the kept checkpoint: ${kept.problem}`);
+    checkpoint = 'problem' in kept ? `the kept checkpoint: ${kept.problem}` : await laterRun(run, pinned, kept, report);
+  }
+  if (typeof checkpoint === 'string') return { ok: false, reason: checkpoint, report };
+  return { ok: true, checkpoint, keys, report };
+}

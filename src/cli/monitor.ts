@@ -1,0 +1,92 @@
+// scripts/verify-log --url URL --checkpoint FILE: the monitor's files and its report.
+// FILE holds the newest checkpoint verified, exactly as served (a signed note any tool
+// reads); FILE.keys the pinned verifier keys, one a line. Both are replaced whole, and
+// only after a run that passed.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { serviceGetter } from '../application/checkpoint-checks.ts';
+import { KeptFileError, monitor, type WholeLogVerdict } from '../application/monitor.ts';
+import { verifiersOf } from '../application/trust.ts';
+import { apiGetter, verifyThroughApi } from '../application/verify-signed.ts';
+import { UsageError, type Parsed } from './common.ts';
+
+export const MONITOR_OPTIONS = {
+  checkpoint: { type: 'string' },
+  trust: { type: 'string', multiple: true },
+} as const;
+
+export const MONITOR_USAGE = `
+       scripts/verify-log --url URL --checkpoint FILE [--trust VKEY]...   (with INVENTORY_KEY)
+
+  --checkpoint FILE   a monitor: checks that the service's newest checkpoint is signed by
+                      a pinned key and extends the one kept in FILE (a consistency proof,
+                      a few kilobytes whatever the log's size), then keeps the new one in
+                      FILE. The first run (no FILE) checks the whole log once (as --url)
+                      and creates FILE. The pinned keys are in FILE.keys, one verifier key
+                      a line: on the first run those given with --trust, else the keys
+                      the log lists, printed to be compared out of band
+  --trust VKEY        a verifier key to pin (NAME+HASH+KEY, repeatable); on a later run it
+                      adds to FILE.keys
+`;
+
+/** A file's text, or undefined when there is none. */
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: error });
+  }
+}
+
+function replaceWhole(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, file);
+}
+
+/** Runs the monitor for verify-log's parsed arguments; the exit status. */
+export async function monitorCommand(values: Parsed['values'], digests: number): Promise<number> {
+  const file = values.checkpoint as string;
+  const url = values.url;
+  if (typeof url !== 'string') throw new UsageError('--checkpoint needs --url: the monitor reads a running service');
+  if (values.db !== undefined || digests > 0) throw new UsageError('--checkpoint takes neither --db nor digests: FILE is what it keeps');
+  if (file === '') throw new UsageError('--checkpoint must name a file');
+  if (!/^https?:\/\/[^/]+\/?$/.test(url))
+    throw new UsageError(`--url must be the service's http:// or https:// address, not ${JSON.stringify(url)}`);
+  const trust = (values.trust ?? []) as unknown as string[];
+  try {
+    verifiersOf(trust, '--trust');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const key = process.env.INVENTORY_KEY ?? '';
+  if (key === '') throw new UsageError('--checkpoint needs an API key in INVENTORY_KEY (a read-only key is enough)');
+  const keysText = readIfThere(`${file}.keys`);
+  const service = serviceGetter(url, key);
+  const wholeLog = async (): Promise<WholeLogVerdict> => {
+    const v = await verifyThroughApi(apiGetter(url, key), []);
+    return v.ok ? { ok: true, events: v.events, head: v.head } : v;
+  };
+  let verdict;
+  try {
+    verdict = await monitor({
+      get: service.get,
+      kept: readIfThere(file),
+      keptKeys: keysText?.split('\n').filter((line) => line.trim() !== ''),
+      trust,
+      wholeLog,
+    });
+  } catch (error) {
+    if (error instanceof KeptFileError) throw new Error(`${file}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  for (const line of verdict.report) process.stderr.write(`${line}\n`);
+  if (!verdict.ok) {
+    process.stderr.write(`error: BROKEN: ${verdict.reason}\n`);
+    return 1;
+  }
+  replaceWhole(`${file}.keys`, verdict.keys.map((k) => `${k}\n`).join(''));
+  replaceWhole(file, verdict.checkpoint.note);
+  process.stderr.write(`ok: kept in ${file}; ${service.bytes()} bytes of checkpoints and proofs downloaded\n`);
+  return 0;
+}

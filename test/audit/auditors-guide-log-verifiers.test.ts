@@ -1,0 +1,202 @@
+// docs/auditors.md's log verifiers, in Go (golang.org/x/mod/sumdb/note and tlog) and in
+// Python (hashlib, cryptography), taken from the page as they are and built. Against a
+// stand-in of the log's routes, both pass an intact log with a kept checkpoint and a
+// receipt, print the same lines (Go's flags take --kept and --receipt too), and exit
+// non-zero on a tampered proof or receipt, a forked or cut log, and a checkpoint signed
+// by another key. Against the service on both stores, both check a kept checkpoint and
+// a PATCH's receipt, and fail on a copy restored from before them with other writes on top.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { blocks, LOG_VERIFIERS, pageText } from '../kit/auditors-guide.ts';
+import { DOUBLE_KEY, newKey, startLogDouble } from '../kit/log-double.ts';
+import { tempDir, type TempDir } from '../kit/paths.ts';
+import { GO_PATH, needing, tools, type Tool } from '../kit/tools.ts';
+import type { TestApp } from '../kit/app.ts';
+import { restoredCopy } from '../kit/restored-copy.ts';
+import { targetSuites } from '../kit/suites.ts';
+
+interface Ran {
+  status: number | null;
+  output: string;
+}
+
+/** Runs a program (not spawnSync: the stand-in answering it runs in this process). */
+function run(file: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, output }));
+  });
+}
+
+function guideBlock(heading: string, lang: string): string {
+  const found = blocks(pageText()).filter((b) => b.heading === heading && b.lang === lang);
+  assert.is(found.length, 1, `one ${lang} block under "${heading}"`);
+  return found[0]!.text;
+}
+
+const [GO, PYTHON] = LOG_VERIFIERS as [string, string];
+type Verifier = (args: string[], key?: string) => Promise<Ran>;
+
+/** An intact run's lines, then each lie: every verifier must print the same and fail on each. */
+async function exercise(verify: Verifier, dir: TempDir): Promise<void> {
+  const log = await startLogDouble();
+  try {
+    log.append(20);
+    writeFileSync(dir.path('kept'), log.checkpoint(7));
+    const receipt = log.receipt(3, 5);
+    writeFileSync(dir.path('receipt'), `Log-Receipt: ${receipt}\n`);
+    log.append(10);
+    const args = (receiptFile = dir.path('receipt')) => [
+      '--kept',
+      dir.path('kept'),
+      '--receipt',
+      receiptFile,
+      log.url,
+      log.key.verifierKey,
+    ];
+    const intact = await verify(args());
+    assert.is(intact.status, 0, intact.output);
+    assert.is(
+      intact.output,
+      [
+        `OK: the newest checkpoint (30 events) is signed by ${log.key.verifierKey.split('+')[0]}`,
+        'OK: the kept checkpoint (7 events) is a prefix of the newest tree (30 events)',
+        "OK: the receipt's event (seq 3) is in its checkpoint's tree (5 events)",
+        "OK: the receipt's checkpoint (5 events) is a prefix of the newest tree (30 events)",
+        '',
+      ].join('\n'),
+    );
+    const original = [...log.events];
+    const tamperedReceipt = (name: string, text: string) => {
+      writeFileSync(dir.path(name), text);
+      return dir.path(name);
+    };
+    const lies: [string, () => string | undefined, RegExp][] = [
+      ['a consistency proof with a byte flipped', () => void (log.tamper.consistency = true), /does not extend it/],
+      [
+        'restored at 6, other writes on top',
+        () => {
+          log.events = original.slice(0, 6);
+          log.append(30, 'restored');
+          return undefined;
+        },
+        /kept checkpoint: the tree of 36 events does not extend it/,
+      ],
+      ['cut to 4', () => void (log.events = original.slice(0, 4)), /the log shrank from 7 to 4 events/],
+      ['signed by another key', () => void (log.signer = newKey()), /^BROKEN: the newest checkpoint: /],
+      [
+        "a receipt's event hash changed",
+        () => tamperedReceipt('other-hash', receipt.replace(/hash="[0-9a-f]{64}"/, `hash="${'cd'.repeat(32)}"`)),
+        /^BROKEN: the receipt's event \(seq 3\) is not in its checkpoint's tree/m,
+      ],
+      [
+        "a receipt's path hash changed",
+        () =>
+          tamperedReceipt(
+            'other-path',
+            receipt.replace(/proof=\(:(.)/, (_m, c: string) => `proof=(:${c === 'A' ? 'B' : 'A'}`),
+          ),
+        /^BROKEN: the receipt's event \(seq 3\) is not in its checkpoint's tree/m,
+      ],
+    ];
+    for (const [what, lie, broken] of lies) {
+      log.events = [...original];
+      log.tamper.consistency = false;
+      log.signer = log.key;
+      const r = await verify(args(lie()));
+      assert.is(r.status, 1, `${what}: ${r.output}`);
+      assert.match(r.output, broken, what);
+      assert.match(r.output, /^BROKEN: .*\n$/m, what);
+    }
+  } finally {
+    await log.close();
+  }
+}
+
+/** Builds the page's Go verifier in dir with Debian's x/mod. */
+async function goVerifier(dir: TempDir): Promise<Verifier> {
+  writeFileSync(dir.path('verify_log.go'), guideBlock(GO, 'go'));
+  const env = { GOPATH: GO_PATH, GO111MODULE: 'off', GOCACHE: dir.path('go-cache'), GOFLAGS: '' };
+  const built = await run('go', ['build', '-o', 'verify_log', 'verify_log.go'], env, dir.dir);
+  assert.is(built.status, 0, built.output);
+  return (args, key = DOUBLE_KEY) => run(dir.path('verify_log'), args, { INVENTORY_KEY: key });
+}
+
+function pythonVerifier(dir: TempDir): Verifier {
+  writeFileSync(dir.path('verify_log.py'), guideBlock(PYTHON, 'python'));
+  return (args, key = DOUBLE_KEY) => run('python3', [dir.path('verify_log.py'), ...args], { INVENTORY_KEY: key });
+}
+
+const LANGUAGES: [string, Tool[], (dir: TempDir) => Verifier | Promise<Verifier>][] = [
+  ['Go, on note and tlog,', [tools.goSumdb], goVerifier],
+  ['Python, on hashlib and cryptography,', [tools.python3, tools.pythonCryptography], pythonVerifier],
+];
+
+const test = suite("the auditors' guide: the log verifiers in Go and Python");
+
+for (const [language, needs, make] of LANGUAGES) {
+  needing(test, needs)(`the verifier in ${language} passes an intact log and fails on each lie`, async () => {
+    const dir = tempDir('auditors-log-verifier-');
+    try {
+      await exercise(await make(dir), dir);
+    } finally {
+      dir.cleanup();
+    }
+  });
+}
+
+test.run();
+
+const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+const service = targetSuites("the auditors' guide: the log verifiers against the service");
+
+for (const [language, needs, make] of LANGUAGES) {
+  needing(service, needs)(
+    `the verifier in ${language} checks a kept checkpoint and a PATCH's receipt, and fails on a restored copy with other writes on top`,
+    async ({ target }) => {
+      const dir = tempDir('auditors-log-service-');
+      const logs = await restoredCopy(target, KEY);
+      try {
+        const verify = await make(dir);
+        const a = await logs.original();
+        const patched = await a.patch(2, { quantity: 7 });
+        assert.is(patched.status, 200, patched.text);
+        writeFileSync(dir.path('receipt'), `Log-Receipt: ${patched.headers['log-receipt'] as string}\n`);
+        writeFileSync(dir.path('kept'), (await a.get('/v1/log/checkpoint')).text);
+        for (let i = 0; i < 4; i++) assert.is((await a.patch(3, { quantity: 10 + i })).status, 200);
+        const [{ verifierKey }] = JSON.parse((await a.get('/v1/log/signing-keys')).text) as [{ verifierKey: string }];
+        const args = (t: TestApp) => [
+          '--kept',
+          dir.path('kept'),
+          '--receipt',
+          dir.path('receipt'),
+          `http://127.0.0.1:${t.port}`,
+          verifierKey,
+        ];
+        const intact = await verify(args(a), a.key);
+        assert.is(intact.status, 0, intact.output);
+        assert.match(
+          intact.output,
+          /^OK: the newest checkpoint \(10 events\) .*\nOK: the kept checkpoint \(6 events\) .*\nOK: the receipt's event \(seq 6\) .*\nOK: the receipt's checkpoint \(6 events\) is a prefix of the newest tree \(10 events\)\n$/,
+        );
+        const b = await logs.restored();
+        for (let i = 0; i < 8; i++) assert.is((await b.patch(4, { quantity: 20 + i })).status, 200);
+        const forked = await verify(args(b), b.key);
+        assert.is(forked.status, 1, forked.output);
+        assert.match(forked.output, /^BROKEN: the kept checkpoint: the tree of 13 events does not extend it/m);
+      } finally {
+        await logs.cleanup();
+        dir.cleanup();
+      }
+    },
+  );
+}
+
+service.run();
