@@ -46,6 +46,8 @@ interface AppDeps {
   idempotencyTtlMs?: number;
   /** Signs the log's heads; the store opened with the same key signs the receipts. */
   signer?: Signer;
+  /** Told of each tree the signer published (the server keeps them beside its key file). */
+  onPublished?: (logId: string, size: number, root: Buffer) => void;
   /** Stages put in every chain right after CORS, before authentication (tests show that
    * a stage added here is on every route's road). */
   stages?: ((match: Match) => Middleware | undefined)[];
@@ -61,6 +63,7 @@ export function buildApp({
   feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
   signer,
+  onPublished,
   stages = [],
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
@@ -69,7 +72,7 @@ export function buildApp({
   const commit = makeCommitSignal();
   commit.subscribe(() => storage.succeeded());
   commit.subscribe(() => feed.committed());
-  const checkpoints = makeCheckpoints({ store, now, ...(signer ? { signer } : {}) });
+  const checkpoints = makeCheckpoints({ store, now, ...(signer ? { signer } : {}), ...(onPublished ? { onPublished } : {}) });
   const commands = makeCommandHandler({
     // The checkpoints the batches signed are kept as they commit: a size is signed once.
     store: keepingCheckpoints(store, checkpoints),

@@ -12,6 +12,7 @@ import { makeFeed } from './feed/hub.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './application/log-head.ts';
+import { forkOf, makeSignedStateWriter, signedStatePath } from './application/signed-state.ts';
 import { createLogger } from './support/logger.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
@@ -46,6 +47,24 @@ try {
   process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
 }
+// A key never signs two checkpoints that disagree: a log that does not extend what this
+// key published (a restored backup, a rewritten log) is refused before anything is signed.
+const signedState = signedStatePath(config.signingKeyPath);
+try {
+  const fork = await forkOf(store, signedState);
+  if (fork) {
+    process.stderr.write(`petstore-inventory: refusing to sign with ${config.signingKeyPath}: ${fork}\n`);
+    await store.close();
+    process.exit(1);
+  }
+} catch (err) {
+  process.stderr.write(`petstore-inventory: cannot read ${signedState}: ${(err as Error).message}\n`);
+  await store.close();
+  process.exit(1);
+}
+const published = makeSignedStateWriter(signedState, (err) =>
+  logger.warn({ err: { message: err.message }, file: signedState }, 'cannot record the signed tree'),
+);
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
 const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
@@ -61,6 +80,7 @@ const app = buildApp({
   feed,
   idempotencyTtlMs: config.idempotencyTtlMs,
   signer,
+  onPublished: published.published,
 });
 const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);
@@ -113,16 +133,19 @@ function shutdown(signal: string): void {
   // keep-alive connections are closed now, busy ones once their response is sent (with
   // Connection: close), so a client that keeps sending cannot hold the drain open.
   server.close(() => {
-    store.close().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (err: Error) => {
-        logger.error({ err: { message: err.message } }, 'the database did not close cleanly');
-        process.exit(1);
-      },
-    );
+    published
+      .flush()
+      .then(() => store.close())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: Error) => {
+          logger.error({ err: { message: err.message } }, 'the database did not close cleanly');
+          process.exit(1);
+        },
+      );
   });
   server.drain();
   // Change feed streams never end by themselves: each is sent what was committed, then

@@ -4,7 +4,7 @@
 // batches signed are kept as they commit, and a size only an operator command wrote is
 // signed when first asked for.
 import { frontierNodes, inclusionRanges, consistencyRanges, nodesOf, proofHashes, treeRoot, type NodeKey } from '../support/merkle.ts';
-import { checkpointText, originOf, parseCheckpoint, parseNote, signedNote } from '../support/checkpoint.ts';
+import { checkpointText, ORIGIN_PREFIX, originOf, parseCheckpoint, parseNote, signedNote } from '../support/checkpoint.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 import { nodeId } from '../store/batch-plan.ts';
 import type { Signer } from '../support/signing.ts';
@@ -36,9 +36,11 @@ interface Deps {
   store: Pick<AuditReads, 'logHead' | 'treeNodes'>;
   signer?: Signer;
   now: () => number;
+  /** Told of each tree this instance's key has published (signed-state.ts). */
+  onPublished?: (logId: string, size: number, root: Buffer) => void;
 }
 
-export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
+export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: Deps): Checkpoints {
   let newest: { size: number; note: string } | undefined;
   // Asked while one is being signed for the same size: the same answer.
   let signing: { size: number; note: Promise<string> } | undefined;
@@ -48,8 +50,10 @@ export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
     return (level: number, index: number) => nodes.get(nodeId(level, index));
   };
   const sizeNow = async () => (await store.logHead()).seq;
-  const keep = (size: number, note: string) => {
+  const keep = (size: number, note: string, logId: string, root: Buffer) => {
     if (!newest || size >= newest.size) newest = { size, note };
+    // After the answers that carry it: setImmediate runs once this turn's writes are out.
+    setImmediate(() => onPublished(logId, size, root));
   };
 
   const sign = async (): Promise<string> => {
@@ -57,8 +61,9 @@ export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
     if (newest?.size === head.seq) return newest.note;
     if (!signer) throw new Error('this instance has no signing key');
     if (signing?.size === head.seq) return signing.note;
+    let root: Buffer = Buffer.alloc(0);
     const note = (async () => {
-      const root = treeRoot(head.seq, await lookupOf(frontierNodes(head.seq)));
+      root = treeRoot(head.seq, await lookupOf(frontierNodes(head.seq)));
       const origin = originOf(head.logId);
       const text = checkpointText({ origin, size: head.seq, root, keys: head.keys, time: new Date(now()).toISOString() });
       return signedNote(text, origin, Buffer.from(signer.publicKey, 'base64url'), signer.sign(text));
@@ -66,7 +71,7 @@ export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
     signing = { size: head.seq, note };
     try {
       const made = await note;
-      keep(head.seq, made);
+      keep(head.seq, made, head.logId, root);
       return made;
     } finally {
       if (signing?.note === note) signing = undefined;
@@ -88,7 +93,7 @@ export function makeCheckpoints({ store, signer, now }: Deps): Checkpoints {
       const parsed = parseNote(note);
       if (parsed instanceof Error) return;
       const checkpoint = parseCheckpoint(parsed.text);
-      if (!(checkpoint instanceof Error)) keep(checkpoint.size, note);
+      if (!(checkpoint instanceof Error)) keep(checkpoint.size, note, checkpoint.origin.slice(ORIGIN_PREFIX.length), checkpoint.root);
     },
   };
 }

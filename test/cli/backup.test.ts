@@ -135,7 +135,11 @@ test('restore drill: backed up under write load, every write acknowledged before
   let service: Service | undefined;
   let restored: Service | undefined;
   try {
-    service = await startService({ db: dir.path('inventory.db'), expectKey: true });
+    service = await startService({
+      db: dir.path('inventory.db'),
+      expectKey: true,
+      env: { INVENTORY_SIGNING_KEY: dir.path('old-key.pem') },
+    });
     const key = service.bootstrapKey!;
     const acked: { requestId: string; petId: number; quantity: number; at: number }[] = [];
     const failures: string[] = [];
@@ -184,7 +188,27 @@ test('restore drill: backed up under write load, every write acknowledged before
     const verified = await runScript('verify-log', [], { db: dir.path('copy.db') });
     assert.is(verified.status, 0, verified.stderr);
     assert.is(verified.stdout, backup.stdout, 'the digest the backup printed');
-    restored = await startService({ db: dir.path('copy.db'), expectKey: false });
+    // The copy is the log rewound: the key that signed past it refuses to sign it again.
+    await service.stop();
+    service = undefined;
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: root,
+      env: {
+        ...process.env,
+        INVENTORY_DB: dir.path('copy.db'),
+        INVENTORY_SIGNING_KEY: dir.path('old-key.pem'),
+        PORT: '0',
+        HOST: '127.0.0.1',
+      },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.is(refused.status, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /refusing to sign with .*old-key\.pem: this key signed a tree of \d+ events for log .*: the log was restored or cut/,
+    );
+    restored = await startService({ db: dir.path('copy.db'), expectKey: false, env: { INVENTORY_SIGNING_KEY: dir.path('new-key.pem') } });
     const list = await restored.get('/v1/inventory', key);
     assert.is(list.status, 200, 'the key in the copy works');
     const quantities = new Map((JSON.parse(list.text) as { petId: number; quantity: number }[]).map((e) => [e.petId, e.quantity]));

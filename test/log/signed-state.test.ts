@@ -1,0 +1,72 @@
+// The signer's memory of what its key published (`<key file>.signed`): a log that does
+// not extend it, smaller or with another root at that size, is a fork the key must not
+// sign; on both stores. The service's own refusal at start is shown by the backup drill.
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as assert from 'uvu/assert';
+import { forkOf, makeSignedStateWriter, signedStatePath, writeSignedState } from '../../src/application/signed-state.ts';
+import { appSuite } from '../kit/suites.ts';
+import { tempDir } from '../kit/paths.ts';
+
+const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+const state = appSuite('what a key published', { app: { signingKey: KEY, writer: 'thread' } });
+
+/** The size and root of the checkpoint the service serves now. */
+async function published(t: { get(path: string): Promise<{ text: string }> }) {
+  const [, size, root] = (await t.get('/v1/log/checkpoint')).text.split('\n');
+  return { size: Number(size), root: root! };
+}
+
+state('a log that extends what the key published passes; one smaller or with another root is refused', async ({ t }) => {
+  const dir = tempDir('signed-state-');
+  try {
+    const path = signedStatePath(dir.path('key.pem'));
+    assert.is(await forkOf(t.store, path), undefined, 'no file: nothing published yet');
+    await t.track(1, 3);
+    await t.patch(1, { quantity: 4 });
+    const { logId } = JSON.parse((await t.get('/v1/log/head')).text) as { logId: string };
+    const then = await published(t);
+    writeSignedState(path, { [logId]: then });
+    await t.patch(1, { quantity: 5 });
+    assert.is(await forkOf(t.store, path), undefined, 'the log grew from it');
+    writeSignedState(path, { [logId]: { size: then.size + 5, root: then.root } });
+    assert.match(
+      String(await forkOf(t.store, path)),
+      /signed a tree of 7 events for log .*, which now holds 3: the log was restored or cut; .*endorse-signing/,
+    );
+    writeSignedState(path, { [logId]: { size: then.size, root: Buffer.alloc(32).toString('base64') } });
+    assert.match(
+      String(await forkOf(t.store, path)),
+      /the log's tree of 2 events has root .*, not A{43}= as this key signed: the log was rewritten or restored/,
+    );
+    writeSignedState(path, { '00000000-0000-4000-8000-000000000000': { size: 99, root: then.root } });
+    assert.is(await forkOf(t.store, path), undefined, 'another log is not this one');
+  } finally {
+    dir.cleanup();
+  }
+});
+
+state('the writer keeps the largest tree per log, written whole', async () => {
+  const dir = tempDir('signed-state-');
+  try {
+    const path = dir.path('key.pem.signed');
+    const errors: Error[] = [];
+    const writer = makeSignedStateWriter(path, (e) => errors.push(e));
+    const root = (b: number) => Buffer.alloc(32, b);
+    writer.published('log-a', 3, root(1));
+    writer.published('log-a', 5, root(2));
+    writer.published('log-a', 4, root(3));
+    writer.published('log-b', 1, root(4));
+    await writer.flush();
+    await new Promise((r) => setImmediate(r));
+    await writer.flush();
+    assert.equal(JSON.parse(readFileSync(path, 'utf8')), {
+      logs: { 'log-a': { size: 5, root: root(2).toString('base64') }, 'log-b': { size: 1, root: root(4).toString('base64') } },
+    });
+    assert.equal(errors, []);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+state.run();
