@@ -80,7 +80,7 @@ const app = buildApp({
   feed,
   idempotencyTtlMs: config.idempotencyTtlMs,
   signer,
-  onPublished: published.published,
+  onPublished: (logId, size, root) => published.published(logId, size, root),
 });
 const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);

@@ -11,6 +11,7 @@
 // log, not revoked, at the event's time, and one that writes events of that type;
 // PostgreSQL's chain heads are at the newest rows. verifyServedState adds what the
 // service serves and what guards the tables.
+import { eventLeaf, extendTree, nodeId } from '../support/merkle.ts';
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { rebuildProjection } from './rebuild.ts';
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from '../store/hash-chain.ts';
@@ -240,8 +241,61 @@ function signingKeyProblem(keyId: string, publicKey: string, seen: ReadonlySet<s
   return undefined;
 }
 
+/**
+ * The Merkle tree recomputed from the events' hashes as they are read, and compared with
+ * the stored nodes a page at a time (each read by key): a stored node that differs, or
+ * is missing, is where the tree was edited; nodes past the log's events were added.
+ */
+function makeTreeCheck(store: Pick<AuditReads, 'treeNodes' | 'treeNodeCount'>) {
+  let size = 0;
+  let made = 0;
+  let frontier = new Map<string, Buffer>();
+  let leaves: Buffer[] = [];
+  const flush = async (): Promise<{ seq: number; reason: string } | undefined> => {
+    if (leaves.length === 0) return undefined;
+    const grown = extendTree(size, frontier, leaves);
+    const stored = await store.treeNodes(grown.nodes);
+    for (const node of grown.nodes) {
+      const found = stored.get(nodeId(node.level, node.index));
+      if (!found?.equals(node.hash)) {
+        const seq = node.index * 2 ** node.level + 2 ** node.level;
+        return {
+          seq,
+          reason:
+            `the Merkle tree's node at level ${node.level}, index ${node.index} (up to seq ${seq}) is ` +
+            `${found ? `${found.toString('base64')}, not ${node.hash.toString('base64')} as the events give` : 'missing'}: the tree (tree_nodes) was edited`,
+        };
+      }
+    }
+    made += grown.nodes.length;
+    size += leaves.length;
+    frontier = grown.frontier;
+    leaves = [];
+    return undefined;
+  };
+  return {
+    async add(hash: string | null) {
+      leaves.push(eventLeaf(hash ?? ''));
+      return leaves.length >= TREE_PAGE ? flush() : undefined;
+    },
+    async end(): Promise<{ seq: number; reason: string } | undefined> {
+      const broken = await flush();
+      if (broken) return broken;
+      const count = await store.treeNodeCount();
+      if (count === made) return undefined;
+      return {
+        seq: size,
+        reason: `the Merkle tree holds ${count} nodes where the log's ${size} events make ${made}: nodes were added to tree_nodes`,
+      };
+    },
+  };
+}
+
+/** How many of the tree's leaves are checked against the stored nodes at once. */
+const TREE_PAGE = 1000;
+
 export async function verifyLog(
-  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'>,
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'>,
   digest?: Digest | readonly Digest[],
 ): Promise<Verdict> {
   const digests = digest === undefined ? [] : Array.isArray(digest) ? (digest as readonly Digest[]) : [digest as Digest];
@@ -267,6 +321,7 @@ export async function verifyLog(
   // Events within the margin of their actor's revocation or creation.
   let nearActor: { seq: number; reason: string } | undefined;
   let nearActors = 0;
+  const tree = makeTreeCheck(store);
   for await (const [seq, petId, version, type, data, actor, requestId, recordedAt, prevHash, hash] of each(store.chainRows())) {
     events++;
     const at = Number(seq);
@@ -277,6 +332,8 @@ export async function verifyLog(
       eventHash({ prevHash: prevHash ?? '', seq, petId, version, type, data, actor, requestId, recordedAt }),
     );
     if (broken) return fail(broken);
+    const treeBroken = await tree.add(hash);
+    if (treeBroken) return fail(treeBroken);
     const pet = String(petId);
     const before = versions.get(pet) ?? 0;
     if (Number(version) !== before + 1) {
@@ -299,6 +356,8 @@ export async function verifyLog(
   }
   const end = walk.end(history.counters.events);
   if (end) return fail(end);
+  const treeEnd = await tree.end();
+  if (treeEnd) return fail(treeEnd);
   // Both fields: a head moved back with its hash kept would make the next append reuse a seq.
   if (history.headHashes && (history.counters.events !== walk.head.seq || history.headHashes.events !== walk.head.hash)) {
     return fail({

@@ -108,10 +108,12 @@ async function signalsHandled(): Promise<void> {
 
 /** The copy's log with a turn of the event loop after each page, so that a long verification can be interrupted. */
 function withTurns(
-  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'>,
-): Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory'> {
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'>,
+): Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'> {
   return {
     keyHistory: () => store.keyHistory(),
+    treeNodes: (keys) => store.treeNodes(keys),
+    treeNodeCount: () => store.treeNodeCount(),
     async *chainRows() {
       for await (const page of store.chainRows()) {
         yield page;

@@ -12,6 +12,7 @@ import type { AuditReads } from '../store/audit-reads.ts';
 import { originOf, verifierKey } from '../support/checkpoint.ts';
 import type { Signer } from '../support/signing.ts';
 import { HttpError } from './errors.ts';
+import { MissingNode } from '../support/merkle.ts';
 import type { Route } from './road.ts';
 
 export interface LogRouteDeps {
@@ -47,8 +48,16 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
       template: '/v1/log/head',
       auth: true,
       handler: async () => {
-        const [head, checkpoint] = await Promise.all([store.logHead(), checkpoints.current()]);
-        return { headers: NO_STORE, body: { ...logHeadJson(head, now(), signer), checkpoint } };
+        // A tree that lacks a node (edited behind the triggers) gives no checkpoint, but the
+        // head is still answered: verify-log --url reads it to say what is broken.
+        const [head, checkpoint] = await Promise.all([
+          store.logHead(),
+          checkpoints.current().catch((error: unknown) => {
+            if (error instanceof MissingNode) return undefined;
+            throw error;
+          }),
+        ]);
+        return { headers: NO_STORE, body: { ...logHeadJson(head, now(), signer), ...(checkpoint === undefined ? {} : { checkpoint }) } };
       },
     },
     {

@@ -68,6 +68,8 @@ export interface AuditReads {
   /** The Merkle tree's stored nodes with these keys, by "level/index" (batch-plan.ts
    * nodeId); a node the tree lacks is missing from the map. */
   treeNodes(keys: readonly NodeKey[]): Promise<Map<string, Buffer>>;
+  /** How many nodes the tree stores (verify-log: none past the log's events). */
+  treeNodeCount(): Promise<number>;
   /** The signing keys the key log holds (SigningKeyAdded), by seq. */
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */

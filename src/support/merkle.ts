@@ -22,6 +22,14 @@ export type NodeLookup = (level: number, index: number) => Buffer | undefined;
 
 export const EMPTY_ROOT = createHash('sha256').digest();
 
+/** The store lacks a node a root or a proof needs: its tree was cut or edited. */
+export class MissingNode extends Error {
+  override name = 'MissingNode';
+  constructor(level: number, index: number) {
+    super(`the tree has no node at level ${level}, index ${index}`);
+  }
+}
+
 export function leafHash(data: Buffer): Buffer {
   return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
 }
@@ -73,7 +81,7 @@ export function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
   }
   const hashes = rangeNodes(lo, hi).map(({ level, index }) => {
     const hash = lookup(level, index);
-    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    if (!hash) throw new MissingNode(level, index);
     return hash;
   });
   let hash = hashes.pop()!;
@@ -158,7 +166,7 @@ export function appendNodes(size: number, leaves: readonly Buffer[], lookup: Nod
   };
   const get = (level: number, index: number): Buffer => {
     const hash = made.get(`${level}/${index}`) ?? lookup(level, index);
-    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    if (!hash) throw new MissingNode(level, index);
     return hash;
   };
   leaves.forEach((leaf, i) => put(0, size + i, leaf));
@@ -195,7 +203,7 @@ export function extendTree(
   const next = new Map<string, Buffer>();
   for (const { level, index } of frontierNodes(size + leaves.length)) {
     const hash = lookup(level, index);
-    if (!hash) throw new Error(`the tree has no node at level ${level}, index ${index}`);
+    if (!hash) throw new MissingNode(level, index);
     next.set(nodeId(level, index), hash);
   }
   return { nodes, lookup, frontier: next };

@@ -16,7 +16,7 @@ import { query } from '../kit/sql.ts';
 import { openStore, type FreshDatabase } from '../kit/stores.ts';
 import { targetSuites, type OnTarget } from '../kit/suites.ts';
 import { postgresTarget } from '../kit/postgres-target.ts';
-import { forgedEventSql, forgedProjectionSql, rewriteKeyChainSql, type ForgedEvent } from '../kit/tamper.ts';
+import { forgedEventSql, forgedProjectionSql, regrowTree, rewriteKeyChainSql, type ForgedEvent } from '../kit/tamper.ts';
 
 const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 const T0 = Date.parse('2026-05-01T00:00:00.000Z');
@@ -86,6 +86,9 @@ async function eventRows(ctx: C) {
   }));
 }
 
+/** Rebuilds the Merkle tree as a competent forger would. */
+const regrow = (ctx: C) => regrowTree(ctx.target, ctx.fresh.db);
+
 /** Recomputes every event's prev_hash and hash (and PostgreSQL's chain head), as a competent forger would. */
 async function rechain(ctx: C): Promise<void> {
   let prevHash = GENESIS_HASH;
@@ -97,6 +100,7 @@ async function rechain(ctx: C): Promise<void> {
   }
   if (ctx.target.name === 'postgres') sql.push(`UPDATE chain_head SET hash = '${prevHash}'`);
   await past(ctx, sql.join(';\n'));
+  await regrow(ctx);
 }
 
 /** Appends an event of pet 1 (a QuantitySet unless told), chained, projected, PostgreSQL's head moved on. */
@@ -107,6 +111,7 @@ async function forge(ctx: C, f: ForgedEvent & { moveHead?: boolean }) {
   const sql = [forged.sql, forgedProjectionSql(f)];
   if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
   await past(ctx, sql.join(';\n'));
+  await regrow(ctx);
   return Number(seq);
 }
 
@@ -192,15 +197,34 @@ const ROWS: Row[] = [
     receipts: true,
   },
   {
+    row: 'A node of the Merkle tree changed (tree_nodes)',
+    tamper: (ctx) =>
+      past(
+        ctx,
+        `UPDATE tree_nodes SET hash = ${ctx.target.name === 'sqlite' ? "X'" + '00'.repeat(32) + "'" : "decode('" + '00'.repeat(32) + "', 'hex')"} WHERE level = 0 AND idx = 1`,
+      ),
+    alone:
+      /^error: BROKEN at seq 2: the Merkle tree's node at level 0, index 1 \(up to seq 2\) is A{43}=, not .* as the events give: the tree \(tree_nodes\) was edited/,
+  },
+  {
+    row: 'A node added to the Merkle tree past the log`s events',
+    tamper: (ctx) =>
+      past(
+        ctx,
+        `INSERT INTO tree_nodes (level, idx, hash) VALUES (0, 99, ${ctx.target.name === 'sqlite' ? "X'" + '11'.repeat(32) + "'" : "decode('" + '11'.repeat(32) + "', 'hex')"})`,
+      ),
+    alone: /^error: BROKEN at seq 4: the Merkle tree holds \d+ nodes where the log's 4 events make \d+: nodes were added to tree_nodes/,
+  },
+  {
     row: 'The newest events cut off',
     tamper: async (ctx) => void (await ctx.target.tamper.deleteNewestEvent(ctx.fresh.db)),
     alone: /the sequence counter is at 4 but the log ends at seq 3: the newest events were cut off/,
     receipts: true,
   },
   {
-    row: 'Any of these, with the chain, the numbering and the counter rewritten (a tail cut, projection redone)',
-    tamper: (ctx) =>
-      past(
+    row: 'Any of these, with the chain, the numbering, the counter and the Merkle tree rewritten (a tail cut, projection redone)',
+    tamper: async (ctx) => {
+      await past(
         ctx,
         [
           'DELETE FROM events WHERE seq = 4',
@@ -209,13 +233,15 @@ const ROWS: Row[] = [
             : 'UPDATE chain_head SET seq = 3, hash = (SELECT hash FROM events WHERE seq = 3)',
           'UPDATE inventory SET quantity = 2, version = 3, updated_at = (SELECT recorded_at FROM events WHERE seq = 3) WHERE pet_id = 1',
         ].join(';\n'),
-      ),
+      );
+      await regrow(ctx);
+    },
     alone: 'passes',
     kept: /^error: BROKEN at seq 4: the log ends at seq 3, before the digest's: it was truncated/,
     receipts: true,
   },
   {
-    row: 'Any of these, with the chain rewritten (a field changed, every hash recomputed)',
+    row: 'Any of these, with the chain and the Merkle tree rewritten (a field changed, every hash recomputed)',
     tamper: async (ctx) => {
       await past(ctx, `UPDATE events SET data = '{"quantity":30,"schemaVersion":1}' WHERE seq = 2`);
       await rechain(ctx);

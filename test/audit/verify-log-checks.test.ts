@@ -10,7 +10,7 @@ import { postgresTarget } from '../kit/postgres-target.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import type { FreshDatabase } from '../kit/stores.ts';
 import { targetSuites, type OnTarget } from '../kit/suites.ts';
-import { forgedEventSql, forgedProjectionSql, type ForgedEvent } from '../kit/tamper.ts';
+import { forgedEventSql, forgedProjectionSql, regrowTree, type ForgedEvent } from '../kit/tamper.ts';
 
 interface Ctx {
   fresh: FreshDatabase;
@@ -58,6 +58,7 @@ async function forge(ctx: Ctx & OnTarget, f: Forged): Promise<number> {
   if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
   if (f.project) sql.push(forgedProjectionSql(f));
   await ctx.target.tamper.pastGuards(ctx.fresh.db, sql.join(';\n'));
+  await regrowTree(ctx.target, ctx.fresh.db);
   return Number(seq);
 }
 

@@ -4,6 +4,8 @@
 import Database from 'better-sqlite3';
 import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
 import type { KeyChainRow } from '../../src/store/keys.ts';
+import { appendNodes, eventLeaf } from '../../src/support/merkle.ts';
+import type { StoreTarget } from './stores.ts';
 
 /** Runs run on a plain read-write connection to the file, as anyone with the file could. */
 export function withFile<T>(path: string, run: (db: Database.Database) => T): T {
@@ -16,7 +18,29 @@ export function withFile<T>(path: string, run: (db: Database.Database) => T): T 
   }
 }
 
-/** Recomputes every prev_hash and hash in seq order, so that the chain is intact again. */
+/**
+ * Rebuilds the Merkle tree (tree_nodes) from the events' hashes as they are now, past the
+ * triggers, as a forger who knows the published encoding would after editing the events.
+ */
+export async function regrowTree(target: Pick<StoreTarget, 'name' | 'tamper'> & { open: StoreTarget['open'] }, db: string): Promise<void> {
+  const store = await target.open(db, { readonly: true });
+  const leaves: Buffer[] = [];
+  try {
+    for await (const page of store.chainRows()) for (const row of page) leaves.push(eventLeaf(row[9] ?? ''));
+  } finally {
+    await store.close();
+  }
+  const bytes = (b: Buffer) => (target.name === 'sqlite' ? `X'${b.toString('hex')}'` : `decode('${b.toString('hex')}', 'hex')`);
+  const rows = appendNodes(0, leaves, () => undefined).map((n) => `(${n.level}, ${n.index}, ${bytes(n.hash)})`);
+  await target.tamper.pastGuards(
+    db,
+    ['DELETE FROM tree_nodes', ...(rows.length > 0 ? [`INSERT INTO tree_nodes (level, idx, hash) VALUES ${rows.join(', ')}`] : [])].join(
+      ';\n',
+    ),
+  );
+}
+
+/** Recomputes every prev_hash and hash in seq order, and the Merkle tree, so that the chain is intact again. */
 export function recomputeChain(db: Database.Database): void {
   const rows = db
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at FROM events ORDER BY seq')
@@ -49,6 +73,15 @@ export function recomputeChain(db: Database.Database): void {
       update.run(prev, hash, r.seq);
       prev = hash;
     }
+    const triggers = db
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'tree_nodes'")
+      .pluck()
+      .all() as string[];
+    db.exec('DROP TRIGGER IF EXISTS tree_nodes_no_update; DROP TRIGGER IF EXISTS tree_nodes_no_delete; DELETE FROM tree_nodes');
+    const insert = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
+    const leaves = (db.prepare('SELECT hash FROM events ORDER BY seq').pluck().all() as string[]).map(eventLeaf);
+    for (const n of appendNodes(0, leaves, () => undefined)) insert.run(n.level, n.index, n.hash);
+    for (const sql of triggers) db.exec(sql);
   })();
 }
 

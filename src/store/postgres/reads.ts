@@ -214,6 +214,10 @@ export function makeReads(pool: pg.Pool) {
       );
       return new Map(rows.map((r) => [nodeId(r.level, Number(r.idx)), r.hash]));
     },
+    async treeNodeCount(): Promise<number> {
+      const { rows } = await pool.query<{ n: string }>('SELECT count(*)::text AS n FROM tree_nodes');
+      return Number(rows[0]!.n);
+    },
     async signingKeys(): Promise<SigningKeyInfo[]> {
       const { rows } = await pool.query<SigningKeyInfo>(
         `SELECT name AS "keyId", key_hash AS "publicKey", recorded_at AS "addedAt" FROM api_key_events

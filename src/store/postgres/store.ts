@@ -109,6 +109,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     logHead: () => reads.logHead(),
     signingKeys: () => reads.signingKeys(),
     treeNodes: (keys) => reads.treeNodes(keys),
+    treeNodeCount: () => reads.treeNodeCount(),
     eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
     stockAdjustments: (filter) => reads.stockAdjustments(filter),
     snapshot: (read) => reads.snapshot(read),

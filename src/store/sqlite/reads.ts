@@ -73,6 +73,7 @@ export interface Reader {
   logHead(): LogHead;
   signingKeys(): SigningKeyInfo[];
   treeNodes(keys: readonly NodeKey[]): Map<string, Buffer>;
+  treeNodeCount(): number;
   eventsAfter(after: bigint, limit: number): ChainRow[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
@@ -101,6 +102,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
   const ping = pointDb.prepare('SELECT 1').pluck();
   const hashAt = pointDb.prepare('SELECT hash FROM events WHERE seq = ?').pluck();
   const treeNode = pointDb.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?').pluck();
+  const treeNodeCount = pointDb.prepare('SELECT count(*) FROM tree_nodes').pluck();
   const scanProjection = makeProjectionTable(scanDb);
 
   const inventory = scanDb.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').safeIntegers(true).raw();
@@ -255,6 +257,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
       };
     },
     signingKeys: () => signingKeys.all() as SigningKeyInfo[],
+    treeNodeCount: () => treeNodeCount.get() as number,
     treeNodes(keys) {
       const found = new Map<string, Buffer>();
       for (const { level, index } of keys) {

@@ -70,6 +70,7 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
     logHead: async () => reader.logHead(),
     signingKeys: async () => reader.signingKeys(),
     treeNodes: async (keys) => reader.treeNodes(keys),
+    treeNodeCount: async () => reader.treeNodeCount(),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),
