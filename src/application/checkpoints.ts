@@ -10,6 +10,14 @@ import { nodeId } from '../store/batch-plan.ts';
 import type { Signer } from '../support/signing.ts';
 import type { EventLog } from '../store/event-log.ts';
 
+/** An instance started without a signing key (some tests, tools) signs no checkpoint. */
+export class NoSigningKey extends Error {
+  override name = 'NoSigningKey';
+  constructor() {
+    super('this instance has no signing key: it signs no checkpoint');
+  }
+}
+
 /** A size past the log's: nothing to prove yet. */
 export class TreeSizePastHead extends Error {
   override name = 'TreeSizePastHead';
@@ -59,7 +67,7 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
   const sign = async (): Promise<string> => {
     const head = await store.logHead();
     if (newest?.size === head.seq) return newest.note;
-    if (!signer) throw new Error('this instance has no signing key');
+    if (!signer) throw new NoSigningKey();
     if (signing?.size === head.seq) return signing.note;
     let root: Buffer = Buffer.alloc(0);
     const note = (async () => {

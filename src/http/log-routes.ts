@@ -6,7 +6,7 @@
 // key log records them, with each one's verifier key (the signed-note form).
 // GET /v1/log/checkpoint and /v1/log/proof/{inclusion,consistency}: the Merkle tree's
 // signed checkpoint and its RFC 9162 proofs, a few hundred bytes whatever the log's size.
-import type { Checkpoints } from '../application/checkpoints.ts';
+import { NoSigningKey, type Checkpoints } from '../application/checkpoints.ts';
 import { logHeadJson } from '../application/log-head.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 import { originOf, verifierKey } from '../support/checkpoint.ts';
@@ -48,12 +48,13 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
       template: '/v1/log/head',
       auth: true,
       handler: async () => {
-        // A tree that lacks a node (edited behind the triggers) gives no checkpoint, but the
-        // head is still answered: verify-log --url reads it to say what is broken.
+        // A tree that lacks a node (edited behind the triggers) gives no checkpoint, nor does
+        // an instance without a key, but the head is still answered: verify-log --url reads
+        // it to say what is broken.
         const [head, checkpoint] = await Promise.all([
           store.logHead(),
           checkpoints.current().catch((error: unknown) => {
-            if (error instanceof MissingNode) return undefined;
+            if (error instanceof MissingNode || error instanceof NoSigningKey) return undefined;
             throw error;
           }),
         ]);

@@ -29,7 +29,7 @@ const README_KEY = 'pinv_EXAMPLE-your-own-key-differs';
 const OMITTED_HEADERS = /^(date|connection|keep-alive|content-length):/i;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
-const RECEIPT = /hash="[0-9a-f]{64}", key="[0-9a-f]{16}", sig=:[A-Za-z0-9+/]+={0,2}:/g;
+const RECEIPT = /hash="[0-9a-f]{64}", checkpoint=:[A-Za-z0-9+/]+={0,2}:, proof=\((?::[A-Za-z0-9+/]+={0,2}:(?: (?=:))?)*\)/g;
 
 interface Block {
   lang: string;
@@ -51,8 +51,8 @@ function mask(text: string): string {
     text
       .replace(UUID, '<uuid>')
       .replace(TIME, '<time>')
-      // A receipt's event hash depends on the time, its signature on the instance's key.
-      .replace(RECEIPT, 'hash="<hash>", key="<key id>", sig=:<signature>:')
+      // A receipt's event hash depends on the time, its checkpoint on the key and the time.
+      .replace(RECEIPT, 'hash="<hash>", checkpoint=:<checkpoint>:, proof=(<proof>)')
       .replace(/[ \t]+$/gm, '')
       .replace(/^\n+/, '')
       .trimEnd()
