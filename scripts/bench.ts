@@ -17,7 +17,7 @@
 // the limits, the targets (measured, target, met or missed) and the load average before
 // and after; writes them all to bench-results/bench.json. Last, 300 clients reading that
 // list together right after a PATCH, with /healthz probed beside them (its p99 is a
-// target). About eight minutes.
+// target). About seven minutes; the readers' row adds under one.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --only many-readers   that last row alone (a minute or two)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
