@@ -15,8 +15,11 @@
 // list, and another under a user's mix (600 PATCHes each followed by a GET of the whole
 // list), reading each one's peak RSS. Prints requests/s, p50 and p99 latency, errors, every ratio to
 // the limits, the targets (measured, target, met or missed) and the load average before
-// and after; writes them all to bench-results/bench.json. About seven minutes.
+// and after; writes them all to bench-results/bench.json. Last, 300 clients reading that
+// list together right after a PATCH, with /healthz probed beside them (its p99 is a
+// target). About seven minutes; the readers' row adds under one.
 //   npm run bench [-- --seconds N]
+//   npm run bench -- --only many-readers   that last row alone (a minute or two)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
 //                                                        (figures that mean nothing)
 //   npm run bench -- --baseline REF   the service against itself at git REF instead
@@ -29,6 +32,7 @@ import { compareWithBaseline } from './bench/baseline.ts';
 import { scriptArgs } from './script-args.ts';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
+import { quantile, readersRound } from './bench/many-readers.ts';
 import {
   children,
   measure,
@@ -45,7 +49,11 @@ import {
   type Mode,
 } from './bench/harness.ts';
 
-const { values } = scriptArgs(import.meta.url, { seconds: { type: 'string', default: '10' }, baseline: { type: 'string' } });
+const { values } = scriptArgs(import.meta.url, {
+  seconds: { type: 'string', default: '10' },
+  baseline: { type: 'string' },
+  only: { type: 'string' },
+});
 const SECONDS = Number(values.seconds);
 const ROOT = new URL('..', import.meta.url).pathname;
 /** Rounds of the GETs and their floors (alternated). */
@@ -56,6 +64,13 @@ const FEED_STREAMS = 300;
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 try {
   if (values.baseline !== undefined) await compareWithBaseline({ ref: values.baseline, root: ROOT, dir, seconds: SECONDS });
+  else if (values.only === 'many-readers') {
+    console.log(`load average before: ${loadAverage()}`);
+    const key = await makeDatabase(join(dir, 'readers.db'), 100_000);
+    const row = await manyReaders(join(dir, 'readers.db'), key);
+    console.log(`${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}`);
+    console.log(`load average after: ${loadAverage()}`);
+  } else if (values.only !== undefined) throw new Error(`--only takes many-readers, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
@@ -247,6 +262,7 @@ async function againstBareServers(): Promise<void> {
   const mixRss = peakRssMb(mixed.pid!);
   report(`SQLite: ${PAIRS} PATCH-then-GET pairs, ${BIG} pets, 10 conn.`, mixRun, `  peak RSS ${mixRss.toFixed(0)} MB`);
   await stop(mixed);
+  const readers = await manyReaders(join(dir, 'big.db'), bigKey);
 
   const ratio = (a: Load, b: Load) => a.requests.average / b.requests.average;
   const allClean = Object.values(results).every((r) => r.non2xx === 0 && r.errors === 0 && r.timeouts === 0);
@@ -319,6 +335,7 @@ async function againstBareServers(): Promise<void> {
       floor: `${ratio(gPatchFeed, gPatch).toFixed(2)}x`,
     },
     { name: 'errors and non-2xx answers in all runs', measured: allClean ? 'none' : 'SOME', target: 'none', met: allClean },
+    readers,
   ];
   const loadAfter = loadAverage();
   console.log('');
@@ -337,6 +354,42 @@ async function againstBareServers(): Promise<void> {
     join(ROOT, 'bench-results', 'bench.json'),
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), peakRssMb100k: rss, peakRssMb100kPairs: mixRss, targets }, null, 2)}\n`,
   );
+}
+
+/**
+ * A fresh service on db (100,000 pets) and READERS clients reading the list together right
+ * after a PATCH, in READER_ROUNDS rounds, /healthz probed beside them (scripts/bench/many-readers.ts);
+ * prints each round and returns the target: the probes' p99 over all rounds.
+ */
+async function manyReaders(db: string, key: string): Promise<Target> {
+  const READERS = 300;
+  const READER_ROUNDS = 3;
+  const port = await freePort();
+  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: db, LOG_LEVEL: 'info' });
+  const probes: number[] = [];
+  let failures = 0;
+  try {
+    await ready(port, '/healthz');
+    for (let round = 1; round <= READER_ROUNDS; round++) {
+      const r = await readersRound(port, key, READERS, round);
+      probes.push(...r.healthzMs);
+      failures += r.failures;
+      console.log(
+        `SQLite: ${READERS} readers of the list after a PATCH, round ${round}: all read in ${r.readersMs.toFixed(0)} ms; ` +
+          `/healthz p50 ${quantile(r.healthzMs, 0.5).toFixed(1)} ms, p99 ${quantile(r.healthzMs, 0.99).toFixed(1)} ms, ` +
+          `max ${Math.max(...r.healthzMs).toFixed(1)} ms (${r.healthzMs.length} probes); not 200: ${r.failures}`,
+      );
+    }
+  } finally {
+    await stop(service);
+  }
+  const p99 = quantile(probes, 0.99);
+  return {
+    name: `/healthz p99 beside ${READERS} readers of 100,000 pets`,
+    measured: `${p99.toFixed(0)} ms`,
+    target: '<= 100 ms',
+    met: p99 <= 100 && failures === 0,
+  };
 }
 
 /**

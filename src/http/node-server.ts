@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { repeatedWarnings, type Logger } from '../support/logger.ts';
 import type { ErrorCode } from './errors.ts';
+import { SlicedResponse } from './sliced-response.ts';
 import { guardStalls } from './stall-guard.ts';
 
 function answer(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
@@ -125,6 +126,9 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
       maxHeaderSize: limits.maxHeaderBytes,
       // Node would answer a missing Host with a bare 400; the app answers it (host.ts).
       requireHostHeader: false,
+      // A large body goes out a slice at a time, so that many answers sharing one list
+      // do not hold the event loop while the kernel copies it (sliced-response.ts).
+      ServerResponse: SlicedResponse,
     },
     // Koa's handler answers its own failures (app.onerror), so its promise never rejects.
     (req, res) => {

@@ -22,6 +22,7 @@
 // 100 KB/s shows progress every few seconds. The stall time must be well above that.
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { SLICING, unsentBytes } from './sliced-response.ts';
 
 export interface StallLimits {
   /** A connection with output waiting that takes no byte of it for this long is closed. */
@@ -73,6 +74,8 @@ function pinnedBy(c: Connection): number {
   for (const res of c.responses) {
     // writableLength of a response counts its socket's buffer too once it has one.
     pinned += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
+    // A large body's slices not yet handed over (sliced-response.ts).
+    pinned += unsentBytes(res);
   }
   return pinned;
 }
@@ -110,6 +113,9 @@ export function guardStalls(
     res.once('prefinish', () => {
       if (c.socket.writableLength > LARGE_OUTPUT || res.writableLength > LARGE_OUTPUT) checkSoon();
     });
+    // A large body sent a slice at a time ends (prefinish) only once its reader took it
+    // nearly all; its size is known at the start.
+    res.once(SLICING, checkSoon);
   });
 
   function check(): StallReport {

@@ -2,25 +2,14 @@
 // a read-only key reads all a key can read and changes nothing (403 insufficient_scope),
 // and an api_keys row inserted, recreated or un-revoked behind the triggers does not
 // authenticate, and the service warns, naming the key and never its hash.
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as assert from 'uvu/assert';
 import { generateKey, hashKey } from '../../src/store/keys.ts';
 import type { TestApp } from '../kit/app.ts';
 import { assertErrorShape } from '../kit/http.ts';
+import { logged } from '../kit/logged.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
-
-/** Waits (bounded) for a log line that says pattern. */
-async function logged(t: TestApp, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const line = t.logs.find((l) => pattern.test(l));
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no log line says ${pattern} within 5 s: ${t.logs.slice(-3).join('')}`);
-    await sleep(20);
-  }
-}
 
 /** A key is refused now and stays refused after every instance read its keys again (a key change). */
 async function refusedThroughout(t: TestApp, key: string, what: string): Promise<void> {

@@ -12,16 +12,25 @@
 // The same connection hears key changes (KEYS_CHANNEL, with the key chain's new seq),
 // which keys.ts serves from memory only while a heartbeat sent within KEYS_FRESH_MS has
 // come back: then every key change committed more than KEYS_FRESH_MS ago has been heard.
+// A key row edited behind the triggers sends no notification: each heartbeat also reads a
+// digest of the key tables (KEYS_DIGEST_SQL), and keys.ts trusts its memory only while it
+// matches the digest of a heartbeat sent within KEYS_FRESH_MS.
 import pg from 'pg';
 import type { NotificationStatus } from '../health.ts';
 import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
-import { OVERDUE_MS, startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
+import { OVERDUE_MS, startHeartbeat, type Heartbeat, type Probe } from './listener-heartbeat.ts';
 
 export const CHANGES_CHANNEL = 'inventory_changes';
 export const KEYS_CHANNEL = 'inventory_keys';
 /** How late a key change may be seen by another instance (ms). */
 export const KEYS_FRESH_MS = 100;
 const RECONNECT_MS = 1_000;
+/** What the key tables hold, as one text: the key chain's head (seq and hash) and every
+ * row of the key log and of api_keys. Any edit changes it, announced or not. */
+export const KEYS_DIGEST_SQL = `SELECT md5(concat_ws(E'\\n\\n',
+    (SELECT seq::text || ':' || hash FROM key_chain_head),
+    (SELECT string_agg(e::text, E'\\n' ORDER BY e.seq) FROM api_key_events e),
+    (SELECT string_agg(k::text, E'\\n' ORDER BY k.name) FROM api_keys k)))`;
 
 export interface ChangeWatch {
   token(): Promise<string>;
@@ -32,6 +41,9 @@ export interface ChangeWatch {
   /** The key chain's seq as far as heard, while notifications prove current (a heartbeat
    * sent within KEYS_FRESH_MS came back); undefined while they do not. */
   keysSeq(): bigint | undefined;
+  /** The key tables' digest (KEYS_DIGEST_SQL) as read by the newest heartbeat that
+   * answered, while that heartbeat was sent within KEYS_FRESH_MS; undefined otherwise. */
+  keysRead(): Probe | undefined;
   /** This instance changed a key (seq in the key chain): its own next request must see it. */
   sawKeys(seq: bigint): void;
   /** The listening connection's state and the last change seen, for readiness. */
@@ -107,7 +119,7 @@ export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeW
       );
       note(BigInt(rows[0]!.changes));
       noteKeys(BigInt(rows[0]!.keys));
-      const beat = await startHeartbeat(c, lost);
+      const beat = await startHeartbeat(c, lost, Date.now, KEYS_DIGEST_SQL);
       if (client !== c) beat.stop();
       else {
         heartbeat = beat;
@@ -129,6 +141,10 @@ export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeW
     tokenNow: () => (trusted() ? String(known) : undefined),
     saw: note,
     keysSeq: () => (listening && heartbeat !== undefined && heartbeat.sentHeardAt() >= Date.now() - KEYS_FRESH_MS ? keysKnown : undefined),
+    keysRead() {
+      const read = listening ? heartbeat?.probed() : undefined;
+      return read !== undefined && read.sentAt >= Date.now() - KEYS_FRESH_MS ? read : undefined;
+    },
     sawKeys: noteKeys,
     status() {
       const heard = heartbeat?.lastHeardAt();

@@ -1,13 +1,16 @@
 // The api_keys table on PostgreSQL: hashes and names, never keys. Each instance holds the
 // active keys in memory and authenticates from there while its notification connection
 // proves current (changes.ts keysSeq: every key change NOTIFYs its seq in the key chain,
-// and a heartbeat sent within the last 100 ms came back); the memory is read again from
-// the database as soon as a newer seq is heard. Otherwise (the connection down, a
-// heartbeat late) authenticate asks the database every time. So a key revoked
-// through any instance fails in every instance within 100 ms, in the revoking instance at
-// its next request. Every creation and revocation is entered in the key log
-// (api_key_events) first, chained under the key chain's head, which each key change
-// locks: the table's triggers refuse a key or a revocation without its event.
+// and a heartbeat sent within KEYS_FRESH_MS came back); the memory is read again from
+// the database as soon as a newer seq is heard. A row edited behind the triggers
+// announces nothing: each heartbeat also reads a digest of the key tables (keysRead),
+// and memory is trusted only while it was read at that digest, read again when it
+// differs. Otherwise (the connection down, a heartbeat late) authenticate asks the
+// database every time. So a key revoked, or edited, through any instance fails in every
+// instance within KEYS_FRESH_MS, in the revoking instance at its next request. Every
+// creation and revocation is entered in the key log (api_key_events) first, chained
+// under the key chain's head, which each key change locks: the table's triggers refuse a
+// key or a revocation without its event.
 import type pg from 'pg';
 import { keyEventHash, type KeyEventType } from '../hash-chain.ts';
 import {
@@ -29,7 +32,8 @@ import {
   type Principal,
   type Revocation,
 } from '../keys.ts';
-import { KEYS_CHANNEL, type ChangeWatch } from './changes.ts';
+import { KEYS_CHANNEL, KEYS_DIGEST_SQL, type ChangeWatch } from './changes.ts';
+import type { Probe } from './listener-heartbeat.ts';
 import { inTransaction } from './connection.ts';
 
 const FIRST_KEY_LOCK = 'petstore-inventory/first-key';
@@ -91,21 +95,24 @@ export async function addSigningKey(pool: pg.Pool, keyId: string, publicKey: str
   });
 }
 
-// The active keys with what the key log says of them, and the seq they are current at,
-// in one statement: one snapshot.
-const ACTIVE_KEYS = `SELECT h.seq::text AS "headSeq", k.*
+// The active keys with what the key log says of them, and the seq and digest they are
+// current at, in one statement: one snapshot.
+const ACTIVE_KEYS = `SELECT h.seq::text AS "headSeq", (${KEYS_DIGEST_SQL}) AS digest, k.*
   FROM key_chain_head h LEFT JOIN (${KEY_TRUST_SQL} WHERE k.revoked_at IS NULL) AS k ON true`;
 const KEY_BY_HASH = `${KEY_TRUST_SQL} WHERE k.hash = $1`;
 
-/** The keys the key log vouches for in memory (by hash) and the key chain's seq they are current at. */
+/** The keys the key log vouches for in memory (by hash), the key chain's seq and the key
+ * tables' digest they are current at, and the heartbeat's reading they were read after. */
 interface KeyMemory {
   seq: bigint;
+  digest: string;
+  after: Probe | undefined;
   names: Map<string, Principal>;
 }
 
 /** watch: the notification connection, which says when the keys in memory are current
  * (without it every authentication asks the database). */
-export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWatch, 'keysSeq' | 'sawKeys'>): KeyStore {
+export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWatch, 'keysSeq' | 'keysRead' | 'sawKeys'>): KeyStore {
   const at = () => new Date(now()).toISOString();
   let memory: KeyMemory | undefined;
   // Active keys by the key as presented (no hash), for the keys now in memory.
@@ -120,17 +127,22 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
     return undefined;
   };
   // One read at a time, shared by the requests that wait for it.
-  const load = () =>
+  // after: the heartbeat's reading this read follows (it reads what that one read, or newer).
+  const load = (after: Probe | undefined) =>
     (loading ??= (async () => {
-      const { rows } = await pool.query<KeyTrustRow & { headSeq: string }>(ACTIVE_KEYS);
+      const { rows } = await pool.query<KeyTrustRow & { headSeq: string; digest: string }>(ACTIVE_KEYS);
       const seq = BigInt(rows[0]!.headSeq);
-      if (memory && memory.seq >= seq) return;
+      const digest = rows[0]!.digest;
+      if (memory && memory.seq === seq && memory.digest === digest) {
+        memory.after = after;
+        return;
+      }
       const names = new Map<string, Principal>();
       for (const row of rows) {
         const principal = row.hash === null ? undefined : judge(row);
         if (principal) names.set(row.hash, principal);
       }
-      memory = { seq, names };
+      memory = { seq, digest, after, names };
       known.clear();
     })().finally(() => (loading = undefined)));
   const byHash = async (hash: string): Promise<Principal | undefined> => {
@@ -151,7 +163,9 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
   /** The principal from memory, null when refused; undefined unless memory is current now. */
   const fromMemory = (key: string): Principal | null | undefined => {
     const heard = watch?.keysSeq();
-    if (heard === undefined || memory === undefined || memory.seq < heard) return undefined;
+    const read = watch?.keysRead();
+    if (heard === undefined || read === undefined || memory === undefined) return undefined;
+    if (memory.seq < heard || memory.digest !== read.value) return undefined;
     let principal = known.get(key);
     if (principal === undefined) {
       const hash = hashKey(key);
@@ -198,7 +212,11 @@ export function makeKeys(pool: pg.Pool, now: () => number, watch?: Pick<ChangeWa
     onDistrust: (listener) => distrust.listen(listener),
     async authenticate(key) {
       const heard = watch?.keysSeq();
-      if (heard !== undefined && (memory === undefined || memory.seq < heard)) await load();
+      const read = watch?.keysRead();
+      // A reading that differs from memory is a reason to read once: a later reading may
+      // still show the state before a change of ours that memory holds already.
+      const differs = read !== undefined && memory !== undefined && memory.digest !== read.value && memory.after !== read;
+      if (heard !== undefined && (memory === undefined || memory.seq < heard || differs)) await load(read);
       const remembered = fromMemory(key);
       if (remembered !== undefined) return remembered ?? undefined;
       // Notifications are not proven current (or the read was older than what we heard).
