@@ -51,7 +51,12 @@ const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
 let stopHeadLog = () => {};
 const metrics = makeMetrics({ store, processMetrics: true });
-const feed = makeFeed({ store, logger, registry: metrics.registry, limits: { maxStreams: config.feedMaxStreams } });
+const feed = makeFeed({
+  store,
+  logger,
+  registry: metrics.registry,
+  limits: { maxStreams: config.feedMaxStreams, maxLifetimeMs: config.feedStreamMaxMs },
+});
 const app = buildApp({
   store,
   logger,
