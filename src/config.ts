@@ -12,6 +12,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Change feed streams this instance holds open at once (FEED_MAX_STREAMS). */
   readonly feedMaxStreams: number;
+  /** The longest a change feed stream stays open, in ms (FEED_STREAM_MAX_SECONDS). */
+  readonly feedStreamMaxMs: number;
   /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
   readonly idempotencyTtlMs: number;
   /** The instance's Ed25519 signing key, a PKCS#8 PEM file made when missing (INVENTORY_SIGNING_KEY). */
@@ -40,6 +42,10 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^[1-9][0-9]{0,5}$/.test(feedMaxStreams)) {
     throw new ConfigError(`FEED_MAX_STREAMS must be a whole number from 1 to 999999, not ${JSON.stringify(feedMaxStreams)}`);
   }
+  const streamMax = env.FEED_STREAM_MAX_SECONDS ?? '300';
+  if (!/^[1-9][0-9]{0,4}$/.test(streamMax) || Number(streamMax) > 86400) {
+    throw new ConfigError(`FEED_STREAM_MAX_SECONDS must be a whole number of seconds from 1 to 86400, not ${JSON.stringify(streamMax)}`);
+  }
   const ttl = env.IDEMPOTENCY_TTL_HOURS ?? '24';
   // Whole hours, at least one: a client's retries must outlive the ordinary outages.
   if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
@@ -55,6 +61,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins,
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
+    feedStreamMaxMs: Number(streamMax) * 1000,
     signingKeyPath,
   });
 }

@@ -5,6 +5,7 @@
 // finish, ends change feed streams after sending what was committed, stops the writer
 // thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
+import { failureMessage, systemWords } from './cli/messages.ts';
 import { makeMetrics } from './application/metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './application/bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
@@ -14,6 +15,7 @@ import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './application/log-head.ts';
 import { forkOf, makeSignedStateWriter, signedStatePath } from './application/signed-state.ts';
 import { createLogger } from './support/logger.ts';
+import { listenProblem } from './support/listen-problem.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
@@ -44,7 +46,10 @@ try {
   // stalls requests. On PostgreSQL every wait is on the server.
   store = await openStore(config.dbPath, { service: true, signingKey });
 } catch (err) {
-  process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
+  // A system error (a server that refuses the connection, a folder that cannot be made)
+  // in the words the operator commands use for it.
+  const why = systemWords(err) === undefined ? (err as Error).message : failureMessage(err);
+  process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${why}\n`);
   process.exit(1);
 }
 // A key never signs two checkpoints that disagree: a log that does not extend what this
@@ -70,7 +75,12 @@ const hostInUrl = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
 let accepting = true;
 let stopHeadLog = () => {};
 const metrics = makeMetrics({ store, processMetrics: true });
-const feed = makeFeed({ store, logger, registry: metrics.registry, limits: { maxStreams: config.feedMaxStreams } });
+const feed = makeFeed({
+  store,
+  logger,
+  registry: metrics.registry,
+  limits: { maxStreams: config.feedMaxStreams, maxLifetimeMs: config.feedStreamMaxMs },
+});
 const app = buildApp({
   store,
   logger,
@@ -85,9 +95,9 @@ const app = buildApp({
 const stopExpiry = startIdempotencyExpiry(store.idempotency, Date.now, logger);
 const server = createHttpServer(app, undefined, logger);
 
-server.on('error', (err) => {
-  logger.fatal({ err: { message: err.message } }, 'cannot listen');
-  logger.flush();
+server.on('error', (err: NodeJS.ErrnoException) => {
+  // One line an operator can act on, as for the other reasons a start gives up.
+  process.stderr.write(`petstore-inventory: ${listenProblem(err, config.host, config.port)}\n`);
   void store.close().finally(() => process.exit(1));
 });
 

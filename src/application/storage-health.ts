@@ -16,13 +16,14 @@ export interface StorageHealth {
   status(): StorageStatus | ConnectionStatus | undefined;
 }
 
-/** The code of a storage fault (not mere contention), or why the store cannot write, else undefined. */
+/** What to do about a storage fault (not mere contention), or else its code, or why the
+ * store cannot write, else undefined. */
 function storageFault(store: Pick<StoreHealth, 'fault'>, error: unknown): string | undefined {
   for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (e instanceof StoreUnavailable) return e.message;
   }
   const fault = store.fault(error);
-  return fault?.kind === 'storage' ? fault.code : undefined;
+  return fault?.kind === 'storage' ? (fault.advice ?? fault.code) : undefined;
 }
 
 export function makeStorageHealth(

@@ -5,8 +5,10 @@
 // the back-pressure cut-off, the change-token poll and the key checks.
 //
 // Bounds: at most maxStreams; a reader more than maxBehindBytes or maxBehindMs behind is
-// cut off (it resumes from its last id); a revoked key's streams end within keyCheckMs;
-// close() (shutdown) sends every stream what was committed, then ends it.
+// cut off (it resumes from its last id); every stream ends within maxLifetimeMs, with a
+// retry hint, so that a reader this process cannot see stalled (the kernel's buffers
+// still take its heartbeats) gives its place back; a revoked key's streams end within
+// keyCheckMs; close() (shutdown) sends every stream what was committed, then ends it.
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { repeatedWarnings, type Logger } from '../support/logger.ts';

@@ -7,6 +7,10 @@ export interface FeedLimits {
   maxBehindBytes: number;
   /** How long a stream's output may wait for its reader before it is cut off. */
   maxBehindMs: number;
+  /** The longest a stream stays open: then it ends with a retry hint and its reader
+   * reconnects from its last id. What the kernel holds for a reader that stopped reading
+   * is invisible to this process; this bound is what frees its place whatever it does. */
+  maxLifetimeMs: number;
   /** A comment line goes to a stream that was sent nothing for this long. */
   heartbeatMs: number;
   /** How often the store's change token is looked at (commits of other processes). */
@@ -24,6 +28,7 @@ export const DEFAULT_FEED_LIMITS: FeedLimits = {
   maxStreams: 256,
   maxBehindBytes: 1024 * 1024,
   maxBehindMs: 30_000,
+  maxLifetimeMs: 300_000,
   heartbeatMs: 15_000,
   pollMs: 100,
   keyCheckMs: 500,

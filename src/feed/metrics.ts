@@ -25,7 +25,7 @@ export function makeFeedMetrics(registry: Registry | undefined, open: () => numb
   });
   const closed = new Counter({
     name: 'inventory_feed_streams_closed_total',
-    help: 'Change feed streams ended, by reason: client (went away), behind (its reader fell too far behind), revoked (its key), shutdown, error (reading the log failed).',
+    help: 'Change feed streams ended, by reason: client (went away), behind (its reader fell too far behind), lifetime (it was open for as long as a stream may be; its reader reconnects), revoked (its key), shutdown, error (reading the log failed).',
     labelNames: ['reason'] as const,
     registers,
   });

@@ -144,6 +144,9 @@ export function mapError(
   fault: StorageFaultOf,
   map: readonly ErrorMapping[] = ERROR_MAP,
 ): HttpError | undefined {
+  // A fault that retrying cannot mend is answered with what the store says to do.
+  const advice = fault(err)?.advice;
+  if (advice) return new HttpError(503, 'unavailable', advice, { 'Retry-After': '1' });
   for (const m of map) if (err instanceof m.kind) return m.answer(err, ctx);
   if (fault(err)) return UNAVAILABLE();
   const e = err as { status?: unknown; expose?: unknown; message?: unknown };

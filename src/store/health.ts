@@ -77,6 +77,9 @@ export interface StorageFault {
   kind: 'contention' | 'storage';
   /** The driver's own code, for the log (SQLITE_FULL, …). */
   code: string;
+  /** What a client and readiness are told instead of "retry later", when retrying cannot
+   * help until an operator acts. */
+  advice?: string;
 }
 
 export interface StoreHealth {

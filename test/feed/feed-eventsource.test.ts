@@ -1,7 +1,8 @@
 // The clients' guide's EventSource consumer (docs/clients.md, "Following the log"), run as
 // written with the eventsource package against the service process: onmessage gets every
 // event; at FEED_MAX_STREAMS it waits and gets in; across a restart of the service, with
-// writes while it is down, it resumes with nothing missed or repeated.
+// writes while it is down, it resumes with nothing missed or repeated; and so it does each
+// time a stream reaches its lifetime.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -105,6 +106,47 @@ test('onmessage gets every event once: after waiting at FEED_MAX_STREAMS, and ac
     const expected = (await eventsOf(check)).map((e) => `${e.seq} ${e.type} pet ${e.petId}`);
     assert.is(expected.length, 11);
     assert.equal(follower.lines, expected, 'every event once, in order, ids exact');
+  } finally {
+    await check.close();
+  }
+});
+
+test('streams that reach FEED_STREAM_MAX_SECONDS end, and the EventSource resumes each time with nothing missed or repeated', async (ctx) => {
+  const port = await freePort();
+  const service = await startService({ db: ctx.db, expectKey: false, env: { FEED_STREAM_MAX_SECONDS: '1', PORT: String(port) } });
+  const follower = readLines(
+    spawn(process.execPath, ['--import', 'tsx', 'follow-eventsource.ts'], {
+      cwd: ctx.scratch.dir,
+      env: { ...process.env, INVENTORY_URL: `http://127.0.0.1:${port}`, INVENTORY_KEY: ctx.key },
+    }),
+  );
+  ctx.follower = follower;
+  await follower.waitFor(3, 20_000);
+  // Writes for several lifetimes, so that some land while the consumer reconnects.
+  const started = performance.now();
+  let written = 0;
+  while (performance.now() - started < 4000) {
+    const res = await service.request({
+      method: 'PATCH',
+      path: `/v1/inventory/${BIG}`,
+      headers: { Authorization: `Bearer ${ctx.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ quantity: written }),
+    });
+    assert.is(res.status, 200, res.text);
+    written++;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await follower.waitFor(3 + written, 20_000);
+  const metrics = await service.request({ path: '/metrics' });
+  const ended = Number(/^inventory_feed_streams_closed_total\{reason="lifetime"\} (\d+)$/m.exec(metrics.text)?.[1]);
+  assert.ok(ended >= 2, `streams ended at their lifetime: ${ended}`);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.is(follower.proc.exitCode, null, follower.err());
+  const check = await target.open(ctx.db);
+  try {
+    const expected = (await eventsOf(check)).map((e) => `${e.seq} ${e.type} pet ${e.petId}`);
+    assert.is(expected.length, 3 + written);
+    assert.equal(follower.lines, expected, 'every event once, in order');
   } finally {
     await check.close();
   }

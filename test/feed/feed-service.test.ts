@@ -70,7 +70,7 @@ service('SIGTERM: streams get every committed event, then end; the service exits
 
 service.run();
 
-const config = suite('FEED_MAX_STREAMS in the configuration');
+const config = suite('the change feed in the configuration');
 config('256 by default; a whole number from 1, anything else refused at start', () => {
   assert.is(readConfig({}).feedMaxStreams, 256);
   assert.is(readConfig({ FEED_MAX_STREAMS: '3' }).feedMaxStreams, 3);
@@ -78,6 +78,17 @@ config('256 by default; a whole number from 1, anything else refused at start', 
     assert.throws(
       () => readConfig({ FEED_MAX_STREAMS: bad }),
       (e: unknown) => e instanceof ConfigError,
+      bad,
+    );
+});
+config('FEED_STREAM_MAX_SECONDS: 300 by default; whole seconds from 1 to 86400, anything else refused at start', () => {
+  assert.is(readConfig({}).feedStreamMaxMs, 300_000);
+  assert.is(readConfig({ FEED_STREAM_MAX_SECONDS: '2' }).feedStreamMaxMs, 2000);
+  assert.is(readConfig({ FEED_STREAM_MAX_SECONDS: '86400' }).feedStreamMaxMs, 86_400_000);
+  for (const bad of ['0', '-1', 'x', '1.5', '', ' 4', '86401'])
+    assert.throws(
+      () => readConfig({ FEED_STREAM_MAX_SECONDS: bad }),
+      (e: unknown) => e instanceof ConfigError && e.message.includes('FEED_STREAM_MAX_SECONDS'),
       bad,
     );
 });

@@ -1,6 +1,6 @@
 // The change feed's stream at its edges, on every store: during a rebuild or a backup, a
-// revoked key, the bound on streams and on a reader that reads nothing, shutdown, the
-// heartbeat and /metrics.
+// revoked key, the bound on streams, on a reader that reads nothing and on a stream's
+// lifetime, shutdown, the heartbeat and /metrics.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
@@ -112,6 +112,74 @@ test('a reader that reads nothing is bounded and cut off; it can resume', async 
     s.close();
   } finally {
     await slow.close();
+  }
+});
+
+test('a stream ends at its lifetime with a retry hint; resumed from its last id, it misses nothing', async ({ target }) => {
+  const { startApp } = await import('../kit/app.ts');
+  const lifetimeMs = 800;
+  const t = await startApp({ target, feed: { maxLifetimeMs: lifetimeMs } });
+  try {
+    await seed(t, 2, 3);
+    const opened = performance.now();
+    const first = await stream(t);
+    await first.waitFor(6);
+    await Promise.race([first.ended, sleep(lifetimeMs + 5000)]);
+    assert.ok(first.isEnded(), 'ended by the service');
+    assert.ok(performance.now() - opened >= lifetimeMs * 0.9 - 50, 'not before its lifetime (less a tenth)');
+    assert.equal(
+      first.retries.map((r) => r.value),
+      ['1000', '1000'],
+      'the opening hint, and one at the end',
+    );
+    assert.is(first.retries[1]!.after, first.messages.length, 'the hint comes after every event sent');
+    assert.is(t.feed.size(), 0, 'its place is free');
+    for (let i = 0; i < 3; i++) assert.is((await t.patch(1, { quantity: 40 + i })).status, 200);
+    const table = (await t.events()).map((e) => e.seq);
+    const again = await stream(t, '', { 'Last-Event-ID': first.messages.at(-1)!.id });
+    await again.waitFor(3);
+    await sleep(200);
+    assertExactlyOnce([...seqsOf(first), ...seqsOf(again)], table, 'across the end');
+    again.close();
+  } finally {
+    await t.close();
+  }
+});
+
+test('a reader that stops reading on a quiet log gives its place back within the lifetime', async ({ target }) => {
+  const { startApp } = await import('../kit/app.ts');
+  const lifetimeMs = 1000;
+  const t = await startApp({ target, feed: { maxStreams: 1, maxLifetimeMs: lifetimeMs, heartbeatMs: 100 } });
+  const socket = connect(t.port, '127.0.0.1');
+  const connected = new Promise((resolve) => socket.once('connect', resolve));
+  try {
+    await seed(t, 1, 1);
+    await connected;
+    socket.write(`GET /v1/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${t.key}\r\n\r\n`);
+    socket.pause();
+    await sleep(200);
+    assert.is(t.feed.size(), 1, 'the stream is open');
+    assertErrorShape(await t.get('/v1/events', { Accept: 'text/event-stream' }), 503, 'unavailable');
+    // Heartbeats are all it is sent: the kernel's buffers take them, nothing waits here.
+    const started = performance.now();
+    while (t.feed.size() > 0 && performance.now() - started < lifetimeMs + 5000) await sleep(50);
+    assert.is(t.feed.size(), 0, 'its place is free');
+    const next = await stream(t);
+    assert.is(next.status, 200, 'another reader gets in');
+    next.close();
+    // What the stalled reader finds when it reads again: its events, then the hint to reconnect.
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.resume();
+    await Promise.race([closed, sleep(15_000)]);
+    assert.ok(socket.destroyed || socket.readableEnded, 'the connection was closed');
+    assert.is(text.split('retry: 1000').length - 1, 2, 'the opening hint, and one at the end');
+    assert.ok(text.lastIndexOf('retry: 1000') > text.lastIndexOf('data: '), 'the hint after the events');
+  } finally {
+    socket.destroy();
+    await t.close();
   }
 });
 

@@ -17,6 +17,8 @@ export interface SseStream {
   messages: SseMessage[];
   /** Comment lines seen (heartbeats). */
   comments: number;
+  /** The `retry:` fields seen, in order, and the messages received before each. */
+  retries: { value: string; after: number }[];
   /** Resolves when the server ended the stream (or the connection closed). */
   ended: Promise<void>;
   isEnded(): boolean;
@@ -34,6 +36,7 @@ export function openStream(port: number, path: string, headers: Record<string, s
       let buffer = '';
       let ended = false;
       let comments = 0;
+      const retries: SseStream['retries'] = [];
       const waiters: (() => void)[] = [];
       const poke = () => waiters.splice(0).forEach((w) => w());
       const stream: SseStream = {
@@ -43,6 +46,7 @@ export function openStream(port: number, path: string, headers: Record<string, s
         get comments() {
           return comments;
         },
+        retries,
         ended: new Promise<void>((done) => {
           const end = () => {
             ended = true;
@@ -91,6 +95,7 @@ export function openStream(port: number, path: string, headers: Record<string, s
             const name = colon < 0 ? line : line.slice(0, colon);
             fields[name] = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
           }
+          if (fields.retry !== undefined) retries.push({ value: fields.retry, after: messages.length });
           if (fields.data !== undefined)
             messages.push({ id: fields.id ?? '', event: fields.event ?? 'message', data: fields.data, at: performance.now() });
         }

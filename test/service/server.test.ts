@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describeTarget } from '../../src/store/open.ts';
 import { root, tempDir } from '../kit/paths.ts';
 import type { AddressInfo } from 'node:net';
+import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertErrorShape, type RequestOptions } from '../kit/http.ts';
 import { sample } from '../kit/prometheus.ts';
@@ -15,6 +16,7 @@ import { noDatabase, query } from '../kit/sql.ts';
 import type { StoreTarget } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { runScriptSync } from '../kit/scripts.ts';
+import { freePort } from '../kit/ports.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from '../kit/service.ts';
 
 const BOOTSTRAP_START = 'This database had no API key';
@@ -372,7 +374,7 @@ server('a first start that cannot listen (the port is taken) creates no key; the
     const failed = spawnService({ INVENTORY_DB: ctx.db, PORT: String(port) });
     const { code } = await withTimeout(failed.exited, WAIT_MS, 'the service to give up on a taken port');
     assert.is(code, 1, `exit ${code}\nstderr: ${failed.err()}`);
-    assert.match(failed.out(), /cannot listen/);
+    assert.is(failed.err(), `petstore-inventory: port ${port} is taken on 127.0.0.1: stop the other service or set PORT\n`, 'one line');
     assert.not.ok(failed.err().includes(BOOTSTRAP_START), 'no key was printed');
     assert.equal(await apiKeys(ctx), [], 'so none was created: it would have been lost');
   } finally {
@@ -387,4 +389,36 @@ server('a first start that cannot listen (the port is taken) creates no key; the
   assert.is((await next.stop()).code, 0);
 });
 
+server("a HOST that is not this machine's, or no name at all: one line that names HOST, exit 1", async (ctx) => {
+  const cases = [
+    ['192.0.2.1', 'HOST 192.0.2.1 is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all)'],
+    [
+      'no-such-host.invalid',
+      'HOST no-such-host.invalid is not a name this machine can resolve: set HOST to one of its addresses (0.0.0.0 for all)',
+    ],
+  ];
+  for (const [host, line] of cases) {
+    const failed = spawnService({ INVENTORY_DB: ctx.db, HOST: host! });
+    const { code } = await withTimeout(failed.exited, WAIT_MS, `the service to give up on HOST ${host}`);
+    assert.is(code, 1, `exit ${code}\nstderr: ${failed.err()}`);
+    assert.is(failed.err(), `petstore-inventory: ${line}\n`, host);
+  }
+  assert.equal(await apiKeys(ctx), [], 'no key was created');
+});
+
 server.run();
+
+const unreachable = suite('a start that cannot reach its PostgreSQL server');
+unreachable.after.each(() => killAll());
+unreachable('a closed port: one line that names the server and asks whether it runs there, exit 1', async () => {
+  const port = await freePort();
+  const db = `postgres://inventory@127.0.0.1:${port}/inventory`;
+  const failed = spawnService({ INVENTORY_DB: db });
+  const { code } = await withTimeout(failed.exited, WAIT_MS, 'the service to give up');
+  assert.is(code, 1, `exit ${code}\nstderr: ${failed.err()}`);
+  assert.is(
+    failed.err(),
+    `petstore-inventory: cannot use the database ${db}: the database server refused the connection (is it running on that host and port?)\n`,
+  );
+});
+unreachable.run();

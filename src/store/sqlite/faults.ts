@@ -7,11 +7,16 @@ const CONTENTION = /^SQLITE_(BUSY|LOCKED)/;
 const STORAGE = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM|PROTOCOL|NOLFS)/;
 
 import type { StorageFault } from '../health.ts';
+import { READ_ONLY } from './read-only.ts';
+
+/** The codes of a file this process may not write: no retry helps. */
+const READ_ONLY_CODES = ['SQLITE_READONLY', 'SQLITE_READONLY_DIRECTORY'];
 
 export function sqliteFault(error: unknown): StorageFault | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
     if (typeof e.code !== 'string') continue;
     if (CONTENTION.test(e.code)) return { kind: 'contention', code: e.code };
+    if (READ_ONLY_CODES.includes(e.code)) return { kind: 'storage', code: e.code, advice: READ_ONLY };
     if (STORAGE.test(e.code)) return { kind: 'storage', code: e.code };
   }
   return undefined;

@@ -14,6 +14,7 @@ import type { KeyStore } from '../keys.ts';
 import { StoreUnavailable, type StorageStatus } from '../health.ts';
 import type { InventoryStore } from '../port.ts';
 import { recordFileIdentity } from './file-identity.ts';
+import { readOnlyProblem } from './read-only.ts';
 import { rescueMessage } from './side-files.ts';
 import { makeReader, type Reader } from './reads.ts';
 import { superviseWriter } from './supervised-writer.ts';
@@ -185,7 +186,10 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     const problem = identity.problem();
     return problem && problem + rescueMessage(supervised.rescue());
   };
-  const unavailable = () => fileProblem() ?? supervised.unavailable();
+  // Known at start: a file the thread's connection cannot write (it was opened read-only).
+  // A probe that writes says otherwise (its thread was started again on writable files).
+  let readOnly = readOnlyProblem(path);
+  const unavailable = () => fileProblem() ?? readOnly ?? supervised.unavailable();
   const guarded =
     <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -199,7 +203,10 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     createFirstKey: guarded(supervised.createFirstKey),
     revokeKey: guarded(supervised.revokeKey),
     replaceProjection: guarded(supervised.replaceProjection),
-    probeWrite: guarded(supervised.probeWrite),
+    probeWrite: guarded(async () => {
+      await supervised.probeWrite();
+      readOnly = undefined;
+    }),
     useSigningKey: guarded(supervised.useSigningKey),
     expireIdempotency: guarded(supervised.expireIdempotency),
     close: () => supervised.close(),
