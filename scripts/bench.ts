@@ -20,6 +20,8 @@
 // target). About seven minutes; the readers' row adds under one.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --only many-readers   that last row alone (a minute or two)
+//   npm run bench -- --only log   the verifiable log's rows alone (bench/log.ts; a few minutes:
+//                                 it builds a log of 1,000,000 events)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
 //                                                        (figures that mean nothing)
 //   npm run bench -- --baseline REF   the service against itself at git REF instead
@@ -33,6 +35,7 @@ import { scriptArgs } from './script-args.ts';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { quantile, readersRound } from './bench/many-readers.ts';
+import { atScale, receiptsCost } from './bench/log.ts';
 import {
   children,
   measure,
@@ -70,10 +73,12 @@ try {
     const row = await manyReaders(join(dir, 'readers.db'), key);
     console.log(`${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}`);
     console.log(`load average after: ${loadAverage()}`);
-  } else if (values.only !== undefined) throw new Error(`--only takes many-readers, not ${values.only}`);
+  } else if (values.only === 'log') await logRows();
+  else if (values.only !== undefined) throw new Error(`--only takes many-readers or log, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
+    await logRows();
   }
 } finally {
   for (const child of children) child.kill('SIGKILL');
@@ -503,4 +508,16 @@ function combine(loads: Load[]): Load {
     non2xx: loads.reduce((n, l) => n + l.non2xx, 0),
     '2xx': loads.reduce((n, l) => n + l['2xx'], 0),
   };
+}
+
+/** The verifiable log's rows (bench/log.ts): receipts' cost, and proofs, the monitor and the migration at 1,000,000 events. */
+async function logRows(): Promise<void> {
+  console.log(`the verifiable log: load average before: ${loadAverage()}`);
+  const rows = [await receiptsCost(dir, SECONDS, ROUNDS), ...(await atScale(dir, Number(process.env.BENCH_LOG_EVENTS ?? 1_000_000)))];
+  for (const row of rows) {
+    console.log(
+      `${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}${row.floor ? `  (floor ${row.floor})` : ''}`,
+    );
+  }
+  console.log(`the verifiable log: load average after: ${loadAverage()}`);
 }

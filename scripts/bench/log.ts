@@ -1,0 +1,217 @@
+// The verifiable log's rows of npm run bench: what receipts cost a PATCH (the service
+// against the same tree without a signing key, alternated), and on a log of 1,000,000
+// events: how long the migration that builds the Merkle tree for an existing log takes,
+// an inclusion and a consistency proof's latency, and what the monitor (verify-log --url
+// --checkpoint) downloads and how long it takes, counted by a TCP proxy in front of the
+// service.
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
+import { freePort, makeDatabase } from './fixtures.ts';
+import { measure, ready, start, startService, stop, type Load } from './harness.ts';
+import { quantile } from './many-readers.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+export interface LogRow {
+  name: string;
+  measured: string;
+  target: string;
+  met: boolean;
+  floor?: string;
+}
+
+/** Receipts against no receipts, in rounds alternated so that a slow stretch falls on both. */
+export async function receiptsCost(dir: string, seconds: number, rounds: number): Promise<LogRow> {
+  const PETS = 1000;
+  const key = await makeDatabase(join(dir, 'signed.db'), PETS);
+  copyFileSync(join(dir, 'signed.db'), join(dir, 'unsigned.db'));
+  const signedPort = await freePort();
+  const unsignedPort = await freePort();
+  const signed = startService({
+    PORT: String(signedPort),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: join(dir, 'signed.db'),
+    LOG_LEVEL: 'warn',
+    INVENTORY_SIGNING_KEY: join(dir, 'key.pem'),
+  });
+  const unsigned = start(['scripts/bench/unsigned-service.ts'], {
+    PORT: String(unsignedPort),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: join(dir, 'unsigned.db'),
+  });
+  try {
+    await ready(signedPort, '/healthz');
+    await ready(unsignedPort, '/healthz');
+    const rates: { signed: Load[]; unsigned: Load[] } = { signed: [], unsigned: [] };
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? (['signed', 'unsigned'] as const) : (['unsigned', 'signed'] as const);
+      for (const which of order)
+        rates[which].push(await measure(which === 'signed' ? signedPort : unsignedPort, 'patch', seconds, 50, key, PETS));
+    }
+    const median = (loads: Load[]) => [...loads].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(loads.length / 2)]!;
+    const s = median(rates.signed);
+    const u = median(rates.unsigned);
+    for (const [name, r] of [
+      ['SQLite service PATCH, receipts (median)', s],
+      ['the same tree without a signing key (median)', u],
+    ] as const) {
+      console.log(
+        `${name.padEnd(52)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
+      );
+    }
+    const ratio = s.requests.average / u.requests.average;
+    return {
+      name: 'SQLite PATCH with receipts / the same tree without',
+      measured: `${ratio.toFixed(2)}x`,
+      target: '>= 0.95x',
+      met: ratio >= 0.95,
+      floor: `${u.requests.average.toFixed(0)} req/s`,
+    };
+  } finally {
+    await stop(signed);
+    await stop(unsigned);
+  }
+}
+
+/** A log of events pets, the tree dropped, then the migration that builds it, timed. */
+function migrationAt(db: string): number {
+  const copy = `${db}.migrate.db`;
+  copyFileSync(db, copy);
+  const raw = new Database(copy);
+  raw.exec('DROP TABLE tree_nodes; DELETE FROM schema_migrations WHERE version = 12');
+  const started = performance.now();
+  migrate(raw, loadMigrations(), copy);
+  const ms = performance.now() - started;
+  raw.close();
+  return ms;
+}
+
+/** GET path on a keep-alive agent; its latency in ms. */
+function timedGet(port: number, path: string, key: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request({ host: '127.0.0.1', port, path, agent, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+      res.resume();
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`${path}: ${res.statusCode}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A TCP proxy that counts the bytes the service sends back. */
+async function countingProxy(port: number): Promise<{ port: number; bytes: () => number; close: () => void }> {
+  let bytes = 0;
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    upstream.pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, bytes: () => bytes, close: () => server.close() };
+}
+
+/** The rows on a log of events events (SQLite). */
+export async function atScale(dir: string, events: number): Promise<LogRow[]> {
+  const db = join(dir, 'million.db');
+  const built = performance.now();
+  const key = await makeDatabase(db, events);
+  console.log(`a log of ${events} events made in ${((performance.now() - built) / 1000).toFixed(1)} s`);
+  const migrationMs = migrationAt(db);
+  console.log(`the migration that builds the Merkle tree for ${events} events: ${(migrationMs / 1000).toFixed(1)} s`);
+  const port = await freePort();
+  const service = startService({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: db,
+    LOG_LEVEL: 'warn',
+    INVENTORY_SIGNING_KEY: join(dir, 'million-key.pem'),
+  });
+  const rows: LogRow[] = [];
+  try {
+    await ready(port, '/healthz');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ask = (path: string) => timedGet(port, path, key, agent);
+    for (let i = 0; i < 200; i++) await ask(`/v1/log/proof/inclusion?seq=${1 + i}&size=${events}`);
+    for (const kind of ['inclusion', 'consistency'] as const) {
+      const times: number[] = [];
+      for (let i = 0; i < 2000; i++) {
+        const a = 1 + Math.floor(Math.random() * events);
+        times.push(
+          await ask(
+            kind === 'inclusion' ? `/v1/log/proof/inclusion?seq=${a}&size=${events}` : `/v1/log/proof/consistency?from=${a}&to=${events}`,
+          ),
+        );
+      }
+      times.sort((x, y) => x - y);
+      const p99 = quantile(times, 0.99);
+      console.log(
+        `${kind} proof at ${events} events: p50 ${quantile(times, 0.5).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (2,000 sequential, one connection)`,
+      );
+      rows.push({ name: `${kind} proof at ${events} events, p99`, measured: `${p99.toFixed(2)} ms`, target: '<= 5 ms', met: p99 <= 5 });
+    }
+    agent.destroy();
+    // The monitor: a checkpoint kept at today's size, then a few writes, then one run.
+    const file = join(dir, 'monitor.checkpoint');
+    const first = spawnSync('scripts/verify-log', ['--url', `http://127.0.0.1:${port}`, '--checkpoint', file], {
+      cwd: ROOT,
+      env: { ...process.env, INVENTORY_KEY: key },
+      encoding: 'utf8',
+    });
+    if (first.status !== 0) throw new Error(`the monitor's first run failed: ${first.stderr}`);
+    for (let i = 0; i < 10; i++) {
+      await fetch(`http://127.0.0.1:${port}/v1/inventory/${1 + i}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ quantity: i }),
+      });
+    }
+    const proxy = await countingProxy(port);
+    const started = performance.now();
+    // Not spawnSync: the proxy forwards on this process's event loop.
+    const run = await new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn('scripts/verify-log', ['--url', `http://127.0.0.1:${proxy.port}`, '--checkpoint', file], {
+        cwd: ROOT,
+        env: { ...process.env, INVENTORY_KEY: key },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, stderr }));
+    });
+    const ms = performance.now() - started;
+    proxy.close();
+    if (run.status !== 0) throw new Error(`the monitor failed: ${run.stderr}`);
+    writeFileSync(join(dir, 'monitor.out'), run.stderr);
+    console.log(
+      `the monitor's run at ${events} events: ${proxy.bytes()} bytes from the service, ${ms.toFixed(0)} ms (the command's whole run, node's start included)`,
+    );
+    rows.push({
+      name: `monitor run at ${events} events, bytes downloaded`,
+      measured: `${proxy.bytes()} B`,
+      target: '< 8 KB',
+      met: proxy.bytes() < 8192,
+    });
+    rows.push({ name: `monitor run at ${events} events, time`, measured: `${ms.toFixed(0)} ms`, target: '< 1 s', met: ms < 1000 });
+    rows.push({
+      name: `migration building the tree for ${events} events`,
+      measured: `${(migrationMs / 1000).toFixed(1)} s`,
+      target: '(measured)',
+      met: true,
+    });
+  } finally {
+    await stop(service);
+  }
+  return rows;
+}
