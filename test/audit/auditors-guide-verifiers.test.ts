@@ -59,7 +59,7 @@ needing(test, [tools.python3])(
           UPDATE api_keys SET created_at = '2026-11-21T18:58:00.000Z' WHERE name = 'store-front';
           INSERT INTO api_key_events (type, name, key_hash, recorded_at, actor, prev_hash, hash)
             SELECT 'KeyCreated', name, hash, created_at, created_by, '', '' FROM api_keys WHERE name = 'store-front'`),
-        /^BROKEN at key seq 3$/,
+        /^BROKEN at key seq 4$/,
       ],
       [
         'a revocation back-dated',

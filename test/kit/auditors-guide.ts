@@ -2,6 +2,7 @@
 // database it describes (built again through the service's own code) and the ways its
 // commands and queries are run (test/audit/auditors-guide.test.ts says how).
 import { spawnSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +13,7 @@ import type { Command } from '../../src/domain/decide.ts';
 import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import { setQuantityCommand } from '../../src/http/preconditions.ts';
+import type { SigningKeyData } from '../../src/support/signing.ts';
 import { openStore } from './stores.ts';
 import { commandsOn, createKey, entriesOf, lastSeqOf } from './fixtures.ts';
 import { root } from './paths.ts';
@@ -103,10 +105,22 @@ export interface InventorySeen {
   rows: string[][];
 }
 
+/** The example service's signing key: a fixed Ed25519 seed (PKCS#8 DER around it), so
+ * that the key log, and what the page shows of it, is the same on every run. */
+export const EXAMPLE_SIGNING_KEY: SigningKeyData = {
+  pem: createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
+    format: 'der',
+    type: 'pkcs8',
+  }).export({ type: 'pkcs8', format: 'pem' }) as string,
+};
+
 /** Builds the example at db; returns what GET /v1/inventory would have answered at each read. */
 export async function buildExample(db: string): Promise<InventorySeen[]> {
-  let clock = 0;
-  const store = await openStore(db, { now: () => clock });
+  // The service enters its signing key in the key log as it opens the database, at its
+  // first start, before it creates the bootstrap key.
+  let clock = Date.parse(EXAMPLE[0]!.at);
+  const store = await openStore(db, { now: () => clock, signingKey: EXAMPLE_SIGNING_KEY });
   const seen: InventorySeen[] = [];
   try {
     const commands = commandsOn(store, () => clock);
