@@ -17,7 +17,7 @@
 // matches the digest of a heartbeat sent within KEYS_FRESH_MS.
 import pg from 'pg';
 import type { NotificationStatus } from '../health.ts';
-import { CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
+import { CONNECT_TIMEOUT_MS, connectionOf, QUERY_TIMEOUT_MS, sessionSettings } from './connection.ts';
 import { OVERDUE_MS, startHeartbeat, type Heartbeat, type Probe } from './listener-heartbeat.ts';
 
 export const CHANGES_CHANNEL = 'inventory_changes';
@@ -80,7 +80,7 @@ export function watchChanges(url: string, pool: pg.Pool, listen = true): ChangeW
   const connect = async () => {
     if (closed) return;
     const c = new pg.Client({
-      connectionString: url,
+      ...connectionOf(url),
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // A server that falls silent while we start listening fails the start (and we try
       // again) instead of leaving us waiting forever.

@@ -1,6 +1,7 @@
 // The connection settings every PostgreSQL connection of this service shares: bigint
 // columns read as BigInt (ids above 2^53 stay exact), bounded waits (a database that is
 // gone or stuck answers with an error, never a hang), and a URL shown without its password.
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { CommitUnconfirmed } from '../event-log.ts';
 import { DeadlinePassed } from '../health.ts';
@@ -72,9 +73,36 @@ export function sessionSettings(options: PoolOptions = {}): pg.ClientConfig {
   };
 }
 
+const requireHere = createRequire(import.meta.url);
+/** node-pg's own pgpass reader and URL parser, dependencies of pg (package.json names them). */
+const pgpass = requireHere('pgpass') as (connection: object, found: (password?: string) => void) => void;
+const { parse: parseUrl } = requireHere('pg-connection-string') as { parse: (url: string) => Record<string, unknown> };
+
+/**
+ * How node-pg connects to url. A URL without a password takes it from ~/.pgpass (or
+ * PGPASSFILE), as libpq does, read here through the same pgpass module: node-pg's own
+ * reading of the file is deprecated and prints a DeprecationWarning on every connection
+ * a command makes. node-pg lets a connection string's fields override the others, so
+ * such a URL is given as its parsed fields (what node-pg would parse) and the lookup.
+ */
+export function connectionOf(url: string): pg.ClientConfig {
+  if (process.env.PGPASSWORD !== undefined) return { connectionString: url };
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseUrl(url);
+  } catch {
+    return { connectionString: url };
+  }
+  if (typeof parsed.password === 'string' && parsed.password !== '') return { connectionString: url };
+  // node-pg calls it with the connection's parameters (host, port, database, user) and
+  // takes undefined as no password, which its types leave out.
+  const lookup = (connection: object) => new Promise<string | undefined>((resolve) => pgpass(connection, resolve));
+  return { ...(parsed as pg.ClientConfig), password: lookup as unknown as () => Promise<string> };
+}
+
 export function makePool(url: string, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url,
+    ...connectionOf(url),
     types,
     max: options.max ?? 10,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
