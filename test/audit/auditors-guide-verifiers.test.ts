@@ -1,18 +1,21 @@
 // docs/auditors.md's Python verifier and its auditor's cron, run against tampered copies
 // of the example and a live service (test/kit/auditors-guide.ts).
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import { root, tempDir } from '../kit/paths.ts';
 import { startApp } from '../kit/app.ts';
 import { commandsOn } from '../kit/fixtures.ts';
+import { makeSigner, receiptHeader } from '../../src/support/signing.ts';
 import { recomputeChain, withFile } from '../kit/tamper.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { KEEPING, PAGE_DB, buildExample, pageText, blocks, shell } from '../kit/auditors-guide.ts';
 import { suite } from 'uvu';
 
 const test = suite("the auditors' guide: the Python verifier and the cron");
+const SIGNING_KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 
 /** Runs a bash script with HOME set, its standard output collected (not spawnSync: the
  * service it may call runs in this process). */
@@ -29,6 +32,11 @@ function bash(script: string, cwd: string, home: string): Promise<{ output: stri
     child.on('error', reject);
     child.on('close', (status) => resolve({ output, status }));
   });
+}
+
+/** The same, standard error in the output too. */
+function bashWithErrors(script: string, home: string): Promise<{ output: string; status: number | null }> {
+  return bash(`exec 2>&1\n${script}`, home, home);
 }
 
 needing(test, [tools.python3])(
@@ -106,7 +114,7 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
     const cron = line.replace(/^(\S+\s+){5}/, '');
     const checks = kept[1]!.text.trim().split('\n');
     const scratch = tempDir('auditors-cron-');
-    const t = await startApp();
+    const t = await startApp({ signingKey: SIGNING_KEY });
     try {
       writeFileSync(scratch.path('.inventory-audit-key'), `${t.key}\n`);
       writeFileSync(scratch.path('verify_chain.py'), python.text);
@@ -122,9 +130,9 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
       await t.keys.create('auditor', 'cli:root');
       await fetch();
       const lines = readFileSync(scratch.path('inventory-digests.txt'), 'utf8').trim().split('\n');
-      assert.is(lines.length, 2);
-      assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:1:[0-9a-f]{64}$/);
-      assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:2:[0-9a-f]{64}$/);
+      assert.is(lines.length, 2, JSON.stringify(lines));
+      assert.match(lines[0]!, /^2026-01-02T03:04:05\.678Z 0:0{64} keys:2:[0-9a-f]{64}$/, lines[0]);
+      assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:3:[0-9a-f]{64}$/, lines[1]);
 
       // The kept list as the page checks it, on a consistent copy of the database.
       const copy = scratch.path('copy.db');
@@ -169,32 +177,75 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
 );
 
 needing(test, [tools.jq, tools.curl])(
-  "the client's check lists each event in its key's name that it holds no receipt for, through the feed",
+  "the client's check compares seq and hash of each event in its key's name with its receipts (both versions), through the feed",
   async () => {
     const block = blocks(pageText()).find((b) => b.text.includes('/v1/events?after='));
     assert.ok(block, 'the page has the check');
     const scratch = tempDir('auditors-receipts-');
-    const t = await startApp();
+    const t = await startApp({ signingKey: SIGNING_KEY });
     try {
       const writer = await t.keys.create('store-front', 'cli:root');
       writeFileSync(scratch.path('.inventory-audit-key'), `${await t.keys.create('auditor', 'cli:root', 'read-only')}\n`);
       const auth = { Authorization: `Bearer ${writer}` };
       // More events than one page, so that the loop turns the page.
       for (let pet = 1; pet <= 3; pet++) await t.track(pet, 1);
-      for (let i = 0; i < 4; i++) assert.is((await t.patch(1 + (i % 3), { quantity: 10 + i }, auth)).status, 200);
+      const receipts: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await t.patch(1 + (i % 3), { quantity: 19 + i }, auth);
+        assert.is(res.status, 200);
+        receipts.push(String(res.headers['log-receipt']));
+      }
       assert.is((await t.patch(2, { quantity: 5 })).status, 200, 'another key writes too');
-      const mine = (await t.events()).filter((e) => e.actor === 'store-front').map((e) => String(e.seq));
-      assert.is(mine.length, 4);
-      writeFileSync(scratch.path('my-seqs.txt'), `${mine.join('\n')}\n`);
+      assert.ok(
+        receipts.every((r) => r.startsWith('v=2, ')),
+        receipts.join('\n'),
+      );
+      // As a client keeps them: some with the header's name, one of the first version.
+      const mine = (await t.events()).filter((e) => e.actor === 'store-front');
+      const first = mine[0]!;
+      const v1 = receiptHeader(makeSigner(SIGNING_KEY), /log="([^"]+)"/.exec(receipts[0]!)![1]!, first.seq, first.hash!);
+      const kept = [v1, `Log-Receipt: ${receipts[1]}`, receipts[2], '', receipts[3], receipts[3]];
+      writeFileSync(scratch.path('my-receipts.txt'), `${kept.join('\n')}\n`);
       const script = block.text
         .replace('https://inventory.petstore.example', `http://127.0.0.1:${t.port}`)
         .replace('limit=1000', 'limit=3');
       const run = () => bash(script, scratch.dir, scratch.dir);
       assert.equal(await run(), { output: '', status: 0 }, 'every event in the name is one with a receipt');
+
+      // The client's newest event rewritten (quantity 22 -> 2), the chain recomputed: the
+      // same seq with another hash. Both the event and the receipt are named.
+      const rewritten = mine[3]!;
+      withFile(t.db, (raw) => {
+        const guards = raw
+          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'events_no_update'")
+          .pluck()
+          .all() as string[];
+        raw.exec(
+          `DROP TRIGGER events_no_update; UPDATE events SET data = replace(data, '"quantity":22', '"quantity":2') WHERE seq = ${rewritten.seq}`,
+        );
+        recomputeChain(raw);
+        for (const sql of guards) raw.exec(sql);
+      });
+      const after = (await t.events()).find((e) => e.seq === rewritten.seq)!;
+      assert.is.not(after.hash, rewritten.hash, 'the tampering changed the hash');
+      assert.equal(await run(), {
+        output: `in my name, no receipt: ${after.seq} ${after.hash}\nmy receipt, not in the log: ${rewritten.seq} ${rewritten.hash}\n`,
+        status: 1,
+      });
+
+      // A line that is not a receipt (here the seqs the check once kept) is refused, not skipped.
+      writeFileSync(scratch.path('my-receipts.txt'), `${mine.map((e) => e.seq).join('\n')}\n`);
+      const refused = await bashWithErrors(script, scratch.dir);
+      assert.is(refused.status, 1, refused.output);
+      assert.match(refused.output, /my-receipts\.txt: expected a Log-Receipt a line/);
+      writeFileSync(scratch.path('my-receipts.txt'), `${kept.join('\n')}\n`);
+
       // An event in the key's name that its holder did not make (no receipt for it).
       await commandsOn(t.store).handle({ type: 'SetQuantity', petId: 3n, quantity: 99 }, { actor: 'store-front', requestId: 'forged' });
       const forged = (await t.events()).at(-1)!;
-      assert.equal(await run(), { output: `${forged.seq}\n`, status: 0 }, 'the event without a receipt is listed');
+      const listed = await run();
+      assert.is(listed.status, 1);
+      assert.ok(listed.output.includes(`in my name, no receipt: ${forged.seq} ${forged.hash}\n`), listed.output);
       // A page that cannot be read fails the check rather than passing it.
       writeFileSync(scratch.path('.inventory-audit-key'), 'pinv_notakeynotakeynotakeynotakey1\n');
       assert.is.not((await run()).status, 0, 'a refused key fails the check');
