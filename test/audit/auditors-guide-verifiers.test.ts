@@ -1,6 +1,6 @@
 // docs/auditors.md's Python verifier and its auditor's cron, run against tampered copies
 // of the example and a live service (test/kit/auditors-guide.ts).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -32,6 +32,44 @@ function bash(script: string, cwd: string, home: string): Promise<{ output: stri
     child.on('error', reject);
     child.on('close', (status) => resolve({ output, status }));
   });
+}
+
+/** Runs sql on a SQLite file past the named triggers, recomputes the chain and puts the
+ * triggers back: a rewrite that the chain alone does not show. */
+function rewrite(path: string, triggers: string[], sql: string): void {
+  withFile(path, (raw) => {
+    const guards = raw
+      .prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN (${triggers.map(() => '?').join(', ')})`)
+      .pluck()
+      .all(...triggers) as string[];
+    for (const name of triggers) raw.exec(`DROP TRIGGER ${name}`);
+    raw.exec(sql);
+    recomputeChain(raw);
+    for (const guard of guards) raw.exec(guard);
+  });
+}
+
+/** A consistent copy of a SQLite database, as the page makes one; returns its path. */
+function copyOf(db: string, to: string): string {
+  const source = new Database(db, { readonly: true });
+  try {
+    source.prepare('VACUUM INTO ?').run(to);
+  } finally {
+    source.close();
+  }
+  return to;
+}
+
+/** Of pet 7 tracked at 3 (seq 1) and set to 4 (seq 2): seq 2 cut off, the counter and the
+ * projection made consistent again. */
+function cutNewestEvent(copy: string): void {
+  rewrite(
+    copy,
+    ['events_no_delete', 'events_no_update'],
+    `DELETE FROM events WHERE seq = 2;
+     UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
+     UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
+  );
 }
 
 /** The same, standard error in the output too. */
@@ -135,13 +173,7 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
       assert.match(lines[1]!, /^2026-01-02T03:04:05\.678Z 2:[0-9a-f]{64} keys:3:[0-9a-f]{64}$/, lines[1]);
 
       // The kept list as the page checks it, on a consistent copy of the database.
-      const copy = scratch.path('copy.db');
-      const source = new Database(t.db, { readonly: true });
-      try {
-        source.prepare('VACUUM INTO ?').run(copy);
-      } finally {
-        source.close();
-      }
+      const copy = copyOf(t.db, scratch.path('copy.db'));
       const copyAs = (line: string) => line.replace(/^python3 verify_chain\.py/, `python3 ${scratch.path('verify_chain.py')}`);
       for (const line of checks) {
         const r = await run(copyAs(line), copy);
@@ -150,25 +182,79 @@ needing(test, [tools.jq, tools.curl, tools.python3])(
       }
       // The newest event cut off, the chain, the counter and the projection made consistent
       // again, the triggers put back: only the kept digest catches it, with both.
-      withFile(copy, (raw) => {
-        const guards = raw
-          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('events_no_delete', 'events_no_update')")
-          .pluck()
-          .all() as string[];
-        raw.exec(
-          `DROP TRIGGER events_no_delete; DROP TRIGGER events_no_update; DELETE FROM events WHERE seq = 2;
-           UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
-           UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
-        );
-        recomputeChain(raw);
-        for (const sql of guards) raw.exec(sql);
-      });
+      cutNewestEvent(copy);
       assert.is((await run('scripts/verify-log --db audit-copy.db', copy)).status, 0, 'consistent without the kept list');
       for (const line of checks) {
         const r = await run(copyAs(line), copy);
         assert.is(r.status, 1, `${line}: ${r.output}`);
         assert.match(r.output, /BROKEN/);
       }
+    } finally {
+      await t.close();
+      scratch.cleanup();
+    }
+  },
+);
+
+needing(test, [tools.python3])(
+  "the Python verifier checks the digests of the signed-head cron's JSON lines, and refuses a kept list it cannot read",
+  async () => {
+    const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+    const scratch = tempDir('auditors-heads-');
+    const t = await startApp({ signingKey: SIGNING_KEY });
+    try {
+      writeFileSync(scratch.path('verify_chain.py'), python.text);
+      const verify = (...args: string[]) =>
+        spawnSync('python3', [scratch.path('verify_chain.py'), ...args], { encoding: 'utf8', timeout: 60_000 });
+      // The cron's lines: /v1/log/head answers, one a line.
+      const heads: string[] = [];
+      const keep = async () => {
+        const head = await t.get('/v1/log/head');
+        assert.is(head.status, 200, head.text);
+        heads.push(head.text);
+      };
+      await keep();
+      await t.track(7, 3);
+      assert.is((await t.patch(7, { quantity: 4 })).status, 200);
+      await keep();
+      const kept = scratch.path('inventory-heads.jsonl');
+      writeFileSync(kept, `${heads.join('\n')}\n`);
+      const newest = JSON.parse(heads[1]!) as { seq: number; hash: string };
+      const copy = copyOf(t.db, scratch.path('copy.db'));
+      const intact = verify(copy, kept);
+      assert.is(intact.status, 0, intact.stderr);
+      assert.is(intact.stdout, `${newest.seq}:${newest.hash}\n`);
+
+      // What it cannot read is refused (exit 1, saying what it expected), never passed.
+      const unreadable: [string, string, RegExp][] = [
+        [
+          'a JSON line without seq and hash',
+          '{"time":"2026-01-02T03:04:05.678Z"}\n',
+          /line 1: expected TIME SEQ:HASH keys:SEQ:HASH or a \/v1\/log\/head answer \(JSON\)/,
+        ],
+        ['a line that is neither', `${heads[0]}\nnot a head\n`, /line 2: expected TIME SEQ:HASH/],
+        ['a broken JSON line', `${heads[0]!.slice(0, 40)}\n`, /line 1: expected/],
+        ['a time and no digest', '2026-01-02T03:04:05.678Z\n', /line 1: expected/],
+        ['nothing', '', /no kept head in it/],
+      ];
+      for (const [what, text, message] of unreadable) {
+        writeFileSync(scratch.path('unreadable'), text);
+        const r = verify(copy, scratch.path('unreadable'));
+        assert.is(r.status, 1, `${what}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, message, what);
+        assert.is(r.stdout, '', `${what}: no digest printed`);
+      }
+      for (const args of [[], [copy, kept, kept]]) {
+        const r = verify(...args);
+        assert.is(r.status, 2, `usage: ${r.stderr}`);
+        assert.match(r.stderr, /^usage: python3 verify_chain\.py DATABASE \[KEPT_HEADS\]/);
+      }
+
+      // The newest event cut off with everything made consistent again: the kept head catches it.
+      cutNewestEvent(copy);
+      const cut = verify(copy, kept);
+      assert.is(cut.status, 1, cut.stdout);
+      assert.match(cut.stderr, new RegExp(`^BROKEN: events does not extend ${newest.seq}:${newest.hash}`));
     } finally {
       await t.close();
       scratch.cleanup();
@@ -215,17 +301,11 @@ needing(test, [tools.jq, tools.curl])(
       // The client's newest event rewritten (quantity 22 -> 2), the chain recomputed: the
       // same seq with another hash. Both the event and the receipt are named.
       const rewritten = mine[3]!;
-      withFile(t.db, (raw) => {
-        const guards = raw
-          .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'events_no_update'")
-          .pluck()
-          .all() as string[];
-        raw.exec(
-          `DROP TRIGGER events_no_update; UPDATE events SET data = replace(data, '"quantity":22', '"quantity":2') WHERE seq = ${rewritten.seq}`,
-        );
-        recomputeChain(raw);
-        for (const sql of guards) raw.exec(sql);
-      });
+      rewrite(
+        t.db,
+        ['events_no_update'],
+        `UPDATE events SET data = replace(data, '"quantity":22', '"quantity":2') WHERE seq = ${rewritten.seq}`,
+      );
       const after = (await t.events()).find((e) => e.seq === rewritten.seq)!;
       assert.is.not(after.hash, rewritten.hash, 'the tampering changed the hash');
       assert.equal(await run(), {
