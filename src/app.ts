@@ -67,7 +67,10 @@ export function buildApp({
   stages = [],
 }: AppDeps): Koa {
   const { text: openapiText, doc: openapi } = loadOpenApi();
-  const storage = makeStorageHealth(store, { now });
+  const storage = makeStorageHealth(store, {
+    now,
+    onMismatch: (mismatch) => logger.error({ code: 'chain_head_mismatch' }, mismatch.message),
+  });
   // What reacts to this process's commits subscribes to one signal.
   const commit = makeCommitSignal();
   commit.subscribe(() => storage.succeeded());

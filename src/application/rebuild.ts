@@ -65,8 +65,23 @@ export async function replayPages(
   return count;
 }
 
+/** The projection's columns that a difference can lie in, by the entry's field. */
+const COLUMNS = { quantity: 'quantity', status: 'status', version: 'version', updatedAt: 'updated_at' } as const;
+
+/** The columns (as the inventory table names them) in which two entries differ. */
+export function differingColumns(a: Entry, b: Entry): string[] {
+  return (Object.keys(COLUMNS) as (keyof typeof COLUMNS)[]).filter((field) => a[field] !== b[field]).map((field) => COLUMNS[field]);
+}
+
+/** An entry as the checks show it: its time only when it is where the difference lies. */
+export function shownEntry(entry: Entry | undefined, other: Entry | undefined, statusLabel = ''): string {
+  if (!entry) return 'no entry';
+  const time = other && entry.updatedAt !== other.updatedAt ? `, updated_at ${entry.updatedAt}` : '';
+  return `quantity ${entry.quantity}, ${statusLabel}${entry.status}, version ${entry.version}${time}`;
+}
+
 function same(a: Entry, b: Entry): boolean {
-  return a.quantity === b.quantity && a.status === b.status && a.version === b.version && a.updatedAt === b.updatedAt;
+  return differingColumns(a, b).length === 0;
 }
 
 export function compare(current: Entry[], replayed: Map<bigint, Entry>): Difference[] {

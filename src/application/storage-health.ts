@@ -3,7 +3,14 @@
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
 import { REQUEST_BUDGET_MS, within } from './deadline.ts';
-import { StoreUnavailable, type ConnectionStatus, type StorageStatus, type StoreHealth } from '../store/health.ts';
+import {
+  ChainHeadMismatch,
+  chainHeadMismatchIn,
+  StoreUnavailable,
+  type ConnectionStatus,
+  type StorageStatus,
+  type StoreHealth,
+} from '../store/health.ts';
 
 export interface StorageHealth {
   /** Call with any error of a write: storage faults mark the database unwritable. */
@@ -28,15 +35,20 @@ function storageFault(store: Pick<StoreHealth, 'fault'>, error: unknown): string
 
 export function makeStorageHealth(
   store: Pick<StoreHealth, 'ping' | 'probeWrite' | 'unavailable' | 'fault'> & Pick<StoreHealth, 'diagnostics'>,
-  deps: { now: () => number; probeEveryMs?: number },
+  deps: { now: () => number; probeEveryMs?: number; onMismatch?: (mismatch: ChainHeadMismatch) => void },
 ): StorageHealth {
   const probeEveryMs = deps.probeEveryMs ?? 1000;
   let fault: string | undefined;
   let lastProbe = -Infinity;
+  const note = (error: unknown) => {
+    const why = storageFault(store, error);
+    // Told once a stretch, when it starts: not again for every write it refuses.
+    const mismatch = chainHeadMismatchIn(error);
+    if (mismatch && why !== fault) deps.onMismatch?.(mismatch);
+    fault = why ?? fault;
+  };
   return {
-    failed(error) {
-      fault = storageFault(store, error) ?? fault;
-    },
+    failed: note,
     succeeded() {
       fault = undefined;
     },
@@ -61,7 +73,7 @@ export function makeStorageHealth(
           await within(store.probeWrite(), deadline);
           fault = undefined;
         } catch (error) {
-          fault = storageFault(store, error) ?? fault;
+          note(error);
         }
       }
       return fault && `the database cannot take writes (${fault})`;

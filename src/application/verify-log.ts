@@ -13,7 +13,7 @@
 // service serves and what guards the tables.
 import { eventLeaf, extendTree, nodeId } from '../support/merkle.ts';
 import { REQUEST_BUDGET_MS } from './deadline.ts';
-import { rebuildProjection } from './rebuild.ts';
+import { differingColumns, rebuildProjection, shownEntry } from './rebuild.ts';
 import { eventHash, GENESIS_HASH, keyEventHash, type Digest } from '../store/hash-chain.ts';
 import type { KeyHistory, AuditReads } from '../store/audit-reads.ts';
 import type { ChainRow, EventLog } from '../store/event-log.ts';
@@ -411,12 +411,12 @@ export async function verifyServedState(
   }
   const { differences } = await rebuildProjection(store, { check: true });
   if (differences.length === 0) return undefined;
-  const [first] = differences;
-  const shown = (e: { quantity: number; status: string; version: number } | undefined) =>
-    e ? `quantity ${e.quantity}, status ${e.status}, version ${e.version}` : 'no entry';
+  const { petId, before, after } = differences[0]!;
+  const differing = before && after ? differingColumns(before, after) : [];
+  const columns = differing.length > 0 ? ` (${differing.join(', ')} ${differing.length === 1 ? 'differs' : 'differ'})` : '';
   return (
     `the projection (inventory) differs from the replay of the log in ${differences.length} ${differences.length === 1 ? 'entry' : 'entries'}: ` +
-    `entry ${first!.petId} has ${shown(first!.before)} where the log gives ${shown(first!.after)} (scripts/rebuild-projection --check lists them)`
+    `entry ${petId} has ${shownEntry(before, after, 'status ')} where the log gives ${shownEntry(after, before, 'status ')}${columns} (scripts/rebuild-projection --check lists them)`
   );
 }
 

@@ -1,6 +1,5 @@
 // scripts/rebuild-projection: replay every event into a fresh projection.
-import { rebuildProjection, type Difference } from '../application/rebuild.ts';
-import type { Entry } from '../store/projection.ts';
+import { rebuildProjection, shownEntry, type Difference } from '../application/rebuild.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 
@@ -20,12 +19,8 @@ are still replayed after a rebuild.
 Exit status: 0 success (with --check: no drift), 1 failure or drift found, 2 usage error.
 `;
 
-function show(entry: Entry | undefined): string {
-  return entry ? `quantity ${entry.quantity}, ${entry.status}, version ${entry.version}` : 'no entry';
-}
-
 function describe(d: Difference): string {
-  return `  pet ${d.petId}: ${show(d.before)} -> ${show(d.after)}\n`;
+  return `  pet ${d.petId}: ${shownEntry(d.before, d.after)} -> ${shownEntry(d.after, d.before)}\n`;
 }
 
 await run(USAGE, async (argv) => {

@@ -11,7 +11,7 @@ import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../support/logger.ts';
 import { CommitFailed } from '../application/group-commit.ts';
 import { CommitUnconfirmed } from '../store/event-log.ts';
-import { StoreUnavailable, type StorageFault } from '../store/health.ts';
+import { ChainHeadMismatch, chainHeadMismatchIn, StoreUnavailable, type StorageFault } from '../store/health.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [
@@ -66,6 +66,8 @@ function mapping<E extends Error>(kind: ErrorMapping<E>['kind'], answer: (error:
 }
 
 const UNAVAILABLE = () => new HttpError(503, 'unavailable', 'the database is unavailable; retry later', { 'Retry-After': '1' });
+// The chain head moved behind the service's back: the answer says so, as /readyz does.
+const HEAD_MISMATCH = (error: ChainHeadMismatch) => new HttpError(503, 'unavailable', error.message, { 'Retry-After': '1' });
 
 /**
  * Every error the layers below the edge throw, and its answer: the first mapping whose
@@ -112,7 +114,11 @@ export const ERROR_MAP: readonly ErrorMapping[] = [
         { 'Retry-After': '1' },
       ),
   ),
-  mapping(CommitFailed, UNAVAILABLE),
+  mapping(CommitFailed, (error) => {
+    const mismatch = chainHeadMismatchIn(error);
+    return mismatch ? HEAD_MISMATCH(mismatch) : UNAVAILABLE();
+  }),
+  mapping(ChainHeadMismatch, HEAD_MISMATCH),
   mapping(StoreUnavailable, UNAVAILABLE),
   mapping(FeedQueryInvalid, (error) => new HttpError(400, 'bad_request', error.message)),
   mapping(
@@ -211,6 +217,8 @@ export function errorBody(error: HttpError): string {
  * has each request with its id and status.
  */
 function warnUnavailable(warn: RepeatedWarning, fault: StorageFault | undefined, err: unknown, known: HttpError): void {
+  // A state, not an event: storage health logs it once when it starts (onUnavailable).
+  if (chainHeadMismatchIn(err)) return;
   if (fault) warn(`fault:${fault.code}`, 1, { fault: fault.code, kind: fault.kind }, known.message);
   else if (err instanceof HttpError) warn(`answer:${known.message}`, 1, { code: known.code }, known.message);
   else warn(`error:${(err as Error)?.name}`, 1, { err: describe(err) }, known.message);

@@ -21,6 +21,37 @@ export class DeadlinePassed extends StoreUnavailable {
   }
 }
 
+/** Where the log's chain stands: a seq and the hash of the event there. */
+export interface ChainPoint {
+  seq: bigint;
+  hash: string;
+}
+
+/**
+ * The chain head (where the next write chains on) is not at the log's newest event: it
+ * was moved behind the service's back. Every write would chain onto the wrong event or
+ * collide with one that exists, so none is taken until an operator repairs the head.
+ */
+export class ChainHeadMismatch extends StoreUnavailable {
+  override name = 'ChainHeadMismatch';
+  constructor(
+    readonly head: ChainPoint,
+    readonly newest: ChainPoint,
+  ) {
+    super(
+      `the chain head (seq ${head.seq}, hash ${head.hash}) does not match the newest event (seq ${newest.seq}, hash ${newest.hash}); writes are refused until the chain head is repaired`,
+    );
+  }
+}
+
+/** The ChainHeadMismatch an error is or was caused by, if any. */
+export function chainHeadMismatchIn(error: unknown): ChainHeadMismatch | undefined {
+  for (let e = error as { cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e instanceof ChainHeadMismatch) return e;
+  }
+  return undefined;
+}
+
 /** What readiness shows of the storage's write-ahead log. */
 export interface StorageStatus {
   /** The log's size now. */

@@ -94,7 +94,21 @@ checks('an edited projection is BROKEN', async (ctx) => {
   await ctx.target.tamper.asOwner(ctx.fresh.db, 'UPDATE inventory SET quantity = 99 WHERE pet_id = 1');
   expectBroken(
     ctx,
-    /^error: BROKEN: the projection \(inventory\) differs from the replay of the log in 1 entry: entry 1 has quantity 99, status available, version 3 where the log gives quantity 2, status available, version 3/,
+    /^error: BROKEN: the projection \(inventory\) differs from the replay of the log in 1 entry: entry 1 has quantity 99, status available, version 3 where the log gives quantity 2, status available, version 3 \(quantity differs\)/,
+  );
+});
+
+checks('a projection whose time alone is edited is BROKEN, and both checks name the column', async (ctx) => {
+  await ctx.target.tamper.asOwner(ctx.fresh.db, "UPDATE inventory SET updated_at = '2020-01-01T00:00:00.000Z' WHERE pet_id = 1");
+  expectBroken(
+    ctx,
+    /^error: BROKEN: the projection \(inventory\) differs from the replay of the log in 1 entry: entry 1 has quantity 2, status available, version 3, updated_at 2020-01-01T00:00:00\.000Z where the log gives quantity 2, status available, version 3, updated_at \S+ \(updated_at differs\)/,
+  );
+  const check = runScriptSync('rebuild-projection', ['--check'], { db: ctx.fresh.db });
+  assert.is(check.status, 1, check.stderr);
+  assert.match(
+    check.stdout,
+    /\n {2}pet 1: quantity 2, available, version 3, updated_at 2020-01-01T00:00:00\.000Z -> quantity 2, available, version 3, updated_at 20\d\d-/,
   );
 });
 

@@ -1,5 +1,6 @@
 // A batch of submissions in ONE transaction and four round trips, however many requests
-// it holds: (1) BEGIN, the lock timeout and the chain head locked FOR UPDATE, (2) the
+// it holds: (1) BEGIN, the lock timeout and the chain head locked FOR UPDATE (and found at the
+// newest event, else nothing is written), (2) the
 // entries of the batch's pets, read after the lock so no other instance can change them
 // meanwhile, (3) every event inserted, every entry upserted and the head moved on in one
 // statement (arrays through unnest), (4) COMMIT. The batch planner (batch-plan.ts)
@@ -25,6 +26,8 @@ import { CHANGES_CHANNEL } from './changes.ts';
 import { inTransaction } from './connection.ts';
 import { loadEntries } from './entries.ts';
 import { keyLockOf } from './idempotency.ts';
+import { GENESIS_HASH } from '../hash-chain.ts';
+import { ChainHeadMismatch } from '../health.ts';
 import type { BatchToSign, ReceiptSigning, Ticket } from '../receipts.ts';
 
 /** The lock wait when the caller sets no deadline (operator commands). */
@@ -59,6 +62,18 @@ RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
 const FRONTIER = `SELECT t.level, t.idx, t.hash FROM chain_head h CROSS JOIN generate_series(0, 62) AS l(n)
   JOIN tree_nodes t ON t.level = l.n AND t.idx = (h.seq >> l.n) - 1 WHERE ((h.seq >> l.n) & 1) = 1`;
 const KEYS_HEAD = 'SELECT seq AS keys_seq, hash AS keys_hash FROM key_chain_head';
+// The newest event, beside the chain head in the same round trip: the head must be at it.
+export const NEWEST = 'SELECT seq AS newest_seq, hash AS newest_hash FROM events ORDER BY seq DESC LIMIT 1';
+
+/** Throws ChainHeadMismatch unless the chain head read in a round trip (a SELECT of its seq
+ * and hash) is at the newest event that NEWEST read in it (none: the head is the genesis). */
+export function requireHeadAtNewest(result: pg.QueryResult | pg.QueryResult[]): Head {
+  const head = headOf(result);
+  const row = resultWith(result, 'newest_seq')?.rows[0] as { newest_seq: bigint; newest_hash: string } | undefined;
+  const newest = row ? { seq: row.newest_seq, hash: row.newest_hash } : { seq: 0n, hash: GENESIS_HASH };
+  if (head.seq !== newest.seq || head.hash !== newest.hash) throw new ChainHeadMismatch(head, newest);
+  return head;
+}
 
 /**
  * BEGIN with a lock timeout and the chain head locked: the first round trip of every
@@ -150,9 +165,9 @@ export async function appendBatch(
   const keyLocks = new Map(batchScopes(submissions).map((s) => [scopeId(s), String(keyLockOf(s))]));
   const outcomes = await inTransaction(
     pool,
-    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; ${FRONTIER}; ${KEYS_HEAD}; SAVEPOINT batch`,
+    `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; ${FRONTIER}; ${KEYS_HEAD}; ${NEWEST}; SAVEPOINT batch`,
     async (client, begun) => {
-      const head = headOf(begun);
+      const head = requireHeadAtNewest(begun);
       const { frontier, keys } = treeStateOf(begun);
       const toSign = (plan: BatchPlan): BatchToSign => ({ receipts: plan.receipts, tree: plan.tree, keys });
       const refused = new Set(

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { InventoryStore, OpenOptions } from '../port.ts';
 import type { Entry } from '../projection.ts';
-import { appendBatch, beginLocked } from './append-batch.ts';
+import { appendBatch, beginLocked, NEWEST, requireHeadAtNewest } from './append-batch.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
 import { loadEntries } from './entries.ts';
@@ -122,12 +122,16 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
       await pool.query('SELECT 1');
     },
     // A real write, rolled back: fails while the database cannot take writes (a full
-    // disk, a read-only server, a role without rights).
+    // disk, a read-only server, a role without rights), or while the chain head is not
+    // at the newest event (every write would fail).
     async probeWrite() {
       const { client, release } = await checkout(pool);
       let broken: Error | undefined;
+      let probed: pg.QueryResult | pg.QueryResult[];
       try {
-        await client.query("BEGIN; INSERT INTO service_health (id, padding) VALUES (1, decode(repeat('00', 16384), 'hex'))");
+        probed = (await client.query(
+          `BEGIN; INSERT INTO service_health (id, padding) VALUES (1, decode(repeat('00', 16384), 'hex')); SELECT seq, hash FROM chain_head; ${NEWEST}`,
+        )) as pg.QueryResult | pg.QueryResult[];
       } catch (error) {
         broken = error as Error;
         throw error;
@@ -135,6 +139,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
         await client.query('ROLLBACK').catch((error: Error) => (broken ??= error));
         release(broken);
       }
+      requireHeadAtNewest(probed);
     },
     unavailable: () => undefined,
     diagnostics() {
