@@ -1,5 +1,6 @@
 // scripts/backup: an online, consistent copy of the SQLite database, verified.
-import { rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { formatDigest } from '../store/hash-chain.ts';
 import { backupStore, isPostgresUrl, openStore } from '../store/open.ts';
@@ -45,6 +46,11 @@ await run(USAGE, async (argv) => {
   if (isPostgresUrl(source)) {
     throw new Error('scripts/backup copies SQLite databases; for PostgreSQL use pg_dump --format=custom (see scripts/backup --help)');
   }
+  // The folder is named, not the file: "cannot open OUT: no such file" blames a file
+  // that a backup is meant to create.
+  const folder = dirname(resolve(out));
+  if (!existsSync(folder))
+    throw new Error(`the folder ${dirname(out)} does not exist: create it first (mkdir -p ${dirname(out)}), then run the backup again`);
   const started = Date.now();
   // Until the copy has verified, OUT is ours to remove: a failed or interrupted backup
   // (Ctrl-C, a cron job's timeout) leaves nothing at OUT that could pass for a backup.

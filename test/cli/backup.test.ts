@@ -51,6 +51,14 @@ test('usage errors exit 2; a PostgreSQL URL is refused with the pg_dump way', as
   assert.not.ok(existsSync(dir.path('copy.db')));
 });
 
+test('a missing folder for OUT is named, not blamed on the file; nothing is created', async ({ dir }) => {
+  await database(dir.path('inventory.db'), 1);
+  const r = await runScript('backup', [dir.path('nope/copy.db')], { db: dir.path('inventory.db') });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /^error: the folder .*nope does not exist: create it first \(mkdir -p .*nope\), then run the backup again\n$/);
+  assert.not.ok(existsSync(dir.path('nope')));
+});
+
 test('never overwrites: an existing OUT is refused and left as it was', async ({ dir }) => {
   await database(dir.path('inventory.db'), 3);
   writeFileSync(dir.path('copy.db'), 'precious');
