@@ -1,15 +1,15 @@
 // Compiles the service for `npm start` (its prestart) and the operator commands for
 // scripts/command (on demand): src/server.ts, the SQLite writer thread's entry and each
-// command in src/cli/, each bundled with esbuild (which tsx, a dependency, brings) into
-// dist/ (git-ignored), so that they run as plain JavaScript with no TypeScript loader in
-// any thread. Packages stay external: they load from node_modules as usual. Files the
-// source finds relative to its own module (the OpenAPI document, the docs pages, the
-// migrations) are still found in src/ and migrations/: in each source file,
-// import.meta.url becomes that file's URL relative to its bundle. Each bundle is written
-// to a temporary file and renamed, so that services and commands starting at once never
-// load half a file; a bundle already as built is not written again. dist/.built marks
-// when the last build started (scripts/command compares the source with it). Plain
-// JavaScript, run by node alone. About a second.
+// command in src/cli/, each bundled with esbuild (a runtime dependency: the build runs at
+// start) into dist/ (git-ignored), so that they run as plain JavaScript with no
+// TypeScript loader in any thread. Packages stay external: they load from node_modules as
+// usual. Files the source finds relative to its own module (the OpenAPI document, the
+// docs pages, the migrations) are still found in src/ and migrations/: in each source
+// file, import.meta.url becomes that file's URL relative to its bundle. Each bundle is
+// written to a temporary file and renamed, so that services and commands starting at once
+// never load half a file; a bundle already as built is not written again. dist/.built
+// marks when the last build started (scripts/command compares the source with it). Plain
+// JavaScript, run by node alone.
 //   node scripts/build.mjs
 import { readFile, rename, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';

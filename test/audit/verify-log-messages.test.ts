@@ -3,7 +3,7 @@
 // does not answer.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort } from '../kit/ports.ts';
+import { closedPort } from '../kit/ports.ts';
 import { runScript } from '../kit/scripts.ts';
 import { tempDir } from '../kit/paths.ts';
 
@@ -22,7 +22,7 @@ test('--digests naming no file: "cannot read FILE: no such file", exit 1', async
 });
 
 test('--url to a closed port: the service at URL did not answer (connection refused), exit 1', async () => {
-  const url = `http://127.0.0.1:${await freePort()}`;
+  const url = `http://127.0.0.1:${await closedPort()}`;
   const r = await runScript('verify-log', ['--url', url], { env: { INVENTORY_KEY: 'pinv_x' } });
   assert.is(r.status, 1, r.stderr);
   assert.is(r.stderr, `error: the service at ${url} did not answer (connection refused: is it running, and on that host and port?)\n`);

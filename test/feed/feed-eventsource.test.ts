@@ -13,16 +13,21 @@ import { createKey, eventsOf, trackPets } from '../kit/fixtures.ts';
 import { readLines, type LineReader } from '../kit/lines.ts';
 import { root, tempDir, type TempDir } from '../kit/paths.ts';
 import { killAll, startService } from '../kit/service.ts';
-import { freePort } from '../kit/ports.ts';
+import { forwardingPort, type ForwardingPort } from '../kit/ports.ts';
 import { openStream } from '../kit/sse.ts';
 import { sqliteTarget } from '../kit/sqlite-target.ts';
 
 const BIG = 9223372036854775807n;
 
 const target = sqliteTarget();
-const test = suite<{ db: string; cleanup: () => Promise<void>; key: string; scratch: TempDir; follower?: LineReader }>(
-  "the clients' guide's EventSource consumer",
-);
+const test = suite<{
+  db: string;
+  cleanup: () => Promise<void>;
+  key: string;
+  scratch: TempDir;
+  follower?: LineReader;
+  proxy?: ForwardingPort;
+}>("the clients' guide's EventSource consumer");
 test.before.each(async (ctx) => {
   const fresh = await target.fresh();
   ctx.db = fresh.db;
@@ -46,15 +51,18 @@ test.before.each(async (ctx) => {
 });
 test.after.each(async (ctx) => {
   ctx.follower?.proc.kill('SIGKILL');
+  await ctx.proxy?.close();
   await killAll();
   await ctx.cleanup();
   ctx.scratch.cleanup();
 });
 
 test('onmessage gets every event once: after waiting at FEED_MAX_STREAMS, and across a restart', async (ctx) => {
-  const port = await freePort();
-  const env = { FEED_MAX_STREAMS: '1', PORT: String(port) };
+  const env = { FEED_MAX_STREAMS: '1' };
   let service = await startService({ db: ctx.db, expectKey: false, env });
+  // The consumer's one URL, kept across the restart: the service gets a new port each time.
+  ctx.proxy = await forwardingPort(() => service.port);
+  const port = ctx.proxy.port;
   const auth = { Authorization: `Bearer ${ctx.key}` };
   const patch = async (petId: bigint | number, quantity: number) => {
     const res = await service.request({
@@ -112,8 +120,8 @@ test('onmessage gets every event once: after waiting at FEED_MAX_STREAMS, and ac
 });
 
 test('streams that reach FEED_STREAM_MAX_SECONDS end, and the EventSource resumes each time with nothing missed or repeated', async (ctx) => {
-  const port = await freePort();
-  const service = await startService({ db: ctx.db, expectKey: false, env: { FEED_STREAM_MAX_SECONDS: '1', PORT: String(port) } });
+  const service = await startService({ db: ctx.db, expectKey: false, env: { FEED_STREAM_MAX_SECONDS: '1' } });
+  const { port } = service;
   const follower = readLines(
     spawn(process.execPath, ['--import', 'tsx', 'follow-eventsource.ts'], {
       cwd: ctx.scratch.dir,

@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tempDir } from './paths.ts';
-import { freePort } from './ports.ts';
 import { withTimeout } from './service.ts';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
@@ -28,7 +27,6 @@ export interface Prometheus {
 /** Starts Prometheus scraping /metrics of these ports every second; waits until it is ready. */
 export async function startPrometheus(ports: readonly number[]): Promise<Prometheus> {
   const dir = tempDir('prometheus-');
-  const port = await freePort();
   const targets = ports.map((p) => `'127.0.0.1:${p}'`).join(', ');
   writeFileSync(
     dir.path('prometheus.yml'),
@@ -39,27 +37,32 @@ export async function startPrometheus(ports: readonly number[]): Promise<Prometh
     [
       `--config.file=${dir.path('prometheus.yml')}`,
       `--storage.tsdb.path=${dir.path('data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
+      // Port 0: the port it got is read from its "Listening on" line.
+      '--web.listen-address=127.0.0.1:0',
+      '--log.level=info',
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
   proc.stderr!.setEncoding('utf8').on('data', (t: string) => (stderr += t));
   const exited = new Promise((resolve) => proc.once('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     proc.kill('SIGTERM');
     await withTimeout(exited, 15_000, 'Prometheus to stop');
     dir.cleanup();
   };
   const deadline = Date.now() + 30_000;
+  let url = '';
   for (;;) {
+    const address = /msg="Listening on" address=(127\.0\.0\.1:\d+)/.exec(stderr)?.[1];
+    if (address) url = `http://${address}`;
     if (proc.exitCode !== null) throw new Error(`Prometheus exited ${proc.exitCode}: ${stderr}`);
-    const ready = await fetch(`${url}/-/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
+    const ready =
+      url !== '' &&
+      (await fetch(`${url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      ));
     if (ready) break;
     if (Date.now() > deadline) {
       await stop();

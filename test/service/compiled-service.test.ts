@@ -1,16 +1,25 @@
 // npm start runs the service compiled (scripts/build.mjs into dist/), with no TypeScript
 // loader in the service or its writer thread. Proven on a copy of the checkout whose
-// node_modules has every package but tsx: the build (and again, writing nothing), the
-// start (the writer thread opens and migrates the database, and writes the first key),
+// node_modules holds only what a production install (`npm ci --omit=dev`) installs, the
+// packages the lock file does not mark as development ones (tsx is not among them): the
+// build (and again, writing nothing), the start (the writer thread opens and migrates the database, and writes the first key),
 // the files the source finds next to itself (the OpenAPI document, the docs page, the
 // migrations), and SIGTERM.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, statSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { root, tempDir } from '../kit/paths.ts';
 import { withTimeout } from '../kit/service.ts';
+
+/** The packages of the lock file that a production install puts at the top of node_modules. */
+function productionPackages(): string[] {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  return Object.entries(lock.packages)
+    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && !entry.dev)
+    .map(([path]) => path.slice('node_modules/'.length));
+}
 
 test('the compiled service runs, writer thread included, where tsx cannot be loaded', async () => {
   const temp = tempDir('inv-compiled-');
@@ -19,8 +28,11 @@ test('the compiled service runs, writer thread included, where tsx cannot be loa
     mkdirSync(join(copy, 'node_modules'), { recursive: true });
     for (const part of ['src', 'migrations', 'scripts/build.mjs', 'package.json'])
       cpSync(join(root, part), join(copy, part), { recursive: true });
-    for (const name of readdirSync(join(root, 'node_modules'))) {
-      if (name !== 'tsx' && name !== '.bin') symlinkSync(join(root, 'node_modules', name), join(copy, 'node_modules', name));
+    for (const name of productionPackages()) {
+      // Optional packages for other platforms are in the lock file but not installed here.
+      if (!existsSync(join(root, 'node_modules', name))) continue;
+      mkdirSync(dirname(join(copy, 'node_modules', name)), { recursive: true });
+      symlinkSync(join(root, 'node_modules', name), join(copy, 'node_modules', name));
     }
     // The copy cannot load tsx: a test that could would prove nothing.
     const tsx = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('tsx/esm/api')"], { cwd: copy });

@@ -16,7 +16,7 @@ import { noDatabase, query } from '../kit/sql.ts';
 import type { StoreTarget } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { runScriptSync } from '../kit/scripts.ts';
-import { freePort } from '../kit/ports.ts';
+import { closedPort } from '../kit/ports.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from '../kit/service.ts';
 
 const BOOTSTRAP_START = 'This database had no API key';
@@ -411,7 +411,7 @@ server.run();
 const unreachable = suite('a start that cannot reach its PostgreSQL server');
 unreachable.after.each(() => killAll());
 unreachable('a closed port: one line that names the server and asks whether it runs there, exit 1', async () => {
-  const port = await freePort();
+  const port = await closedPort();
   const db = `postgres://inventory@127.0.0.1:${port}/inventory`;
   const failed = spawnService({ INVENTORY_DB: db });
   const { code } = await withTimeout(failed.exited, WAIT_MS, 'the service to give up');

@@ -21,8 +21,8 @@ import { superviseWriter } from './supervised-writer.ts';
 import { sqliteFault } from './faults.ts';
 import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
-import { commitCounter, startWriterThread, type AsyncWriter, type StartWriter } from './worker-client.ts';
-import { makeWriter, type Writer } from './writer.ts';
+import { commitCounter, startWriterThread, type StartWriter } from './worker-client.ts';
+import { forwardOperations, invoke, makeWriter, type AsyncWriter, type Writer } from './writer.ts';
 import { SIGNING_ACTOR, type SigningKeyData } from '../../support/signing.ts';
 
 interface StoreDeps {
@@ -31,6 +31,7 @@ interface StoreDeps {
 }
 
 interface Extras {
+  close(): Promise<void>;
   unavailable?: () => string | undefined;
   storageStatus?: () => StorageStatus | undefined;
   /** Only writing in place: the copy's transaction waits on its source between pages. */
@@ -112,14 +113,7 @@ function inPlace(db: Db, close: () => void): AsyncWriter & Extras {
   let writer: Writer | undefined;
   const w = () => (writer ??= makeWriter(db));
   return {
-    appendBatch: async (...args) => w().appendBatch(...args),
-    createKey: async (...args) => w().createKey(...args),
-    createFirstKey: async (...args) => w().createFirstKey(...args),
-    revokeKey: async (...args) => w().revokeKey(...args),
-    probeWrite: async () => w().probeWrite(),
-    useSigningKey: async (...args) => w().useSigningKey(...args),
-    replaceProjection: async (...args) => w().replaceProjection(...args),
-    expireIdempotency: async (...args) => w().expireIdempotency(...args),
+    ...forwardOperations<AsyncWriter>(async (op, args) => invoke(w(), op, args)),
     close: async () => close(),
     storageStatus: fileStatus(db),
     importHistory: (history) => importHistory(db, history),
@@ -190,25 +184,14 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   // A probe that writes says otherwise (its thread was started again on writable files).
   let readOnly = readOnlyProblem(path);
   const unavailable = () => fileProblem() ?? readOnly ?? supervised.unavailable();
-  const guarded =
-    <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
+  const writer: AsyncWriter & Extras = {
+    ...forwardOperations<AsyncWriter>(async (op, args) => {
       const problem = fileProblem();
       if (problem) throw new StoreUnavailable(problem);
-      return run(...args);
-    };
-  const writer: AsyncWriter & Extras = {
-    appendBatch: guarded(supervised.appendBatch),
-    createKey: guarded(supervised.createKey),
-    createFirstKey: guarded(supervised.createFirstKey),
-    revokeKey: guarded(supervised.revokeKey),
-    replaceProjection: guarded(supervised.replaceProjection),
-    probeWrite: guarded(async () => {
-      await supervised.probeWrite();
-      readOnly = undefined;
+      const result = await invoke(supervised, op, args);
+      if (op === 'probeWrite') readOnly = undefined;
+      return result;
     }),
-    useSigningKey: guarded(supervised.useSigningKey),
-    expireIdempotency: guarded(supervised.expireIdempotency),
     close: () => supervised.close(),
     unavailable,
     storageStatus: () => {

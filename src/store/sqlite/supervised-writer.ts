@@ -4,9 +4,11 @@
 // thread, by the same open rules as the first (never creating a database that vanished).
 // Until a new thread opened, the reason and the failed restart's cause are kept.
 import { StoreUnavailable } from '../health.ts';
-import type { AsyncWriter, ThreadWriter } from './worker-client.ts';
+import type { ThreadWriter } from './worker-client.ts';
+import { forwardOperations, invoke, type AsyncWriter } from './writer.ts';
 
 type SupervisedWriter = AsyncWriter & {
+  close(): Promise<void>;
   unavailable(): string | undefined;
   walBlockedSince(): number | undefined;
   rescue(): number;
@@ -46,13 +48,7 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
   };
 
   return {
-    appendBatch: async (...args) => (await live()).appendBatch(...args),
-    createKey: async (...args) => (await live()).createKey(...args),
-    createFirstKey: async (...args) => (await live()).createFirstKey(...args),
-    revokeKey: async (...args) => (await live()).revokeKey(...args),
-    replaceProjection: async (...args) => (await live()).replaceProjection(...args),
-    expireIdempotency: async (...args) => (await live()).expireIdempotency(...args),
-    useSigningKey: async (...args) => (await live()).useSigningKey(...args),
+    ...forwardOperations<AsyncWriter>(async (op, args) => invoke(await live(), op, args)),
     async probeWrite() {
       if (current.stopped()) {
         await startAgain();

@@ -7,15 +7,12 @@ import { StoreUnavailable } from '../health.ts';
 import { fromWire, type WireError } from './errors.ts';
 import { walShared } from './wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
-import type { Writer } from './writer.ts';
+import { forwardOperations, type AsyncWriter, type Writer } from './writer.ts';
 import { WORKER_ENTRY } from './worker-entry.ts';
-
-export type AsyncWriter = { [K in keyof Writer]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> } & {
-  close(): Promise<void>;
-};
 
 /** A writer thread, which can stop on its own (a crash, running out of memory). */
 export type ThreadWriter = AsyncWriter & {
+  close(): Promise<void>;
   /** Why the thread stopped; undefined while it runs. */
   stopped(): StoreUnavailable | undefined;
   /** Stops the thread at once, as a crash would: what it was doing is not finished. */
@@ -84,17 +81,11 @@ export function startWriterThread(
   });
 
   const writer: ThreadWriter = {
+    ...forwardOperations<AsyncWriter>((op, args) => call(op, args)),
     appendBatch: async (submissions, options) => {
       const outcomes = (await call('appendBatch', [submissions, options])) as Outcome<unknown>[];
       return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
     },
-    createKey: (...args) => call('createKey', args) as Promise<string>,
-    createFirstKey: (...args) => call('createFirstKey', args) as Promise<string | undefined>,
-    revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
-    probeWrite: () => call('probeWrite', []) as Promise<void>,
-    useSigningKey: (...args) => call('useSigningKey', args) as Promise<void>,
-    expireIdempotency: (...args) => call('expireIdempotency', args) as Promise<number>,
-    replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
     async close() {
       if (!stopped) await call('close', []);
       await worker.terminate();

@@ -1,8 +1,8 @@
 // The messages between the service's event loop and its writer thread.
 import type { WireError } from './errors.ts';
-import type { Writer } from './writer.ts';
+import type { WriterOperation } from './writer.ts';
 
-type Op = keyof Writer | 'close';
+type Op = WriterOperation | 'close';
 
 export interface Request {
   id: number;

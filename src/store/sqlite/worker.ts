@@ -9,7 +9,7 @@ import { recordFileIdentity } from './file-identity.ts';
 import { Rescue, rescueMessage, saveAcknowledged } from './side-files.ts';
 import { makeWalKeeper, walShared } from './wal-keeper.ts';
 import type { Request, Reply } from './worker-protocol.ts';
-import { makeWriter, type Writer } from './writer.ts';
+import { invoke, makeWriter, type Writer } from './writer.ts';
 
 const port = parentPort!;
 const { path, options, shared, commits } = workerData as {
@@ -68,7 +68,7 @@ port.on('message', (request: Request) => {
       return;
     }
     rescueLog();
-    const value = (writer[request.op] as (...args: unknown[]) => unknown)(...request.args);
+    const value = invoke(writer, request.op, request.args);
     reply = {
       id: request.id,
       ok: true,

@@ -2,6 +2,7 @@
 // the service (worker.ts), or that run in place for an operator command or a test.
 // Arguments and results are plain data (structured-cloneable), so the same functions
 // serve both.
+import type { Transaction } from 'better-sqlite3';
 import type { Db } from './database.ts';
 import type { KeyScope, Revocation } from '../keys.ts';
 import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
@@ -15,23 +16,73 @@ import { makeProjectionTable } from './projection.ts';
 import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
-export interface Writer {
-  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
-  createKey(name: string, createdBy: string, at: string, scope?: KeyScope): string;
-  createFirstKey(name: string, createdBy: string, at: string): string | undefined;
-  revokeKey(name: string, revokedBy: string, at: string): Revocation;
-  probeWrite(): void;
-  /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
-  useSigningKey(key: SigningKeyData, at: string, actor: string): void;
-  expireIdempotency(at: string, limit: number): number;
-  replaceProjection(entries: Map<bigint, Entry>, after: number): { caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> };
-}
-
 export interface WriterOptions {
   /** Why the database path no longer names the file this connection writes (file-identity.ts). */
   fileProblem?: () => string | undefined;
   /** Sign receipts on a thread of their own (the service's writer thread does). */
   signingThread?: boolean;
+}
+
+/** What one connection's operations share: its prepared writes, and the receipts' signer. */
+interface Parts {
+  events: ReturnType<typeof makeEventWriter>;
+  keys: ReturnType<typeof makeKeyWriter>;
+  idempotency: ReturnType<typeof makeIdempotencyWriter>;
+  probe: Transaction<() => void>;
+  swap: Transaction<(entries: Map<bigint, Entry>, after: number) => Replaced>;
+  /** Signs every later batch's receipts with this key. */
+  signWith(key: SigningKeyData): void;
+}
+
+interface Replaced {
+  caughtUp: number;
+  before: Entry[];
+  entries: Map<bigint, Entry>;
+}
+
+// The one table of the operations the writer serves. Its thread (worker.ts), the
+// thread's client, the supervisor that restarts it and the store that writes in place
+// all forward these names, and their types come from here: an operation added to the
+// table reaches each of them.
+const OPERATIONS = {
+  appendBatch: (w: Parts, submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[] =>
+    w.events.appendBatch(submissions, options),
+  createKey: (w: Parts, name: string, createdBy: string, at: string, scope?: KeyScope): string => w.keys.create(name, createdBy, at, scope),
+  createFirstKey: (w: Parts, name: string, createdBy: string, at: string): string | undefined => w.keys.createFirst(name, createdBy, at),
+  revokeKey: (w: Parts, name: string, revokedBy: string, at: string): Revocation => w.keys.revoke(name, revokedBy, at),
+  probeWrite: (w: Parts): void => w.probe.immediate(),
+  /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
+  useSigningKey: (w: Parts, key: SigningKeyData, at: string, actor: string): void => {
+    const signer = makeSigner(key);
+    w.keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
+    w.signWith(key);
+  },
+  expireIdempotency: (w: Parts, at: string, limit: number): number => w.idempotency.expire(at, limit),
+  replaceProjection: (w: Parts, entries: Map<bigint, Entry>, after: number): Replaced => w.swap.immediate(entries, after),
+};
+
+export type WriterOperation = keyof typeof OPERATIONS;
+
+/** The operations as a connection runs them, synchronously. */
+export type Writer = {
+  [K in WriterOperation]: (typeof OPERATIONS)[K] extends (w: Parts, ...args: infer A) => infer R ? (...args: A) => R : never;
+};
+
+/** The same operations as promises, as another thread or an asynchronous port runs them. */
+export type AsyncWriter = { [K in WriterOperation]: (...args: Parameters<Writer[K]>) => Promise<ReturnType<Writer[K]>> };
+
+type Operation = (...args: unknown[]) => unknown;
+
+/** An object with a function for each operation of the table, each handing its name and
+ * arguments to `run`. */
+export function forwardOperations<W extends Record<WriterOperation, unknown>>(run: (op: WriterOperation, args: unknown[]) => unknown): W {
+  const ops = Object.keys(OPERATIONS) as WriterOperation[];
+  return Object.fromEntries(ops.map((op) => [op, (...args: unknown[]) => run(op, args)])) as W;
+}
+
+/** Calls the operation named op of a writer, synchronous or not, with args. */
+export function invoke<W extends Record<WriterOperation, unknown>>(writer: W, op: WriterOperation, args: unknown[]): unknown {
+  return (writer[op] as Operation)(...args);
 }
 
 export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
@@ -44,50 +95,40 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
   const projection = makeProjectionTable(db);
   const idempotency = makeIdempotencyWriter(db);
   let signing: ReceiptSigning | undefined;
-  const events = makeEventWriter(db, projection, idempotency, requireFile, () => signing);
-  const keys = makeKeyWriter(db);
   const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
   // The readiness probe writes a row that needs new pages, and deletes it again.
   const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
   const shrink = db.prepare('DELETE FROM service_health WHERE id = 1');
-  const probe = db.transaction(() => {
-    grow.run();
-    shrink.run();
-  });
   const since = db
     .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE seq > ? ORDER BY seq')
     .safeIntegers(true)
     .raw();
-  const swap = db.transaction((entries: Map<bigint, Entry>, after: number) => {
-    let caughtUp = 0;
-    for (const row of since.iterate(after) as IterableIterator<ReplayRow>) {
-      const event = toAppliedEvent(row);
-      entries.set(event.petId, applyEvent(entries.get(event.petId), event));
-      caughtUp++;
-    }
-    const before = projection.list();
-    projection.replaceAll(entries.values());
-    return { caughtUp, before, entries };
-  });
-  const checked =
-    <A extends unknown[], R>(run: (...args: A) => R) =>
-    (...args: A): R => {
-      requireFile();
-      return run(...args);
-    };
-  return {
-    appendBatch: checked((submissions: readonly Submission[], options?: BatchOptions) => events.appendBatch(submissions, options)),
-    createKey: checked((name: string, createdBy: string, at: string, scope?: KeyScope) => keys.create(name, createdBy, at, scope)),
-    createFirstKey: checked((name: string, createdBy: string, at: string) => keys.createFirst(name, createdBy, at)),
-    revokeKey: checked((name: string, revokedBy: string, at: string) => keys.revoke(name, revokedBy, at)),
-    probeWrite: checked(() => probe.immediate()),
-    useSigningKey: checked((key: SigningKeyData, at: string, actor: string) => {
-      const signer = makeSigner(key);
-      keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
+  const parts: Parts = {
+    events: makeEventWriter(db, projection, idempotency, requireFile, () => signing),
+    keys: makeKeyWriter(db),
+    idempotency,
+    probe: db.transaction(() => {
+      grow.run();
+      shrink.run();
+    }),
+    swap: db.transaction((entries: Map<bigint, Entry>, after: number) => {
+      let caughtUp = 0;
+      for (const row of since.iterate(after) as IterableIterator<ReplayRow>) {
+        const event = toAppliedEvent(row);
+        entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+        caughtUp++;
+      }
+      const before = projection.list();
+      projection.replaceAll(entries.values());
+      return { caughtUp, before, entries };
+    }),
+    signWith: (key) => {
       void signing?.close();
       signing = makeReceiptSigning(key, logId.get() as string, options.signingThread ? 'thread-sync' : 'in-place');
-    }),
-    expireIdempotency: checked((at: string, limit: number) => idempotency.expire(at, limit)),
-    replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
+    },
   };
+  return forwardOperations<Writer>((op, args) => {
+    requireFile();
+    return (OPERATIONS[op] as (w: Parts, ...args: unknown[]) => unknown)(parts, ...args);
+  });
 }
