@@ -61,38 +61,6 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
     return { headers, type: 'application/json', body: itemJson(found) };
   };
 
-  const replay = (answer: StoredAnswer & { receipt?: string | null }): Answer => {
-    // In the order the documentation shows them.
-    const headers: Record<string, string> = {};
-    if (answer.etag !== null) headers.ETag = answer.etag;
-    // The original write's receipt: the replay appended nothing.
-    if (answer.receipt) headers['Log-Receipt'] = answer.receipt;
-    headers['Idempotent-Replayed'] = 'true';
-    return { status: answer.status, headers, type: 'application/json', body: answer.body };
-  };
-  const written = (entry: Written): Answer => {
-    const etag = entryTag(entry.version);
-    return {
-      headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
-      type: 'application/json',
-      body: itemJson(entry),
-    };
-  };
-  const answerOf = (result: CommandResult): Answer => {
-    switch (result.kind) {
-      case 'applied':
-        return written(result.entry);
-      case 'replayed':
-        return replay(result.record);
-      case 'refused': {
-        const { status, etag, body } = result.answer;
-        return { status, headers: etag === null ? {} : { ETag: etag }, type: 'application/json', body };
-      }
-      default:
-        return result satisfies never;
-    }
-  };
-
   const patch: Route['handler'] = (ctx) => {
     const { petId, quantity } = ctx.state.patch as ValidatedPatch;
     // The request's time on the database starts once its body is in: a slow upload is
@@ -143,4 +111,39 @@ function keyedRequest(ctx: Context, petId: bigint, quantity: number, key: string
       },
     },
   };
+}
+
+function replay(answer: StoredAnswer & { receipt?: string | null }): Answer {
+  // In the order the documentation shows them.
+  const headers: Record<string, string> = {};
+  if (answer.etag !== null) headers.ETag = answer.etag;
+  // The original write's receipt: the replay appended nothing.
+  if (answer.receipt) headers['Log-Receipt'] = answer.receipt;
+  headers['Idempotent-Replayed'] = 'true';
+  return { status: answer.status, headers, type: 'application/json', body: answer.body };
+}
+
+function written(entry: Written): Answer {
+  const etag = entryTag(entry.version);
+  return {
+    headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
+    type: 'application/json',
+    body: itemJson(entry),
+  };
+}
+
+/** The answer to a PATCH, whatever its command came to. */
+function answerOf(result: CommandResult): Answer {
+  switch (result.kind) {
+    case 'applied':
+      return written(result.entry);
+    case 'replayed':
+      return replay(result.record);
+    case 'refused': {
+      const { status, etag, body } = result.answer;
+      return { status, headers: etag === null ? {} : { ETag: etag }, type: 'application/json', body };
+    }
+    default:
+      return result satisfies never;
+  }
 }
