@@ -7,6 +7,8 @@
 import Koa, { type Middleware } from 'koa';
 import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
+import { entryReads } from './application/entry-reads.ts';
+import { idempotentCommands } from './application/idempotency.ts';
 import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
 import { bearerAuth } from './http/auth.ts';
@@ -93,16 +95,17 @@ export function buildApp({
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
     ...inventoryRoutes({
-      store,
+      entries: entryReads(store),
       inventory,
       commands,
-      openapi,
-      idempotency: {
+      keyed: idempotentCommands({
+        commands,
         records: store.idempotency,
         now,
         onReplay: () => metrics.idempotency('replayed'),
         onRefused: (why) => metrics.idempotency(why),
-      },
+      }),
+      openapi,
     }),
     ...logRoutes({ store, checkpoints, now, ...(signer ? { signer } : {}) }),
     ...eventsRoutes({ store, feed }),

@@ -1,5 +1,5 @@
 // scripts/set-status: change a tracked pet's status (event StatusSet).
-import { commandsFor } from '../application/commands.ts';
+import { appliedEntry, commandsFor } from '../application/commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
 import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
@@ -27,7 +27,7 @@ await run(USAGE, async (argv) => {
   const store = await openExistingStore(values);
   try {
     const commands = commandsFor(store);
-    const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());
+    const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta()).then(appliedEntry);
     process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
     return 0;
   } catch (err) {

@@ -3,15 +3,14 @@
 // is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
 import { NoSigningKey, TreeSizePastHead } from '../application/checkpoints.ts';
 import type { Context, Middleware } from 'koa';
-import { IdempotencyKeyReused } from '../application/commands.ts';
+import { IdempotencyKeyReused } from '../application/command-result.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
-import { IdempotencyKeyInFlight } from '../store/idempotency.ts';
+import { IdempotencyKeyInFlight } from '../application/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../support/logger.ts';
 import { CommitFailed } from '../application/group-commit.ts';
-import { CommitUnconfirmed } from '../store/event-log.ts';
-import { ChainHeadMismatch, chainHeadMismatchIn, StoreUnavailable, type StorageFault } from '../store/health.ts';
+import { ChainHeadMismatch, chainHeadMismatchIn, CommitUnconfirmed, StoreUnavailable, type StorageFault } from '../application/storage-failures.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [

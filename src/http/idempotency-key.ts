@@ -1,9 +1,8 @@
 // The Idempotency-Key request header (IETF draft "The Idempotency-Key HTTP Header
-// Field"): its syntax, the fingerprint of the request it comes with, and the keys this
-// instance is processing now. What a key's answer is and when it is stored is the
-// command handler's and the store's job (commands.ts, store/idempotency.ts).
+// Field"): its syntax and the fingerprint of the request it comes with. What becomes of
+// a request with a key, and when its answer is stored, is the application's job
+// (application/idempotency.ts).
 import { createHash } from 'node:crypto';
-import { scopeId, type IdempotencyScope } from '../store/idempotency.ts';
 import { HttpError } from './errors.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -43,17 +42,4 @@ export function fingerprintOf(request: {
 }): string {
   const parts = [request.method, request.path, request.body, request.ifMatch ?? null, request.ifNoneMatch ?? null];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
-}
-
-/** The keys this instance is processing: a second request with one of them is 409. */
-export function makeInFlight(): { claim(scope: IdempotencyScope): (() => void) | undefined } {
-  const claimed = new Set<string>();
-  return {
-    claim(scope) {
-      const id = scopeId(scope);
-      if (claimed.has(id)) return undefined;
-      claimed.add(id);
-      return () => claimed.delete(id);
-    },
-  };
 }

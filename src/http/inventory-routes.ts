@@ -4,43 +4,32 @@
 // body judged, in the order the decisions fix.
 import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
 import type { Context } from 'koa';
-import {
-  IdempotencyKeyReused,
-  IdempotentReplay,
-  RefusalStored,
-  type CommandHandler,
-  type Idempotent,
-  type Written,
-} from '../application/commands.ts';
+import type { CommandHandler } from '../application/commands.ts';
+import type { CommandResult, Idempotent, Written } from '../application/command-result.ts';
+import type { EntryReads } from '../application/entry-reads.ts';
+import type { IdempotentCommands, StoredAnswer } from '../application/idempotency.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
-import { IdempotencyKeyInFlight, type IdempotencyStore, type StoredAnswer } from '../store/idempotency.ts';
-import { errorBody, HttpError, mapError } from './errors.ts';
-import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key.ts';
+import { ERROR_MAP, errorBody, HttpError } from './errors.ts';
+import { fingerprintOf, idempotencyKeyOf } from './idempotency-key.ts';
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from './preconditions.ts';
 import { jsonBody as readBody } from './body.ts';
 import type { Answer, Route } from './road.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
-import type { Projection } from '../store/projection.ts';
 
 export interface InventoryDeps {
-  store: Pick<Projection, 'loadEntries'>;
+  entries: EntryReads;
   /** GET /v1/inventory's body, held in memory. */
   inventory: InventoryCache;
   commands: CommandHandler;
+  /** The commands of requests sent with an Idempotency-Key. */
+  keyed: IdempotentCommands;
   openapi: OpenApiDocument;
-  idempotency: {
-    records: IdempotencyStore;
-    now: () => number;
-    /** A stored answer was given again; a key was refused as reused or in flight. */
-    onReplay?: () => void;
-    onRefused?: (why: 'reused' | 'in_flight') => void;
-  };
 }
 
-export function inventoryRoutes({ store, inventory, commands, openapi, idempotency }: InventoryDeps): Route[] {
+export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }: InventoryDeps): Route[] {
   const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Answer => {
     const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
     // Judged here, not by ctx.fresh (see preconditions.ts).
@@ -62,7 +51,7 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
   // Path id 400, then 404, then the conditions.
   const entry: Route['handler'] = async (ctx) => {
     const petId = pathPetId(ctx.state.params);
-    const found = (await store.loadEntries([petId], { waitUntil: Date.now() + REQUEST_BUDGET_MS })).get(petId);
+    const found = await entries.entry(petId, Date.now() + REQUEST_BUDGET_MS);
     if (!found) throw new PetNotTracked(petId);
     const etag = entryTag(found.version);
     const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
@@ -70,33 +59,6 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
     if (verdict === 'if-match-failed') throw new PreconditionFailed(petId, found.version, verdict);
     if (verdict === 'not-modified') return { status: 304, headers };
     return { headers, type: 'application/json', body: itemJson(found) };
-  };
-
-  const inFlight = makeInFlight();
-  const { records, now, onReplay, onRefused } = idempotency;
-  const replay = (answer: StoredAnswer & { receipt?: string | null }): Answer => {
-    // In the order the documentation shows them.
-    const headers: Record<string, string> = {};
-    if (answer.etag !== null) headers.ETag = answer.etag;
-    // The original write's receipt: the replay appended nothing.
-    if (answer.receipt) headers['Log-Receipt'] = answer.receipt;
-    headers['Idempotent-Replayed'] = 'true';
-    onReplay?.();
-    return { status: answer.status, headers, type: 'application/json', body: answer.body };
-  };
-  const written = (entry: Written): Answer => {
-    const etag = entryTag(entry.version);
-    return {
-      headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
-      type: 'application/json',
-      body: itemJson(entry),
-    };
-  };
-  /** Counts a key refused as reused or in flight, and passes the error on. */
-  const refused = (err: unknown): never => {
-    if (err instanceof IdempotencyKeyReused) onRefused?.('reused');
-    else if (err instanceof IdempotencyKeyInFlight) onRefused?.('in_flight');
-    throw err;
   };
 
   const patch: Route['handler'] = (ctx) => {
@@ -111,64 +73,8 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
     const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
     const command = setQuantityCommand(petId, quantity, headers);
-    if (key === undefined) return commands.handle(command, meta, undefined, deadline).then(written);
-    return withKey(ctx, petId, quantity, key, command, meta, deadline).catch(refused);
-  };
-
-  const withKey = async (
-    ctx: Context,
-    petId: bigint,
-    quantity: number,
-    key: string,
-    command: ReturnType<typeof setQuantityCommand>,
-    meta: EventMeta,
-    deadline: number,
-  ): Promise<Answer> => {
-    const headers = ctx.req.headers;
-    // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
-    const path = `/v1/inventory/${petId}`;
-    // Scoped to the API key: the same key on another pet differs in its fingerprint (422).
-    const scope = { apiKey: meta.actor, key };
-    const joined = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
-    const fingerprint = fingerprintOf({
-      method: ctx.method,
-      path,
-      body: { quantity },
-      ifMatch: joined(headers['if-match']),
-      ifNoneMatch: joined(headers['if-none-match']),
-    });
-    // A stored answer is replayed before the entry is looked at; a key another
-    // instance's batch holds is in flight there.
-    const stored = await within(records.find(scope, new Date(now()).toISOString()), deadline);
-    if (stored) {
-      if (stored.fingerprint !== fingerprint) throw new IdempotencyKeyReused('the idempotency key was used for another request');
-      return replay(stored);
-    }
-    const release = inFlight.claim(scope);
-    if (!release) throw new IdempotencyKeyInFlight();
-    // The answer to store is the one the error table gives the refusal: built once, and
-    // given as it was stored.
-    const answer: Idempotent['answer'] = (result) => {
-      if ('entry' in result) return { status: 200, etag: entryTag(result.entry.version), body: itemJson(result.entry) };
-      if (!(result.error instanceof PetNotTracked || result.error instanceof PreconditionFailed)) return undefined;
-      const error = mapError(result.error, ctx, () => undefined)!;
-      return { status: error.status, etag: error.headers.ETag ?? null, body: errorBody(error) };
-    };
-    try {
-      return written(await commands.handle(command, meta, { scope, path, fingerprint, answer }, deadline));
-    } catch (err) {
-      if (err instanceof IdempotentReplay) return replay(err.record);
-      if (err instanceof RefusalStored)
-        return {
-          status: err.answer.status,
-          headers: err.answer.etag === null ? {} : { ETag: err.answer.etag },
-          type: 'application/json',
-          body: err.answer.body,
-        };
-      throw err;
-    } finally {
-      release();
-    }
+    if (key === undefined) return commands.handle(command, meta, undefined, deadline).then(answerOf);
+    return keyed.handle(command, meta, keyedRequest(ctx, petId, quantity, key, meta), deadline).then(answerOf);
   };
 
   return [
@@ -176,4 +82,68 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
     { method: 'GET', template: '/v1/inventory/:petId', auth: true, handler: entry },
     { method: 'PATCH', template: '/v1/inventory/:petId', auth: true, body: [readBody(), validatePatch(openapi)], handler: patch },
   ];
+}
+
+/** What a PATCH with an Idempotency-Key is, and how its answers are stored. */
+function keyedRequest(ctx: Context, petId: bigint, quantity: number, key: string, meta: EventMeta): Idempotent {
+  const headers = ctx.req.headers;
+  // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
+  const path = `/v1/inventory/${petId}`;
+  const joined = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
+  return {
+    // Scoped to the API key: the same key on another pet differs in its fingerprint (422).
+    scope: { apiKey: meta.actor, key },
+    path,
+    fingerprint: fingerprintOf({
+      method: ctx.method,
+      path,
+      body: { quantity },
+      ifMatch: joined(headers['if-match']),
+      ifNoneMatch: joined(headers['if-none-match']),
+    }),
+    // The answer stored is the one the error table gives the refusal: built once, and
+    // given as it was stored.
+    answers: {
+      applied: (entry) => ({ status: 200, etag: entryTag(entry.version), body: itemJson(entry) }),
+      refused: (refusal) => {
+        const error = ERROR_MAP.find((m) => refusal instanceof m.kind)!.answer(refusal, ctx);
+        return { status: error.status, etag: error.headers.ETag ?? null, body: errorBody(error) };
+      },
+    },
+  };
+}
+
+function replay(answer: StoredAnswer & { receipt?: string | null }): Answer {
+  // In the order the documentation shows them.
+  const headers: Record<string, string> = {};
+  if (answer.etag !== null) headers.ETag = answer.etag;
+  // The original write's receipt: the replay appended nothing.
+  if (answer.receipt) headers['Log-Receipt'] = answer.receipt;
+  headers['Idempotent-Replayed'] = 'true';
+  return { status: answer.status, headers, type: 'application/json', body: answer.body };
+}
+
+function written(entry: Written): Answer {
+  const etag = entryTag(entry.version);
+  return {
+    headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
+    type: 'application/json',
+    body: itemJson(entry),
+  };
+}
+
+/** The answer to a PATCH, whatever its command came to. */
+function answerOf(result: CommandResult): Answer {
+  switch (result.kind) {
+    case 'applied':
+      return written(result.entry);
+    case 'replayed':
+      return replay(result.record);
+    case 'refused': {
+      const { status, etag, body } = result.answer;
+      return { status, headers: etag === null ? {} : { ETag: etag }, type: 'application/json', body };
+    }
+    default:
+      return result satisfies never;
+  }
 }

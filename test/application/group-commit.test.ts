@@ -3,7 +3,7 @@
 // fails exactly the appends in it and leaves nothing behind.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type CommandHandler } from '../../src/application/commands.ts';
+import { appliedEntry, makeCommandHandler, type CommandHandler } from '../../src/application/commands.ts';
 import { PetNotTracked, PreconditionFailed } from '../../src/domain/errors.ts';
 import { CommitFailed } from '../../src/application/group-commit.ts';
 import { VersionConflict } from '../../src/store/event-log.ts';
@@ -43,7 +43,9 @@ async function racingStore(ctx: Ctx & OnTarget, race: (call: number) => boolean)
     async appendBatch(submissions) {
       batches.push(submissions.length);
       if (race(batches.length)) {
-        await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 50 + batches.length }, meta(`other-${batches.length}`));
+        await other
+          .handle({ type: 'SetQuantity', petId: 1n, quantity: 50 + batches.length }, meta(`other-${batches.length}`))
+          .then(appliedEntry);
       }
       return ctx.store.appendBatch(submissions);
     },
@@ -81,12 +83,12 @@ const batch = targetSuites<Ctx>('group commit', {
 
 batch('appends of one turn share one commit; each gets its own result, in arrival order', async (ctx) => {
   const settled = await Promise.allSettled([
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6, precondition: at(1) }, meta('e')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6, precondition: at(1) }, meta('e')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')).then(appliedEntry),
   ]);
   assert.equal(ctx.commits, [6], 'one commit for the whole turn');
   const [a, b, c, d, e, f] = settled;
@@ -114,7 +116,10 @@ batch('nobody is answered before the commit', async (ctx) => {
   };
   await Promise.allSettled(
     ['x', 'y', 'z'].map((id, i) =>
-      ctx.commands.handle({ type: 'SetQuantity', petId: i === 1 ? 99n : 1n, quantity: i }, meta(id)).finally(() => answered.push(id)),
+      ctx.commands
+        .handle({ type: 'SetQuantity', petId: i === 1 ? 99n : 1n, quantity: i }, meta(id))
+        .then(appliedEntry)
+        .finally(() => answered.push(id)),
     ),
   );
   assert.equal(answeredAtCommit, [], 'no answer, success or refusal, came before the commit');
@@ -128,9 +133,9 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
   const before = (await eventsOf(ctx.store)).length;
   const inventoryBefore = await entriesOf(ctx.store);
   const first = await Promise.allSettled([
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 7 }, meta('refused')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 7 }, meta('refused')).then(appliedEntry),
   ]);
   assert.ok(first.every((r) => r.status === 'rejected'));
   assert.ok(first[0].status === 'rejected' && first[0].reason instanceof CommitFailed);
@@ -139,7 +144,7 @@ batch('a failed commit fails exactly the appends in it, and leaves nothing', asy
   assert.equal(await entriesOf(ctx.store), inventoryBefore, 'no row changed');
   assert.equal(ctx.commits, [], 'nothing was reported committed');
   // The next batch, without the doomed request, commits normally.
-  const next = await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'));
+  const next = await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2')).then(appliedEntry);
   assert.is(next.version, 2);
 });
 
@@ -149,7 +154,7 @@ batch('a full disk mid-batch: each append is whole or absent, and the service re
   const before = (await eventsOf(ctx.store)).length;
   const results = await Promise.allSettled(
     Array.from({ length: 20 }, (_, i) =>
-      ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: i }, meta(`full-${i}-`.padEnd(2000, 'x'))),
+      ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: i }, meta(`full-${i}-`.padEnd(2000, 'x'))).then(appliedEntry),
     ),
   );
   const ok = results.filter((r) => r.status === 'fulfilled').length;
@@ -160,7 +165,7 @@ batch('a full disk mid-batch: each append is whole or absent, and the service re
   assert.is((await ctx.store.loadEntries([1n])).get(1n)?.version, 1 + ok, 'the projection agrees');
   assert.ok(!faults.inTransaction());
   await spaceBack();
-  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('after'))).version, 2 + ok);
+  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('after')).then(appliedEntry)).version, 2 + ok);
 });
 
 batch('another writer between load and append: the store reports a conflict, the command is decided again', async (ctx) => {
@@ -169,8 +174,8 @@ batch('another writer between load and append: the store reports a conflict, the
   try {
     const commands = makeCommandHandler({ store: racing, now: Date.now });
     const [plain, guarded] = await Promise.allSettled([
-      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('plain')),
-      commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')),
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('plain')).then(appliedEntry),
+      commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 8, precondition: at(1) }, meta('guarded')).then(appliedEntry),
     ]);
     assert.is(batches.length, 2, 'the conflicting submission went to a second batch');
     assert.ok(
@@ -193,6 +198,7 @@ batch('a precondition is judged again on the reloaded entry after a conflict', a
     const commands = makeCommandHandler({ store: racing, now: Date.now });
     const refused = await commands
       .handle({ type: 'SetQuantity', petId: 1n, quantity: 7, precondition: at(1) }, meta('stale'))
+      .then(appliedEntry)
       .catch((e: unknown) => e);
     assert.ok(refused instanceof PreconditionFailed, 'If-Match "1" no longer holds: 412, not a lost update');
     assert.is(refused.currentVersion, 2);
@@ -209,8 +215,8 @@ batch("later commands on a pet share a conflicting earlier one's fate, and chain
     // b is decided against a's result (version 2); after the other write both are stale,
     // and b's expected version (2) happens to be the log's: only sharing a's fate stops it.
     const [a, b] = await Promise.all([
-      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
-      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('b')),
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')).then(appliedEntry),
+      commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('b')).then(appliedEntry),
     ]);
     assert.equal(batches, [2, 2], 'both went again, together');
     assert.is(a.version, 3);
@@ -230,7 +236,10 @@ batch('retries are bounded: a pet that others keep writing fails with CommitFail
   const { racing, batches, close } = await racingStore(ctx, () => true);
   try {
     const commands = makeCommandHandler({ store: racing, now: Date.now, retry: { attempts: 3, minTimeoutMs: 0, factor: 2 } });
-    const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved')).catch((e: unknown) => e);
+    const failed = await commands
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('starved'))
+      .then(appliedEntry)
+      .catch((e: unknown) => e);
     assert.ok(failed instanceof CommitFailed, String(failed));
     assert.ok(failed.cause instanceof VersionConflict);
     assert.is(batches.length, 3);
@@ -252,7 +261,10 @@ batch('the retry policy is data: each retry waits minTimeoutMs times factor to t
   };
   try {
     const commands = makeCommandHandler({ store: timed, now: Date.now, retry: { attempts: 3, minTimeoutMs: 40, factor: 3 } });
-    const failed = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('patient')).catch((e: unknown) => e);
+    const failed = await commands
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 7 }, meta('patient'))
+      .then(appliedEntry)
+      .catch((e: unknown) => e);
     assert.ok(failed instanceof CommitFailed, String(failed));
     assert.is(batches.length, 3);
     // Each gap is at least the pause (less a millisecond of timer rounding), whatever the load adds.
@@ -273,10 +285,12 @@ batch('a pet this process wrote last is decided without reading it again (SQLite
     },
   };
   const commands = makeCommandHandler({ store: counting, now: Date.now });
-  await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first'));
+  await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first')).then(appliedEntry);
   assert.equal(reads, [[1n]], 'read once, not known yet');
   reads.length = 0;
-  const second = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(2) }, meta('second'));
+  const second = await commands
+    .handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(2) }, meta('second'))
+    .then(appliedEntry);
   assert.is(second.version, 3);
   // PostgreSQL's token moves with the notification of this very commit, which may come
   // after it: there a batch may read, as before.
@@ -284,11 +298,15 @@ batch('a pet this process wrote last is decided without reading it again (SQLite
   // Another process writes pet 1: the store's change token moves, and pet 1 is read again.
   const otherStore = await ctx.target.open(ctx.db);
   try {
-    await makeCommandHandler({ store: otherStore, now: Date.now }).handle({ type: 'SetStatus', petId: 1n, status: 'sold' }, meta('other'));
+    await makeCommandHandler({ store: otherStore, now: Date.now })
+      .handle({ type: 'SetStatus', petId: 1n, status: 'sold' }, meta('other'))
+      .then(appliedEntry);
   } finally {
     await otherStore.close();
   }
-  const third = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(4) }, meta('third'));
+  const third = await commands
+    .handle({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(4) }, meta('third'))
+    .then(appliedEntry);
   assert.equal([third.version, third.status, third.quantity], [5, 'sold', 5], 'decided on what the other writer left');
 });
 
@@ -296,15 +314,17 @@ batch(
   'an entry known from memory that another writer changed never answers wrongly: refusals and appends are decided again',
   async (ctx) => {
     const commands = makeCommandHandler({ store: ctx.store, now: Date.now });
-    await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first'));
+    await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, meta('first')).then(appliedEntry);
     // The other writer commits through a command handler of its own on the same store, so
     // that the store's change token may not tell this one.
     const other = makeCommandHandler({ store: ctx.store, now: Date.now });
-    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 9 }, meta('other'));
-    const guarded = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(3) }, meta('guarded'));
+    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 9 }, meta('other')).then(appliedEntry);
+    const guarded = await commands
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 4, precondition: at(3) }, meta('guarded'))
+      .then(appliedEntry);
     assert.equal([guarded.version, guarded.quantity], [4, 4], 'If-Match on the version the other writer left holds');
-    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('other-2'));
-    const plain = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('plain'));
+    await other.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('other-2')).then(appliedEntry);
+    const plain = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('plain')).then(appliedEntry);
     assert.is(plain.version, 6, 'appended after the other writer’s event');
     assert.equal(
       (await written(ctx.store, (e) => BigInt(e.petId) === 1n && Number(e.version) > 1)).map((e) => ({ ...e, version: Number(e.version) })),
@@ -343,11 +363,11 @@ thread.after.each(async (ctx) => {
 
 thread('one commit per turn, results in arrival order, the same pet chained, refusals apart', async (ctx) => {
   const settled = await Promise.allSettled([
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 10 }, meta('a')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 99n, quantity: 1 }, meta('b')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 11 }, meta('c')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 5, precondition: at(7) }, meta('d')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 12, precondition: at(3) }, meta('f')).then(appliedEntry),
   ]);
   assert.equal(ctx.commits, [5]);
   const [a, b, c, d, f] = settled;
@@ -375,8 +395,8 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
     BEGIN INSERT INTO child VALUES (404); END;`);
   db.close();
   const settled = await Promise.allSettled([
-    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')),
-    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-1')).then(appliedEntry),
+    ctx.commands.handle({ type: 'SetQuantity', petId: 2n, quantity: 6 }, meta('doomed')).then(appliedEntry),
   ]);
   assert.ok(settled.every((r) => r.status === 'rejected' && r.reason instanceof CommitFailed));
   assert.match(
@@ -386,7 +406,7 @@ thread('a failed commit in the thread fails the batch with CommitFailed and leav
   );
   assert.equal(ctx.commits, []);
   assert.is(await lastSeqOf(ctx.store), 2, 'no event of the batch remains');
-  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2'))).version, 2);
+  assert.is((await ctx.commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 5 }, meta('ok-2')).then(appliedEntry)).version, 2);
 });
 
 thread.run();

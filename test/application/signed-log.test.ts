@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../../src/application/commands.ts';
+import { appliedEntry, makeCommandHandler } from '../../src/application/commands.ts';
 import { ConfigError, readConfig } from '../../src/config.ts';
 import { loadSigningKey } from '../../src/support/signing.ts';
 import type { TestApp } from '../kit/app.ts';
@@ -259,7 +259,9 @@ signed('two instances on one database, each with its own key: both listed, each 
   try {
     await t.track(7, 3);
     const commands = makeCommandHandler({ store: second, now: Date.now });
-    const written = await commands.handle({ type: 'SetQuantity', petId: 7n, quantity: 4 }, { actor: 'tester', requestId: 'second' });
+    const written = await commands
+      .handle({ type: 'SetQuantity', petId: 7n, quantity: 4 }, { actor: 'tester', requestId: 'second' })
+      .then(appliedEntry);
     const mine = await t.patch(7, { quantity: 5 });
     const keys = await json<PublishedKey[]>(t, '/v1/log/signing-keys');
     assert.equal(keys.map((k) => k.keyId).sort(), [idOf(rawOf(KEY.pem)), idOf(rawOf(other.pem))].sort());

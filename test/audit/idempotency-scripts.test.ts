@@ -3,7 +3,8 @@
 // them as they are, and a backup carries them.
 import { generateKeyPairSync } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type Idempotent } from '../../src/application/commands.ts';
+import type { Idempotent } from '../../src/application/command-result.ts';
+import { makeCommandHandler } from '../../src/application/commands.ts';
 import { itemJson } from '../../src/http/inventory-json.ts';
 import { makeSigner, receiptHeader } from '../../src/support/signing.ts';
 import { createKey, trackPets } from '../kit/fixtures.ts';
@@ -27,8 +28,12 @@ const scripts = targetSuites<{ fresh: FreshDatabase }>('operator commands and th
         scope: { apiKey: 'tester', key: 'k1' },
         path: '/v1/inventory/1',
         fingerprint: 'f',
-        answer: (result) =>
-          'entry' in result ? { status: 200, etag: `"${result.entry.version}"`, body: itemJson(result.entry) } : undefined,
+        answers: {
+          applied: (entry) => ({ status: 200, etag: `"${entry.version}"`, body: itemJson(entry) }),
+          refused: (refusal) => {
+            throw refusal;
+          },
+        },
       };
       await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 8 }, { actor: 'tester', requestId: 'r1' }, idempotent);
     } finally {
@@ -78,8 +83,12 @@ scripts('verify-log checks that a stored receipt is its event`s, signed by a key
         scope: { apiKey: 'tester', key: k },
         path: '/v1/inventory/1',
         fingerprint: 'f',
-        answer: (result) =>
-          'entry' in result ? { status: 200, etag: `"${result.entry.version}"`, body: itemJson(result.entry) } : undefined,
+        answers: {
+          applied: (entry) => ({ status: 200, etag: `"${entry.version}"`, body: itemJson(entry) }),
+          refused: (refusal) => {
+            throw refusal;
+          },
+        },
       };
       await commands.handle({ type: 'SetQuantity', petId: 1n, quantity }, { actor: 'tester', requestId: k }, idempotent);
     }

@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
 import { generateKey, hashKey } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
+import { appliedEntry } from '../../src/application/commands.ts';
 import { commandsOn } from '../kit/fixtures.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { query } from '../kit/sql.ts';
@@ -53,7 +54,9 @@ async function history(ctx: C): Promise<void> {
     await commands.handle({ type: 'TrackPet', petId: 1n, quantity: 5, status: 'available' }, { actor: 'cli:ops', requestId: 'r1' });
     await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 3 }, { actor: 'till', requestId: 'r2' });
     await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 2 }, { actor: 'till', requestId: 'r3' });
-    const written = await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 4 }, { actor: 'front', requestId: 'r4' });
+    const written = await commands
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 4 }, { actor: 'front', requestId: 'r4' })
+      .then(appliedEntry);
     const receipt = /seq=(\d+), hash="([0-9a-f]{64})"/.exec(String(written.receipt))!;
     ctx.receipts = new Map([[receipt[1]!, receipt[2]!]]);
     assert.is(await store.keys.revoke('till', 'cli:ops'), 'revoked');

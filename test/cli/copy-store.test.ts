@@ -86,7 +86,10 @@ async function assertUnexpiredRecordsArrive(from: string, to: string): Promise<v
     scope: { apiKey: 'store-front', key },
     path: '/v1/inventory/10',
     fingerprint: `f-${key}`,
-    answer: () => ({ status: 200, etag: '"9"', body: `{"key":"${key}"}` }),
+    answers: {
+      applied: () => ({ status: 200, etag: '"9"', body: `{"key":"${key}"}` }),
+      refused: () => ({ status: 404, etag: null, body: '{}' }),
+    },
     now: createdAt,
   });
   try {

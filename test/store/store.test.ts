@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CommandHandler } from '../../src/application/commands.ts';
+import { appliedEntry, type CommandHandler } from '../../src/application/commands.ts';
 import { PetAlreadyTracked } from '../../src/domain/errors.ts';
 import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
@@ -227,10 +227,9 @@ guards('a projection row edited by hand cannot put a gap into the log', async ({
   await commands.handle({ type: 'TrackPet', petId: 5n, quantity: 2, status: 'pending' }, meta());
   await commands.handle({ type: 'SetQuantity', petId: 5n, quantity: 3 }, meta());
   db.exec("UPDATE inventory SET version = 10, quantity = 999, status = 'sold' WHERE pet_id = 5");
-  const entry = await commands.handle(
-    { type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => (v === 2 ? undefined : 'if-match-failed') },
-    meta(),
-  );
+  const entry = await commands
+    .handle({ type: 'SetQuantity', petId: 5n, quantity: 4, precondition: (v) => (v === 2 ? undefined : 'if-match-failed') }, meta())
+    .then(appliedEntry);
   assert.equal({ quantity: entry.quantity, status: entry.status, version: entry.version }, { quantity: 4, status: 'pending', version: 3 });
   assert.equal(db.prepare('SELECT version FROM events WHERE pet_id = 5 ORDER BY seq').pluck().all(), [1, 2, 3]);
   assert.equal(db.prepare('SELECT quantity, status, version FROM inventory WHERE pet_id = 5').get(), {
