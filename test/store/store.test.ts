@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appliedEntry, type CommandHandler } from '../../src/application/commands.ts';
+import { CommitFailed } from '../../src/application/group-commit.ts';
 import { PetAlreadyTracked } from '../../src/domain/errors.ts';
 import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
@@ -150,8 +151,10 @@ log('seq is never reused, even after the newest event was deleted behind the sto
   const appended = await commands.handle({ type: 'TrackPet', petId: 3n, quantity: 0, status: 'available' }, meta()).then(
     () => true,
     (error: unknown) => {
-      // A refusal is the store's own: it knows it cannot write, or names the fault.
-      if (!(error instanceof StoreUnavailable) && store.fault(error) === undefined) throw error;
+      // A refusal is the store's own: it knows it cannot write (PostgreSQL: its chain
+      // head is past the newest event), or names the fault; the group commit wraps it.
+      const cause = error instanceof CommitFailed ? (error.cause as unknown) : error;
+      if (!(cause instanceof StoreUnavailable) && store.fault(cause) === undefined) throw error;
       return false;
     },
   );
