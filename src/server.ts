@@ -16,6 +16,8 @@ import { createLogger } from './support/logger.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
+import { SigningKeyRefused } from './store/signing-keys.ts';
+import { rmSync } from 'node:fs';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -43,7 +45,11 @@ try {
   // stalls requests. On PostgreSQL every wait is on the server.
   store = await openStore(config.dbPath, { service: true, signingKey });
 } catch (err) {
-  process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
+  if (err instanceof SigningKeyRefused) {
+    // A key file made for this start that the log refuses is not left behind.
+    if (signingKey.made) rmSync(config.signingKeyPath, { force: true });
+    process.stderr.write(`petstore-inventory: ${err.message}\n`);
+  } else process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${(err as Error).message}\n`);
   process.exit(1);
 }
 const shownHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;

@@ -53,6 +53,8 @@ export function superviseWriter(first: ThreadWriter, restart: () => Promise<Thre
     replaceProjection: async (...args) => (await live()).replaceProjection(...args),
     expireIdempotency: async (...args) => (await live()).expireIdempotency(...args),
     useSigningKey: async (...args) => (await live()).useSigningKey(...args),
+    addSigningKey: async (...args) => (await live()).addSigningKey(...args),
+    retireSigningKey: async (...args) => (await live()).retireSigningKey(...args),
     async probeWrite() {
       if (current.stopped()) {
         await startAgain();

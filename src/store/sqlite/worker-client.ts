@@ -93,6 +93,8 @@ export function startWriterThread(
     revokeKey: (...args) => call('revokeKey', args) as ReturnType<AsyncWriter['revokeKey']>,
     probeWrite: () => call('probeWrite', []) as Promise<void>,
     useSigningKey: (...args) => call('useSigningKey', args) as Promise<void>,
+    addSigningKey: (...args) => call('addSigningKey', args) as ReturnType<AsyncWriter['addSigningKey']>,
+    retireSigningKey: (...args) => call('retireSigningKey', args) as ReturnType<AsyncWriter['retireSigningKey']>,
     expireIdempotency: (...args) => call('expireIdempotency', args) as Promise<number>,
     replaceProjection: (...args) => call('replaceProjection', args) as ReturnType<AsyncWriter['replaceProjection']>,
     async close() {

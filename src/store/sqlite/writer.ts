@@ -13,6 +13,7 @@ import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
 import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
+import type { SigningKeyAddition, SigningKeyEntry, SigningKeyRetirement } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
 export interface Writer {
@@ -23,6 +24,8 @@ export interface Writer {
   probeWrite(): void;
   /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
   useSigningKey(key: SigningKeyData, at: string, actor: string): void;
+  addSigningKey(entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition;
+  retireSigningKey(keyId: string, at: string, actor: string): SigningKeyRetirement;
   expireIdempotency(at: string, limit: number): number;
   replaceProjection(entries: Map<bigint, Entry>, after: number): { caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> };
 }
@@ -83,10 +86,13 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     probeWrite: checked(() => probe.immediate()),
     useSigningKey: checked((key: SigningKeyData, at: string, actor: string) => {
       const signer = makeSigner(key);
-      keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
+      const keyFile = key.file ?? 'the signing key';
+      keys.startSigning({ keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: key.made === true }, at, actor);
       void signing?.close();
       signing = makeReceiptSigning(key, logId.get() as string, options.signingThread ? 'thread-sync' : 'in-place');
     }),
+    addSigningKey: checked((entry: SigningKeyEntry, at: string, actor: string) => keys.addSigningKey(entry, at, actor)),
+    retireSigningKey: checked((keyId: string, at: string, actor: string) => keys.retireSigningKey(keyId, at, actor)),
     expireIdempotency: checked((at: string, limit: number) => idempotency.expire(at, limit)),
     replaceProjection: checked((entries: Map<bigint, Entry>, after: number) => swap.immediate(entries, after)),
   };
