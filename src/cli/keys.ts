@@ -57,8 +57,9 @@ const ACTIONS = ['create', 'list', 'revoke', 'endorse-signing', 'add-signing', '
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { 'read-only': { type: 'boolean' }, unendorsed: { type: 'boolean' } });
   const [action, name, ...extra] = positionals;
-  if (action === undefined) throw new UsageError(`name an action: ${ACTIONS.join(', ')}`);
-  if (!ACTIONS.includes(action)) throw new UsageError(`unknown action ${action}: the actions are ${ACTIONS.join(', ')}`);
+  const listOf = (last: string) => `${ACTIONS.slice(0, -1).join(', ')} ${last} ${ACTIONS.at(-1)}`;
+  if (action === undefined) throw new UsageError(`name an action: ${listOf('or')}`);
+  if (!ACTIONS.includes(action)) throw new UsageError(`unknown action ${action}: the actions are ${listOf('and')}`);
   const wantsName = action !== 'list';
   if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
     throw new UsageError(wantsName ? `${action} takes one ${argumentOf(action)}` : 'list takes no arguments');
