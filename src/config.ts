@@ -51,8 +51,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^\d{1,5}$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 8760) {
     throw new ConfigError(`IDEMPOTENCY_TTL_HOURS must be a whole number of hours from 1 to 8760, not ${JSON.stringify(ttl)}`);
   }
-  const signingKeyPath = env.INVENTORY_SIGNING_KEY ?? DEFAULT_SIGNING_KEY_PATH;
-  if (signingKeyPath.trim() === '') throw new ConfigError('INVENTORY_SIGNING_KEY must not be empty');
+  const signingKeyPath = signingKeyPathOf(env);
   return Object.freeze({
     port: Number(port),
     host,
@@ -100,6 +99,13 @@ export const DEFAULT_DB_PATH = 'data/inventory.db';
 const DEFAULT_SIGNING_KEY_PATH = 'data/signing-key.pem';
 
 /** The database path: INVENTORY_DB, or DEFAULT_DB_PATH. Operator commands use it too. */
+/** The instance's signing key file (INVENTORY_SIGNING_KEY); throws ConfigError when empty. */
+export function signingKeyPathOf(env: NodeJS.ProcessEnv): string {
+  const path = env.INVENTORY_SIGNING_KEY ?? DEFAULT_SIGNING_KEY_PATH;
+  if (path.trim() === '') throw new ConfigError('INVENTORY_SIGNING_KEY must not be empty');
+  return path;
+}
+
 export function dbPathOf(env: NodeJS.ProcessEnv): string {
   const path = env.INVENTORY_DB ?? DEFAULT_DB_PATH;
   if (path.trim() === '') throw new ConfigError('INVENTORY_DB must not be empty');

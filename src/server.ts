@@ -19,6 +19,8 @@ import { listenProblem } from './support/listen-problem.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
+import { SigningKeyRefused } from './store/signing-keys.ts';
+import { rmSync } from 'node:fs';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -46,10 +48,16 @@ try {
   // stalls requests. On PostgreSQL every wait is on the server.
   store = await openStore(config.dbPath, { service: true, signingKey });
 } catch (err) {
-  // A system error (a server that refuses the connection, a folder that cannot be made)
-  // in the words the operator commands use for it.
-  const why = systemWords(err) === undefined ? (err as Error).message : failureMessage(err);
-  process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${why}\n`);
+  if (err instanceof SigningKeyRefused) {
+    // A key file made for this start that the log refuses is not left behind.
+    if (signingKey.made) rmSync(config.signingKeyPath, { force: true });
+    process.stderr.write(`petstore-inventory: ${err.message}\n`);
+  } else {
+    // A system error (a server that refuses the connection, a folder that cannot be made)
+    // in the words the operator commands use for it.
+    const why = systemWords(err) === undefined ? (err as Error).message : failureMessage(err);
+    process.stderr.write(`petstore-inventory: cannot use the database ${describeTarget(config.dbPath)}: ${why}\n`);
+  }
   process.exit(1);
 }
 // A key never signs two checkpoints that disagree: a log that does not extend what this

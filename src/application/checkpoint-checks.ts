@@ -4,7 +4,7 @@
 // log's size, and is checked here, never trusted.
 import { parseCheckpoint, parseNote, type Checkpoint, type Verifier } from '../support/checkpoint.ts';
 import { rootFromInclusion, verifyConsistency } from '../support/merkle.ts';
-import { trustedSigners } from './trust.ts';
+import { trustedSigners, type ListedKey } from './trust.ts';
 
 /** GETs a path of the service with the key, its body as text; throws on anything but 200. */
 export type TextGet = (path: string) => Promise<string>;
@@ -92,6 +92,22 @@ export function inclusionProblem(seq: number, leaf: Buffer, checkpoint: Checkpoi
 /** The inclusion proof the service gives of seq in the tree of size events. */
 export async function inclusionProof(get: TextGet, seq: number, size: number): Promise<Buffer[]> {
   return hashesOf(await get(`/v1/log/proof/inclusion?seq=${seq}&size=${size}`), 'inclusion proof');
+}
+
+/** The keys the log lists (GET /v1/log/signing-keys), unpinned, each with what trust needs. */
+export async function listedKeys(get: TextGet): Promise<ListedKey[]> {
+  const keys = JSON.parse(await get('/v1/log/signing-keys')) as Partial<Record<keyof ListedKey, unknown>>[];
+  return keys.map((k, i) => {
+    const text = (v: unknown) => typeof v === 'string';
+    const ok =
+      text(k.keyId) &&
+      text(k.verifierKey) &&
+      text(k.addedAt) &&
+      (k.retiredAt === null || text(k.retiredAt)) &&
+      (k.endorsedBy === null || text(k.endorsedBy));
+    if (!ok) throw new Error(`signing key ${i + 1} of GET /v1/log/signing-keys lacks keyId, verifierKey, addedAt, retiredAt or endorsedBy`);
+    return k as ListedKey;
+  });
 }
 
 /** The verifier keys the log lists (GET /v1/log/signing-keys), unpinned. */

@@ -1,20 +1,22 @@
 // The monitor (verify-log --checkpoint): keeps the newest checkpoint it has verified and,
-// on each run, checks that the service's newest one is signed by a pinned key and
-// extends the kept one (a consistency proof). That costs a few hundred bytes whatever the
-// log's size; only the first run, with nothing kept, reads the whole log once.
+// on each run, checks that the service's newest one is signed by a trusted key (pinned,
+// or endorsed by a trusted one) within that key's time in the key log, and extends the
+// kept one (a consistency proof). That costs a few hundred bytes whatever the log's size;
+// only the first run, with nothing kept, reads the whole log once.
 import { eventLeaf } from '../support/merkle.ts';
 import {
   extensionProblem,
   inclusionProblem,
   inclusionProof,
+  listedKeys,
   listedVerifierKeys,
   newestCheckpoint,
   openCheckpoint,
   type SignedCheckpoint,
   type TextGet,
 } from './checkpoint-checks.ts';
-import type { Verifier } from '../support/checkpoint.ts';
-import { verifiersOf } from './trust.ts';
+import { ORIGIN_PREFIX, parseNote, type Verifier } from '../support/checkpoint.ts';
+import { keyTimeProblem, trustedKeys, trustedSigners, verifiersOf, type ListedKey } from './trust.ts';
 
 export type WholeLogVerdict =
   { ok: true; events: number; head: { seq: number; hash: string } } | { ok: false; reason: string; seq?: number };
@@ -66,7 +68,7 @@ async function firstRun(run: MonitorRun, pinned: readonly Verifier[], report: st
     const wrong = inclusionProblem(whole.head.seq, eventLeaf(whole.head.hash), checkpoint, proof);
     if (wrong) return `the signed head is not in the newest checkpoint's tree: ${wrong}`;
   }
-  report.push(`ok: the newest checkpoint (${checkpoint.size} events) is signed by a pinned key and holds the signed head`);
+  report.push(`ok: the newest checkpoint (${checkpoint.size} events) is signed by a trusted key and holds the signed head`);
   return checkpoint;
 }
 
@@ -82,15 +84,37 @@ async function laterRun(
   const wrong = await extensionProblem(run.get, kept, checkpoint);
   if (wrong !== undefined) return wrong;
   report.push(
-    `ok: the newest checkpoint (${checkpoint.size} events) is signed by a pinned key and extends the kept one (${kept.size} events)`,
+    `ok: the newest checkpoint (${checkpoint.size} events) is signed by a trusted key and extends the kept one (${kept.size} events)`,
   );
   return checkpoint;
 }
 
-export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
-  const report: string[] = [];
+/** The pinned keys and those they endorsed (reported), and the keys the log lists. */
+async function trust(run: MonitorRun, report: string[]) {
   const keys = await pins(run, report);
   const pinned = verifiersOf(keys, 'a pinned key');
+  const listed = await listedKeys(run.get);
+  const logId = pinned[0]?.name.slice(ORIGIN_PREFIX.length) ?? '';
+  const { trusted, endorsed } = trustedKeys(pinned, listed, logId);
+  for (const { key, by } of endorsed) report.push(`trusting key ${key.keyId}: endorsed by ${by.text}`);
+  return { keys: [...keys, ...endorsed.map(({ key }) => key.verifierKey)], trusted, listed };
+}
+
+/** Why the checkpoint was signed outside its signing key's time in the key log, or undefined. */
+function signedOutsideKeyTime(checkpoint: SignedCheckpoint, trusted: readonly Verifier[], listed: readonly ListedKey[]) {
+  const note = parseNote(checkpoint.note);
+  if (note instanceof Error) return note.message;
+  for (const signer of trustedSigners(note, trusted)) {
+    const key = listed.find((k) => k.verifierKey === signer.text);
+    const wrong = key && keyTimeProblem(checkpoint.time, key);
+    if (wrong) return `the newest checkpoint: ${wrong}`;
+  }
+  return undefined;
+}
+
+export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
+  const report: string[] = [];
+  const { keys, trusted: pinned, listed } = await trust(run, report);
   let checkpoint: SignedCheckpoint | string;
   if (run.kept === undefined) {
     checkpoint = await firstRun(run, pinned, report);
@@ -100,5 +124,7 @@ export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
     checkpoint = 'problem' in kept ? `the kept checkpoint: ${kept.problem}` : await laterRun(run, pinned, kept, report);
   }
   if (typeof checkpoint === 'string') return { ok: false, reason: checkpoint, report };
-  return { ok: true, checkpoint, keys, report };
+  const outside = signedOutsideKeyTime(checkpoint, pinned, listed);
+  if (outside) return { ok: false, reason: outside, report };
+  return { ok: true, checkpoint, keys: [...new Set(keys)], report };
 }

@@ -184,6 +184,7 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
   const created = new Map<string, KeyHistory['events'][number]>();
   const revoked = new Map<string, KeyHistory['events'][number]>();
   const signing = new Set<string>();
+  const retired = new Set<string>();
   for (const row of history.events) {
     const [seq, type, name, keyHash, recordedAt, actor, prevHash, hash, data] = row;
     const at = Number(seq);
@@ -193,6 +194,12 @@ function verifyKeys(history: KeyHistory, wanted: Map<number, string>): { seq: nu
       const wrong = signingKeyProblem(name, keyHash, signing);
       if (wrong) return { seq: at, reason: wrong };
       signing.add(name);
+      continue;
+    }
+    if (type === 'SigningKeyRetired') {
+      if (!signing.has(name)) return { seq: at, reason: `SigningKeyRetired for signing key ${name}, which was not added before it` };
+      if (retired.has(name)) return { seq: at, reason: `a second SigningKeyRetired for signing key ${name}` };
+      retired.add(name);
       continue;
     }
     const seen = type === 'KeyCreated' ? created : revoked;

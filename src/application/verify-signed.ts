@@ -6,6 +6,7 @@
 import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
 import type { SigningKeyInfo } from '../store/audit-reads.ts';
 import { eventTypeProblem } from './verify-log.ts';
+import { keyTimeProblem } from './trust.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
 export interface SignedHead extends HeadFields {
@@ -53,7 +54,8 @@ export function headSignatureProblem(head: SignedHead, logId: string, keys: read
   const key = keys.find((k) => k.keyId === head.signature.keyId);
   if (!key) return `its signing key ${head.signature.keyId} is not in the key log`;
   const valid = verifySignature(publicKeyFromRaw(key.publicKey), headMessage(head), Buffer.from(head.signature.value, 'base64url'));
-  return valid ? undefined : `its signature does not verify with key ${key.keyId}`;
+  if (!valid) return `its signature does not verify with key ${key.keyId}`;
+  return keyTimeProblem(head.time, key);
 }
 
 /** Why a published key list is not one (an id not its key's, a key twice); undefined when it is. */

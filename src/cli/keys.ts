@@ -1,15 +1,22 @@
-// scripts/keys: create, list and revoke API keys.
+// scripts/keys: create, list and revoke API keys; endorse, add and retire the log's
+// signing keys.
 import { KEY_NAME_PATTERN } from '../store/keys.ts';
 import { describeTarget } from '../store/open.ts';
-import { dbPathArg, openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
+import { dbPathArg, openExistingStore, operatorMeta, parse, run, UsageError, type Parsed } from './common.ts';
+import { signingKeyPathOf } from '../config.ts';
+import { addUnendorsedSigningKey, endorseSigningKey, SigningKeyChangeRefused } from '../application/signing-key-changes.ts';
+import { makeSigner, readSigningKeyFile, type SigningKeyData } from '../support/signing.ts';
 import { table } from './table.ts';
 
 const USAGE = `
 Usage: scripts/keys create NAME [--read-only] [--db PATH|URL]
        scripts/keys list [--db PATH|URL]
        scripts/keys revoke NAME [--db PATH|URL]
+       scripts/keys endorse-signing NEW_KEY_FILE [--db PATH|URL]   (with INVENTORY_SIGNING_KEY)
+       scripts/keys add-signing NEW_KEY_FILE --unendorsed [--db PATH|URL]
+       scripts/keys retire-signing KEYID [--db PATH|URL]
 
-Manages the API keys of the inventory service.
+Manages the API keys of the inventory service and the signing keys of its log.
   create NAME   makes a new key and prints it, alone, on standard output. It is shown
                 only this once: the database keeps a hash of it. NAME (letters, digits,
                 ".", "_", "-", up to 64, starting with a letter or digit) is what the
@@ -21,29 +28,54 @@ Manages the API keys of the inventory service.
   revoke NAME   the key stops working at once, in a running service too. Names of
                 revoked keys stay taken.
 
+And the log's signing keys (Ed25519, PKCS#8 PEM files: openssl genpkey -algorithm
+ed25519 -out FILE). Only a log's first key is entered by the service itself:
+  endorse-signing NEW_KEY_FILE
+                run where the log's current key file is (INVENTORY_SIGNING_KEY, default
+                data/signing-key.pem): enters the new key with its endorsement, a signed
+                note by the current key that monitors check without the database.
+                Then start the instance with the new key. Prints the new verifier key.
+  add-signing NEW_KEY_FILE --unendorsed
+                when no key of the log is left to endorse it: enters the key, saying in
+                the key log that it is unendorsed; monitors do not trust it until an
+                auditor pins it (verify-log --trust).
+  retire-signing KEYID
+                a chained SigningKeyRetired: instances signing with the key stop within
+                a fraction of a second (writes answer 503) and refuse to start with it.
+
 Options:
   --read-only   (create) a key that may read but not write
+  --unendorsed  (add-signing) says that no key of the log vouches for the new one
   --db PATH     the database file or postgres:// URL (default: $INVENTORY_DB, else data/inventory.db)
   -h, --help    this text
 
 Exit status: 0 success, 1 failure, 2 usage error.
 `;
 
+const ACTIONS = ['create', 'list', 'revoke', 'endorse-signing', 'add-signing', 'retire-signing'];
+
 await run(USAGE, async (argv) => {
-  const { values, positionals } = parse(argv, { 'read-only': { type: 'boolean' } });
+  const { values, positionals } = parse(argv, { 'read-only': { type: 'boolean' }, unendorsed: { type: 'boolean' } });
   const [action, name, ...extra] = positionals;
-  const wantsName = action === 'create' || action === 'revoke';
-  if (action === undefined) throw new UsageError('name an action: create, list or revoke');
-  if (!['create', 'list', 'revoke'].includes(action)) {
-    throw new UsageError(`unknown action ${action}: the actions are create, list and revoke`);
-  }
+  const listOf = (last: string) => `${ACTIONS.slice(0, -1).join(', ')} ${last} ${ACTIONS.at(-1)}`;
+  if (action === undefined) throw new UsageError(`name an action: ${listOf('or')}`);
+  if (!ACTIONS.includes(action)) throw new UsageError(`unknown action ${action}: the actions are ${listOf('and')}`);
+  const wantsName = action !== 'list';
   if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
-    throw new UsageError(wantsName ? `${action} takes one NAME` : 'list takes no arguments');
+    throw new UsageError(wantsName ? `${action} takes one ${argumentOf(action)}` : 'list takes no arguments');
   }
   if (values['read-only'] && action !== 'create') throw new UsageError('--read-only goes with create only');
-  if (wantsName && !KEY_NAME_PATTERN.test(name!)) {
+  if (values.unendorsed && action !== 'add-signing') throw new UsageError('--unendorsed goes with add-signing only');
+  if (action === 'add-signing' && !values.unendorsed) {
+    throw new UsageError('add-signing enters a key no key of the log vouches for: say so with --unendorsed, or use endorse-signing');
+  }
+  if ((action === 'create' || action === 'revoke') && !KEY_NAME_PATTERN.test(name!)) {
     throw new UsageError(`invalid NAME "${name}": letters, digits, ".", "_", "-", up to 64, starting with a letter or digit`);
   }
+  if (action === 'retire-signing' && !/^[0-9a-f]{16}$/.test(name!)) {
+    throw new UsageError(`invalid KEYID "${name}": a signing key's id is 16 lowercase hex digits (GET /v1/log/signing-keys)`);
+  }
+  if (action.endsWith('-signing') && action !== 'retire-signing') return signingKeyAction(action, name!, values);
   // Listing only reads: it must work beside a writer and on a file it may not write.
   const store = await openExistingStore(values, { readonly: action === 'list' });
   try {
@@ -67,6 +99,15 @@ await run(USAGE, async (argv) => {
       process.stderr.write(`key "${name}" ${outcome} in ${describeTarget(dbPathArg(values))}\n`);
       return 0;
     }
+    if (action === 'retire-signing') {
+      const outcome = await store.retireSigningKey(name!, actor);
+      if (outcome === 'unknown') {
+        process.stderr.write(`error: no signing key ${name} in ${describeTarget(dbPathArg(values))}\n`);
+        return 1;
+      }
+      process.stderr.write(`signing key ${name} ${outcome} in ${describeTarget(dbPathArg(values))}\n`);
+      return 0;
+    }
     const rows = (await keys.list()).map((k) => [k.name, k.scope, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
     process.stdout.write(table(['NAME', 'SCOPE', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
     return 0;
@@ -74,3 +115,52 @@ await run(USAGE, async (argv) => {
     await store.close();
   }
 });
+
+function argumentOf(action: string): string {
+  if (action === 'retire-signing') return 'KEYID';
+  return action.endsWith('-signing') ? 'NEW_KEY_FILE' : 'NAME';
+}
+
+/** A key file's key, or an error naming the file and what it must be. */
+function keyIn(path: string, what: string): SigningKeyData {
+  try {
+    return readSigningKeyFile(path);
+  } catch (error) {
+    throw new Error(`cannot use ${what} ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** endorse-signing and add-signing --unendorsed: the new key entered, its verifier key printed. */
+async function signingKeyAction(action: string, file: string, values: Parsed['values']): Promise<number> {
+  const added = keyIn(file, 'the new key');
+  const current =
+    action === 'endorse-signing' ? keyIn(signingKeyPathOf(process.env), 'the current key (INVENTORY_SIGNING_KEY)') : undefined;
+  const store = await openExistingStore(values);
+  try {
+    const { actor } = operatorMeta();
+    const where = describeTarget(dbPathArg(values));
+    let result;
+    try {
+      result = current
+        ? await endorseSigningKey(store, current, added, actor, Date.now())
+        : await addUnendorsedSigningKey(store, added, actor);
+    } catch (error) {
+      if (!(error instanceof SigningKeyChangeRefused)) throw error;
+      process.stderr.write(`error: ${error.message} in ${where}: it cannot endorse another\n`);
+      return 1;
+    }
+    if (result.outcome === 'listed already') {
+      process.stderr.write(`error: the signing key ${result.keyId} (${file}) is in the key log of ${where} already\n`);
+      return 1;
+    }
+    process.stdout.write(`${result.verifierKey}\n`);
+    process.stderr.write(
+      current
+        ? `signing key ${result.keyId} added to ${where}, endorsed by key ${makeSigner(current).keyId}; start the instance with ${file}\n`
+        : `WARNING: signing key ${result.keyId} added to ${where} UNENDORSED: no key of the log vouches for it, and monitors report it untrusted until an auditor pins its verifier key (above) with verify-log --trust, after comparing it out of band\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

@@ -18,12 +18,15 @@ export const MONITOR_USAGE = `
        scripts/verify-log --url URL --checkpoint FILE [--trust VKEY]...   (with INVENTORY_KEY)
 
   --checkpoint FILE   a monitor: checks that the service's newest checkpoint is signed by
-                      a pinned key and extends the one kept in FILE (a consistency proof,
+                      a trusted key and extends the one kept in FILE (a consistency proof,
                       a few kilobytes whatever the log's size), then keeps the new one in
                       FILE. The first run (no FILE) checks the whole log once (as --url)
                       and creates FILE. The pinned keys are in FILE.keys, one verifier key
                       a line: on the first run those given with --trust, else the keys
-                      the log lists, printed to be compared out of band
+                      the log lists, printed to be compared out of band. A key the log
+                      lists with an endorsement signed by a trusted key (for this log,
+                      naming that key) is trusted too, and kept in FILE.keys. A checkpoint
+                      dated more than 5 s outside its key's time (added, retired) is BROKEN
   --trust VKEY        a verifier key to pin (NAME+HASH+KEY, repeatable); on a later run it
                       adds to FILE.keys
 `;

@@ -3,7 +3,8 @@
 // of the log as it stands. An auditor keeps them somewhere the database's owner cannot
 // change; any later log must still extend them.
 // GET /v1/log/signing-keys: the public keys those signatures are checked with, as the
-// key log records them, with each one's verifier key (the signed-note form).
+// key log records them, with each one's verifier key (the signed-note form), when it was
+// retired, and the endorsement by which a key already trusted vouched for it.
 // GET /v1/log/checkpoint and /v1/log/proof/{inclusion,consistency}: the Merkle tree's
 // signed checkpoint and its RFC 9162 proofs, a few hundred bytes whatever the log's size.
 import { NoSigningKey, type Checkpoints } from '../application/checkpoints.ts';
@@ -73,6 +74,8 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
           publicKey: k.publicKey,
           verifierKey: verifierKey(origin, Buffer.from(k.publicKey, 'base64url')),
           addedAt: k.addedAt,
+          retiredAt: k.retiredAt,
+          endorsedBy: k.endorsedBy,
         }));
         return { headers: NO_STORE, body };
       },

@@ -4,6 +4,7 @@ import type { SeqRange, ReplayRow } from './event-log.ts';
 import type { KeyChainRow, KeyRecord } from './keys.ts';
 import type { Entry } from './projection.ts';
 import type { NodeKey } from '../support/merkle.ts';
+import type { SigningKeyInfo } from './signing-keys.ts';
 
 /** What verify-log checks beside the events, read from one snapshot. */
 export interface KeyHistory {
@@ -31,12 +32,7 @@ export interface LogHead {
   keys: { seq: number; hash: string };
 }
 
-/** A signing key as the key log records it: publicKey is the raw 32 bytes, base64url. */
-export interface SigningKeyInfo {
-  keyId: string;
-  publicKey: string;
-  addedAt: string;
-}
+export type { SigningKeyInfo };
 
 /** A row of the stock_adjustments view, integers as BigInt. */
 export type AdjustmentRow = Record<
@@ -70,7 +66,7 @@ export interface AuditReads {
   treeNodes(keys: readonly NodeKey[]): Promise<Map<string, Buffer>>;
   /** How many nodes the tree stores (verify-log: none past the log's events). */
   treeNodeCount(): Promise<number>;
-  /** The signing keys the key log holds (SigningKeyAdded), by seq. */
+  /** The signing keys the key log holds (SigningKeyAdded), by seq, with their retirement and endorsement. */
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;

@@ -46,7 +46,7 @@ export function eventHash(f: ChainedFields): string {
 /** The key log's own chain (api_key_events): the same encoding under its own domain. */
 const KEY_DOMAIN = Buffer.from('petstore-inventory/key/v1\0', 'utf8');
 
-export type KeyEventType = 'KeyCreated' | 'KeyRevoked' | 'SigningKeyAdded';
+export type KeyEventType = 'KeyCreated' | 'KeyRevoked' | 'SigningKeyAdded' | 'SigningKeyRetired';
 
 interface KeyChainedFields {
   prevHash: string;

@@ -1,7 +1,7 @@
 // The storage port: everything the service and the operator commands ask of a database,
 // by role, each in its own module: the event log (event-log.ts), the projection
 // (projection.ts), the keys (keys.ts), the stored answers of retried requests
-// (idempotency.ts), the auditors' reads (audit-reads.ts), copying a history
+// (idempotency.ts), the auditors' reads (audit-reads.ts), the signing keys (signing-keys.ts), copying a history
 // (history-copy.ts) and health (health.ts). Each consumer takes the narrowest role it
 // needs; a store implements them all. Each database has one adapter behind it
 // (src/store/sqlite/, src/store/postgres/); nothing above src/store knows which, or
@@ -13,6 +13,7 @@ import type { HistoryCopy } from './history-copy.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import type { KeyStore } from './keys.ts';
 import type { Projection } from './projection.ts';
+import type { SigningKeyLog } from './signing-keys.ts';
 import type { SigningKeyData } from '../support/signing.ts';
 
 /** How a store is opened, on either database. */
@@ -32,7 +33,7 @@ export interface OpenOptions {
   signingKey?: SigningKeyData;
 }
 
-export interface InventoryStore extends EventLog, Projection, AuditReads, HistoryCopy, StoreHealth {
+export interface InventoryStore extends EventLog, Projection, AuditReads, HistoryCopy, StoreHealth, SigningKeyLog {
   keys: KeyStore;
   /** The stored answers of requests sent with an Idempotency-Key (written by appendBatch). */
   idempotency: IdempotencyStore;

@@ -16,6 +16,10 @@ export const SIGNING_ACTOR = 'service';
 export interface SigningKeyData {
   /** PKCS#8 PEM. */
   pem: string;
+  /** Where it was read from, for the messages that name it. */
+  file?: string;
+  /** The file did not exist and was made for this start: it may only become a log's first key. */
+  made?: boolean;
 }
 
 export interface Signer {
@@ -62,21 +66,30 @@ export function makeSigner({ pem }: SigningKeyData): Signer {
  * that cannot be made, throws an error that says what the file must be and how to make it.
  */
 export function loadSigningKey(path: string, warn: (message: string) => void = () => {}): SigningKeyData {
-  if (!existsSync(path)) makeSigningKeyFile(path);
-  let pem: string;
-  try {
-    pem = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new Error(`cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
-  }
-  const data = { pem };
-  const unusable = unusableKeyReason(data);
-  if (unusable) throw new Error(`${unusable}: ${keyFileWanted(path)}`);
+  const made = !existsSync(path);
+  if (made) makeSigningKeyFile(path);
+  const data = { ...readSigningKeyFile(path), made };
   if ((statSync(path).mode & 0o077) !== 0) {
     warn(
       `the signing key ${path} may be read or changed by other users (whoever holds it can sign in the service's name): chmod 600 ${shellWord(path)}`,
     );
   }
+  return data;
+}
+
+/** The key in an existing file (never made); throws saying what the file must be. */
+export function readSigningKeyFile(path: string): SigningKeyData {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Error(`there is no file ${path}: ${keyFileWanted(path)}`, { cause: error });
+    throw new Error(`cannot read it (${code ?? (error as Error).message})`, { cause: error });
+  }
+  const data = { pem, file: path };
+  const unusable = unusableKeyReason(data);
+  if (unusable) throw new Error(`${unusable}: ${keyFileWanted(path)}`);
   return data;
 }
 

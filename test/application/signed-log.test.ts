@@ -20,6 +20,7 @@ import { blocks, pageText, SIGNED } from '../kit/auditors-guide.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { tempDir } from '../kit/paths.ts';
 import { startService } from '../kit/service.ts';
+import { endorse } from '../kit/signing-keys.ts';
 
 const pemOf = () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const KEY = { pem: pemOf() };
@@ -47,6 +48,9 @@ interface PublishedKey {
   keyId: string;
   publicKey: string;
   addedAt: string;
+  verifierKey: string;
+  retiredAt: string | null;
+  endorsedBy: string | null;
 }
 const headLines = (h: Head) => ['petstore-inventory/head/v1', h.logId, String(h.seq), h.hash, String(h.keys.seq), h.keys.hash, h.time];
 
@@ -253,9 +257,18 @@ signed('verify-log --digests takes kept head answers and checks their signatures
   }
 });
 
-signed('two instances on one database, each with its own key: both listed, each one`s receipts verify', async ({ t }) => {
+signed('two instances on one database, each with its own key once endorsed: both listed, each one`s receipts verify', async ({ t }) => {
   const other = { pem: pemOf() };
-  const second = await openStore(t.db, { signingKey: other, writer: t.target.name === 'sqlite' ? 'thread' : undefined });
+  const writer = t.target.name === 'sqlite' ? ('thread' as const) : undefined;
+  // A second key is not entered by the instance that brings it: the log's key endorses it first.
+  const refused = await openStore(t.db, { signingKey: other, writer }).then(
+    async (s) => (await s.close(), undefined),
+    (error: Error) => error.message,
+  );
+  assert.match(String(refused), /is not endorsed by this log: endorse it with scripts\/keys endorse-signing/);
+  assert.is((await json<PublishedKey[]>(t, '/v1/log/signing-keys')).length, 1, 'the refused key is not listed');
+  await endorse(t.db, KEY, other);
+  const second = await openStore(t.db, { signingKey: other, writer });
   try {
     await t.track(7, 3);
     const commands = makeCommandHandler({ store: second, now: Date.now });
@@ -265,6 +278,17 @@ signed('two instances on one database, each with its own key: both listed, each 
     const mine = await t.patch(7, { quantity: 5 });
     const keys = await json<PublishedKey[]>(t, '/v1/log/signing-keys');
     assert.equal(keys.map((k) => k.keyId).sort(), [idOf(rawOf(KEY.pem)), idOf(rawOf(other.pem))].sort());
+    // The first key has no endorsement; the second's is a signed note by the first, naming
+    // this log and the second's verifier key, checked here with Node's crypto alone.
+    const [first, endorsed] = keys;
+    assert.equal([first!.keyId, first!.endorsedBy, first!.retiredAt], [idOf(rawOf(KEY.pem)), null, null]);
+    const note = endorsed!.endorsedBy!;
+    const text = note.slice(0, note.lastIndexOf('\n\n') + 1);
+    const { logId } = await json<Head>(t, '/v1/log/head');
+    assert.equal(text.split('\n').slice(0, 3), ['petstore-inventory/key-endorsement/v1', logId, endorsed!.verifierKey]);
+    assert.match(text, /\ntime \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
+    const sig = Buffer.from(/^\u2014 \S+ (\S+)\n$/.exec(note.slice(text.length + 1))![1]!, 'base64');
+    assert.ok(checks(first!.publicKey, [text], sig.subarray(4)), 'the endorsement is signed by the first key');
     for (const [header, pem] of [
       [written.receipt, other.pem],
       [mine.headers['log-receipt'], KEY.pem],

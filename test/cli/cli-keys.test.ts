@@ -97,9 +97,22 @@ keys('create --read-only makes a key whose scope the key log holds; list shows e
 });
 
 keys('usage errors exit 2 with one error line and see --help; --help exits 0', async (ctx) => {
-  expectUsageError(script('keys', ['--db', ctx.db]), /name an action: create, list or revoke/, 'keys without an action');
+  expectUsageError(
+    script('keys', ['--db', ctx.db]),
+    /name an action: create, list, revoke, endorse-signing, add-signing or retire-signing/,
+    'keys without an action',
+  );
   expectUsageError(script('keys', ['create', 'a b', '--db', ctx.db]), /invalid NAME "a b"/, 'keys create "a b"');
-  expectUsageError(script('keys', ['frob', '--db', ctx.db]), /unknown action frob: the actions are create, list and revoke/, 'keys frob');
+  expectUsageError(
+    script('keys', ['retire-signing', 'abc', '--db', ctx.db]),
+    /invalid KEYID "abc": a signing key's id is 16 lowercase hex/,
+    'keys retire-signing abc',
+  );
+  expectUsageError(
+    script('keys', ['frob', '--db', ctx.db]),
+    /unknown action frob: the actions are create, list, revoke, endorse-signing, add-signing and retire-signing/,
+    'keys frob',
+  );
   // The name rule the error gives is the one --help gives.
   const rule = 'starting with a letter or digit';
   assert.ok(script('keys', ['create', '.x', '--db', ctx.db]).stderr.includes(rule), 'the error says the rule');

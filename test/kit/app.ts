@@ -62,13 +62,17 @@ export interface AppOptions {
   /** Signs as the service does: the store enters the key in the key log and signs
    * receipts, the app signs heads. Unsigned unless given. */
   signingKey?: SigningKeyData;
+  /** The tester key's name: another instance on the same database needs another. */
+  keyName?: string;
+  /** The real clock instead of the injected one (tick then does nothing). */
+  realClock?: boolean;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const target = options.target ?? defaultTarget();
   const fresh = await target.fresh();
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
-  const now = () => clock;
+  const now = options.realClock ? Date.now : () => clock;
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -92,7 +96,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     feed,
     ...(signingKey ? { signer: makeSigner(signingKey) } : {}),
   });
-  const key = await createKey(store);
+  const key = await createKey(store, options.keyName);
   const server: Server = createHttpServer(app, options.limits, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -121,7 +121,16 @@ export async function startLogDouble(): Promise<LogDouble> {
       case '/v1/log/signing-keys':
         return [
           200,
-          JSON.stringify([{ keyId: key.keyId, publicKey: key.raw.toString('base64url'), verifierKey: key.verifierKey, addedAt: TIME }]),
+          JSON.stringify([
+            {
+              keyId: key.keyId,
+              publicKey: key.raw.toString('base64url'),
+              verifierKey: key.verifierKey,
+              addedAt: TIME,
+              retiredAt: null,
+              endorsedBy: null,
+            },
+          ]),
         ];
       case '/v1/log/proof/inclusion':
         if (n('size') > size) return [409, JSON.stringify({ code: 'tree_size_past_head', message: `size ${n('size')}`, status: 409 })];

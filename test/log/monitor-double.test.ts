@@ -47,7 +47,7 @@ test('a later run checks the consistency proof from the kept checkpoint, keeps t
   keep(ctx, ctx.log.checkpoint(377));
   const r = await monitorRun(ctx);
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stderr, /ok: the newest checkpoint \(1000 events\) is signed by a pinned key and extends the kept one \(377 events\)/);
+  assert.match(r.stderr, /ok: the newest checkpoint \(1000 events\) is signed by a trusted key and extends the kept one \(377 events\)/);
   assert.is(readFileSync(ctx.file, 'utf8'), ctx.log.checkpoint(), 'FILE holds the checkpoint exactly as served');
   const bytes = Number(/; (\d+) bytes of checkpoints and proofs downloaded/.exec(r.stderr)?.[1]);
   assert.ok(bytes > 0 && bytes < 8192, `downloaded ${bytes} bytes`);

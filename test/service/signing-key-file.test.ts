@@ -93,4 +93,27 @@ keyFile('a key other users may read is used, with a warning naming the file and 
   assert.is((await quiet.stop()).code, 0);
 });
 
+keyFile(
+  'on a log that has keys, a key it has not endorsed, or no key file, stops the start in one line naming endorse-signing',
+  async ({ dir }) => {
+    const db = dir.path('inventory.db');
+    const first = await startService({ db, expectKey: true, env: { INVENTORY_SIGNING_KEY: dir.path('first.pem') } });
+    assert.is((await first.stop()).code, 0);
+    const other = dir.path('other.pem');
+    writeFileSync(other, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    for (const [path, what] of [
+      [other, 'a key the log has not endorsed'],
+      [dir.path('missing.pem'), 'no key file'],
+    ] as const) {
+      const s = spawnService({ INVENTORY_DB: db, INVENTORY_SIGNING_KEY: path, PORT: '0' });
+      const { code } = await withTimeout(s.exited, WAIT_MS, `the service to refuse ${what}`);
+      assert.is(code, 1, `${what}: exit ${code}\nstderr: ${s.err()}`);
+      assert.match(s.err(), /^petstore-inventory: [^\n]*scripts\/keys endorse-signing[^\n]*\n$/, `${what}: one line\n${s.err()}`);
+    }
+    assert.not.ok(existsSync(dir.path('missing.pem')), 'a missing key file is not left behind');
+    const again = await startService({ db, expectKey: false, env: { INVENTORY_SIGNING_KEY: dir.path('first.pem') } });
+    assert.is((await again.stop()).code, 0, 'the log`s own key still starts');
+  },
+);
+
 keyFile.run();

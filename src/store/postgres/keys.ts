@@ -32,6 +32,16 @@ import {
   type Principal,
   type Revocation,
 } from '../keys.ts';
+import {
+  SIGNING_KEYS_SQL,
+  signingKeyAtStart,
+  signingKeyInfo,
+  type SigningKeyAddition,
+  type SigningKeyEntry,
+  type SigningKeyInfo,
+  type SigningKeyLog,
+  type SigningKeyRetirement,
+} from '../signing-keys.ts';
 import { KEYS_CHANNEL, KEYS_DIGEST_SQL, type ChangeWatch } from './changes.ts';
 import type { Probe } from './listener-heartbeat.ts';
 import { inTransaction } from './connection.ts';
@@ -86,13 +96,47 @@ async function insertKey(
   return [key, seq];
 }
 
-/** Enters a signing key in the key log (SigningKeyAdded) unless it is there already: of
- * several instances starting with the same key file, one enters it. */
-export async function addSigningKey(pool: pg.Pool, keyId: string, publicKey: string, at: string, actor: string): Promise<void> {
+/** Signing keys as the key log lists them, read inside the transaction that holds the key chain's head. */
+async function listedSigningKeys(client: pg.ClientBase): Promise<SigningKeyInfo[]> {
+  const { rows } = await client.query<Parameters<typeof signingKeyInfo>[0]>(SIGNING_KEYS_SQL);
+  return rows.map(signingKeyInfo);
+}
+
+/** Enters an instance's signing key as the log's first, or checks that the log lists it
+ * unretired (signingKeyAtStart): of several instances starting together on a log without
+ * keys, one enters its key and the others are judged after it. */
+export async function startSigning(
+  pool: pg.Pool,
+  key: SigningKeyEntry & { keyFile: string; made: boolean },
+  at: string,
+  actor: string,
+): Promise<void> {
   await inTransaction(pool, BEGIN_KEY_CHANGE, async (client) => {
-    const { rows } = await client.query("SELECT 1 FROM api_key_events WHERE type = 'SigningKeyAdded' AND name = $1", [keyId]);
-    if (rows.length === 0) await logKeyEvent(client, 'SigningKeyAdded', keyId, publicKey, at, actor);
+    const verdict = signingKeyAtStart(await listedSigningKeys(client), key);
+    if (verdict instanceof Error) throw verdict;
+    if (verdict === 'add') await logKeyEvent(client, 'SigningKeyAdded', key.keyId, key.publicKey, at, actor, key.data);
   });
+}
+
+/** The key log's signing keys as operators change them (scripts/keys). */
+export function makeSigningKeyLog(pool: pg.Pool, now: () => number): SigningKeyLog {
+  const at = () => new Date(now()).toISOString();
+  return {
+    addSigningKey: (entry, actor) =>
+      inTransaction(pool, BEGIN_KEY_CHANGE, async (client): Promise<SigningKeyAddition> => {
+        if ((await listedSigningKeys(client)).some((k) => k.keyId === entry.keyId)) return 'listed already';
+        await logKeyEvent(client, 'SigningKeyAdded', entry.keyId, entry.publicKey, at(), actor, entry.data);
+        return 'added';
+      }),
+    retireSigningKey: (keyId, actor) =>
+      inTransaction(pool, BEGIN_KEY_CHANGE, async (client): Promise<SigningKeyRetirement> => {
+        const key = (await listedSigningKeys(client)).find((k) => k.keyId === keyId);
+        if (!key) return 'unknown';
+        if (key.retiredAt !== null) return 'already retired';
+        await logKeyEvent(client, 'SigningKeyRetired', keyId, key.publicKey, at(), actor);
+        return 'retired';
+      }),
+  };
 }
 
 // The active keys with what the key log says of them, and the seq and digest they are

@@ -9,6 +9,7 @@ import type { NodeKey } from '../../support/merkle.ts';
 import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
+import { SIGNING_KEYS_SQL, signingKeyInfo } from '../signing-keys.ts';
 import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
@@ -219,11 +220,8 @@ export function makeReads(pool: pg.Pool) {
       return Number(rows[0]!.n);
     },
     async signingKeys(): Promise<SigningKeyInfo[]> {
-      const { rows } = await pool.query<SigningKeyInfo>(
-        `SELECT name AS "keyId", key_hash AS "publicKey", recorded_at AS "addedAt" FROM api_key_events
-         WHERE type = 'SigningKeyAdded' ORDER BY seq`,
-      );
-      return rows;
+      const { rows } = await pool.query<Parameters<typeof signingKeyInfo>[0]>(SIGNING_KEYS_SQL);
+      return rows.map(signingKeyInfo);
     },
     // One statement, no transaction: the feed never holds a snapshot between pages.
     async eventsAfter(after: bigint, limit: number): Promise<ChainRow[]> {

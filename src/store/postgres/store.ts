@@ -14,7 +14,8 @@ import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
-import { addSigningKey, keyRecords, makeKeys } from './keys.ts';
+import { watchRetirement } from '../retired-key.ts';
+import { keyRecords, makeKeys, makeSigningKeyLog, startSigning } from './keys.ts';
 import { makeSigner, SIGNING_ACTOR } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
@@ -53,7 +54,9 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
   if (options.signingKey) {
     try {
       const signer = makeSigner(options.signingKey);
-      await addSigningKey(pool, signer.keyId, signer.publicKey, new Date((options.now ?? Date.now)()).toISOString(), SIGNING_ACTOR);
+      const keyFile = options.signingKey.file ?? 'the signing key';
+      const entry = { keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: options.signingKey.made === true };
+      await startSigning(pool, entry, new Date((options.now ?? Date.now)()).toISOString(), SIGNING_ACTOR);
       const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
       const logId = rows[0]!.log_id;
       signing = makeReceiptSigning(options.signingKey, logId, 'thread-async');
@@ -86,7 +89,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     return result;
   }
 
-  return {
+  const store: InventoryStore = {
     loadEntries: (petIds, read = {}) =>
       read.waitUntil === undefined ? loadEntries(pool, petIds) : readBy(pool, read.waitUntil, (client) => loadEntries(client, petIds)),
     async commitOutcome({ seq, hash, backendPid }) {
@@ -117,6 +120,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     keys: makeKeys(pool, options.now ?? Date.now, watch),
     idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
+    ...makeSigningKeyLog(pool, options.now ?? Date.now),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
     async ping() {
       await pool.query('SELECT 1');
@@ -162,4 +166,6 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
       await signing?.close();
     },
   };
+  // Its writes refused once the instance's key is retired.
+  return options.signingKey ? watchRetirement(store, makeSigner(options.signingKey).keyId) : store;
 }

@@ -23,14 +23,25 @@ import {
   type Principal,
   type Revocation,
 } from '../keys.ts';
+import {
+  SIGNING_KEYS_SQL,
+  signingKeyAtStart,
+  signingKeyInfo,
+  type SigningKeyAddition,
+  type SigningKeyEntry,
+  type SigningKeyRetirement,
+} from '../signing-keys.ts';
 
 interface KeyWriter {
   create(name: string, createdBy: string, at: string, scope?: KeyScope): string;
   /** Atomic (IMMEDIATE): of several processes starting on one new file, one makes it. */
   createFirst(name: string, createdBy: string, at: string): string | undefined;
   revoke(name: string, revokedBy: string, at: string): Revocation;
-  /** Enters a signing key in the key log (SigningKeyAdded) unless it is there already. */
-  addSigningKey(keyId: string, publicKey: string, at: string, actor: string): void;
+  /** Enters an instance's signing key as the log's first, or checks that the log lists
+   * it unretired (signingKeyAtStart); throws SigningKeyRefused. */
+  startSigning(key: SigningKeyEntry & { keyFile: string; made: boolean }, at: string, actor: string): void;
+  addSigningKey(entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition;
+  retireSigningKey(keyId: string, at: string, actor: string): SigningKeyRetirement;
 }
 
 export function makeKeyWriter(db: Db): KeyWriter {
@@ -88,9 +99,24 @@ export function makeKeyWriter(db: Db): KeyWriter {
     }
     return key;
   }
-  const signingKeyLogged = db.prepare("SELECT 1 FROM api_key_events WHERE type = 'SigningKeyAdded' AND name = ?");
-  const addSigningKey = db.transaction((keyId: string, publicKey: string, at: string, actor: string) => {
-    if (!signingKeyLogged.get(keyId)) logKeyEvent('SigningKeyAdded', keyId, publicKey, at, actor);
+  const signingKeys = db.prepare(SIGNING_KEYS_SQL);
+  const listed = () => (signingKeys.all() as Parameters<typeof signingKeyInfo>[0][]).map(signingKeyInfo);
+  const startSigning = db.transaction((key: SigningKeyEntry & { keyFile: string; made: boolean }, at: string, actor: string) => {
+    const verdict = signingKeyAtStart(listed(), key);
+    if (verdict instanceof Error) throw verdict;
+    if (verdict === 'add') logKeyEvent('SigningKeyAdded', key.keyId, key.publicKey, at, actor, key.data);
+  });
+  const addSigningKey = db.transaction((entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition => {
+    if (listed().some((k) => k.keyId === entry.keyId)) return 'listed already';
+    logKeyEvent('SigningKeyAdded', entry.keyId, entry.publicKey, at, actor, entry.data);
+    return 'added';
+  });
+  const retireSigningKey = db.transaction((keyId: string, at: string, actor: string): SigningKeyRetirement => {
+    const key = listed().find((k) => k.keyId === keyId);
+    if (!key) return 'unknown';
+    if (key.retiredAt !== null) return 'already retired';
+    logKeyEvent('SigningKeyRetired', keyId, key.publicKey, at, actor);
+    return 'retired';
   });
   const createFirst = db.transaction((name: string, createdBy: string, at: string) =>
     (count.get() as number) === 0 ? create(name, createdBy, at) : undefined,
@@ -98,7 +124,9 @@ export function makeKeyWriter(db: Db): KeyWriter {
   return {
     create,
     createFirst: (name, createdBy, at) => createFirst.immediate(name, createdBy, at),
-    addSigningKey: (keyId, publicKey, at, actor) => addSigningKey.immediate(keyId, publicKey, at, actor),
+    startSigning: (key, at, actor) => startSigning.immediate(key, at, actor),
+    addSigningKey: (entry, at, actor) => addSigningKey.immediate(entry, at, actor),
+    retireSigningKey: (keyId, at, actor) => retireSigningKey.immediate(keyId, at, actor),
     revoke(name, revokedBy, at) {
       return db
         .transaction(() => {

@@ -15,6 +15,7 @@ import type { NodeKey } from '../../support/merkle.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { makeChangeToken, type Db } from './database.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
+import { SIGNING_KEYS_SQL, signingKeyInfo } from '../signing-keys.ts';
 import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, LogView, SigningKeyInfo } from '../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
@@ -131,10 +132,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
      LEFT JOIN (SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1) AS e
      LEFT JOIN (SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1) AS k`,
   );
-  const signingKeys = pointDb.prepare(
-    `SELECT name AS keyId, key_hash AS publicKey, recorded_at AS addedAt FROM api_key_events
-     WHERE type = 'SigningKeyAdded' ORDER BY seq`,
-  );
+  const signingKeys = pointDb.prepare(SIGNING_KEYS_SQL);
   const chain = scanDb
     .prepare('SELECT seq, pet_id, version, type, data, actor, request_id, recorded_at, prev_hash, hash FROM events ORDER BY seq')
     .safeIntegers(true)
@@ -256,7 +254,7 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
         keys: { seq: row.keySeq ?? 0, hash: row.keyHash ?? GENESIS_HASH },
       };
     },
-    signingKeys: () => signingKeys.all() as SigningKeyInfo[],
+    signingKeys: () => (signingKeys.all() as Parameters<typeof signingKeyInfo>[0][]).map(signingKeyInfo),
     treeNodeCount: () => treeNodeCount.get() as number,
     treeNodes(keys) {
       const found = new Map<string, Buffer>();

@@ -23,7 +23,8 @@ import { importHistory } from './import.ts';
 import { walBytes } from './wal-keeper.ts';
 import { commitCounter, startWriterThread, type StartWriter } from './worker-client.ts';
 import { forwardOperations, invoke, makeWriter, type AsyncWriter, type Writer } from './writer.ts';
-import { SIGNING_ACTOR, type SigningKeyData } from '../../support/signing.ts';
+import { makeSigner, SIGNING_ACTOR, type SigningKeyData } from '../../support/signing.ts';
+import { watchRetirement } from '../retired-key.ts';
 
 interface StoreDeps {
   /** The clock that stamps keys' creation and revocation. */
@@ -86,6 +87,8 @@ function assemble(reader: Reader, writer: AsyncWriter & Extras, now: () => numbe
       expire: (at, limit) => writer.expireIdempotency(at, limit),
     },
     keyRecords: async () => reader.keys.records(),
+    addSigningKey: (entry, actor) => writer.addSigningKey(entry, at(), actor),
+    retireSigningKey: (keyId, actor) => writer.retireSigningKey(keyId, at(), actor),
     ping: async () => reader.ping(),
     probeWrite: () => writer.probeWrite(),
     unavailable: () => writer.unavailable?.(),
@@ -100,6 +103,11 @@ const THREADED_IMPORT =
 
 function signWith(writer: Pick<AsyncWriter, 'useSigningKey'>, key: SigningKeyData, now: () => number): Promise<void> {
   return writer.useSigningKey(key, new Date(now()).toISOString(), SIGNING_ACTOR);
+}
+
+/** The store, its writes refused once the instance's key is retired (watchRetirement). */
+function retirable(store: InventoryStore, key: SigningKeyData | undefined): InventoryStore {
+  return key ? watchRetirement(store, makeSigner(key).keyId) : store;
 }
 
 /** The log of a connection's file, without the writer thread's checkpoint watch. */
@@ -148,7 +156,7 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
     });
     const writer = inPlace(db, () => db.close());
     if (options.signingKey) await signWith(writer, options.signingKey, now);
-    return assemble(makeReader(db, db, { yieldBetweenPages: false }), writer, now);
+    return retirable(assemble(makeReader(db, db, { yieldBetweenPages: false }), writer, now), options.signingKey);
   }
   if (path === ':memory:') throw new Error('a writer thread needs a database file, not :memory:');
   // The thread opens the file first, by the same rules (openDatabase): it creates and
@@ -215,7 +223,7 @@ export async function openSqliteStore(path: string, options: SqliteOpenOptions &
   }
   const readers = [point, scan];
   const reader = makeReader(point, scan, { yieldBetweenPages: true, ownCommits: () => Atomics.load(commits, 0) });
-  const store = assemble(reader, writer, now);
+  const store = retirable(assemble(reader, writer, now), options.signingKey);
   return {
     ...store,
     async close() {

@@ -14,6 +14,7 @@ import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
 import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
+import type { SigningKeyAddition, SigningKeyEntry, SigningKeyRetirement } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
 export interface WriterOptions {
@@ -54,9 +55,12 @@ const OPERATIONS = {
   /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
   useSigningKey: (w: Parts, key: SigningKeyData, at: string, actor: string): void => {
     const signer = makeSigner(key);
-    w.keys.addSigningKey(signer.keyId, signer.publicKey, at, actor);
+    const keyFile = key.file ?? 'the signing key';
+    w.keys.startSigning({ keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: key.made === true }, at, actor);
     w.signWith(key);
   },
+  addSigningKey: (w: Parts, entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition => w.keys.addSigningKey(entry, at, actor),
+  retireSigningKey: (w: Parts, keyId: string, at: string, actor: string): SigningKeyRetirement => w.keys.retireSigningKey(keyId, at, actor),
   expireIdempotency: (w: Parts, at: string, limit: number): number => w.idempotency.expire(at, limit),
   replaceProjection: (w: Parts, entries: Map<bigint, Entry>, after: number): Replaced => w.swap.immediate(entries, after),
 };
