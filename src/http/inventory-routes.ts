@@ -21,7 +21,7 @@ import { fingerprintOf, idempotencyKeyOf, makeInFlight } from './idempotency-key
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from './preconditions.ts';
 import { jsonBody as readBody } from './body.ts';
-import type { Answer, Route } from './road.ts';
+import type { Reply, Route } from './router.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
 import type { Projection } from '../store/projection.ts';
 
@@ -41,7 +41,7 @@ export interface InventoryDeps {
 }
 
 export function inventoryRoutes({ store, inventory, commands, openapi, idempotency }: InventoryDeps): Route[] {
-  const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Answer => {
+  const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Reply => {
     const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
     // Judged here, not by ctx.fresh (see preconditions.ts).
     const verdict = judgeRead(readConditions(ctx.req.headers), etag);
@@ -61,7 +61,7 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
 
   // Path id 400, then 404, then the conditions.
   const entry: Route['handler'] = async (ctx) => {
-    const petId = pathPetId(ctx.state.params);
+    const petId = pathPetId(ctx.params);
     const found = (await store.loadEntries([petId], { waitUntil: Date.now() + REQUEST_BUDGET_MS })).get(petId);
     if (!found) throw new PetNotTracked(petId);
     const etag = entryTag(found.version);
@@ -74,7 +74,7 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
 
   const inFlight = makeInFlight();
   const { records, now, onReplay, onRefused } = idempotency;
-  const replay = (answer: StoredAnswer & { receipt?: string | null }): Answer => {
+  const replay = (answer: StoredAnswer & { receipt?: string | null }): Reply => {
     // In the order the documentation shows them.
     const headers: Record<string, string> = {};
     if (answer.etag !== null) headers.ETag = answer.etag;
@@ -84,7 +84,7 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
     onReplay?.();
     return { status: answer.status, headers, type: 'application/json', body: answer.body };
   };
-  const written = (entry: Written): Answer => {
+  const written = (entry: Written): Reply => {
     const etag = entryTag(entry.version);
     return {
       headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
@@ -123,7 +123,7 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
     command: ReturnType<typeof setQuantityCommand>,
     meta: EventMeta,
     deadline: number,
-  ): Promise<Answer> => {
+  ): Promise<Reply> => {
     const headers = ctx.req.headers;
     // The canonical path: /v1/inventory/%37 is the same resource as /v1/inventory/7.
     const path = `/v1/inventory/${petId}`;
@@ -172,8 +172,8 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
   };
 
   return [
-    { method: 'GET', template: '/v1/inventory', auth: true, handler: list },
-    { method: 'GET', template: '/v1/inventory/:petId', auth: true, handler: entry },
-    { method: 'PATCH', template: '/v1/inventory/:petId', auth: true, body: [readBody(), validatePatch(openapi)], handler: patch },
+    { method: 'GET', template: '/v1/inventory', handler: list },
+    { method: 'GET', template: '/v1/inventory/:petId', handler: entry },
+    { method: 'PATCH', template: '/v1/inventory/:petId', body: [readBody(), validatePatch(openapi)], handler: patch },
   ];
 }

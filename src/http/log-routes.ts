@@ -13,7 +13,7 @@ import { originOf, verifierKey } from '../support/checkpoint.ts';
 import type { Signer } from '../support/signing.ts';
 import { HttpError } from './errors.ts';
 import { MissingNode } from '../support/merkle.ts';
-import type { Route } from './road.ts';
+import type { Route } from './router.ts';
 
 export interface LogRouteDeps {
   store: Pick<AuditReads, 'logHead' | 'signingKeys'>;
@@ -46,7 +46,6 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/head',
-      auth: true,
       handler: async () => {
         // A tree that lacks a node (edited behind the triggers) gives no checkpoint, nor does
         // an instance without a key, but the head is still answered: verify-log --url reads
@@ -64,7 +63,6 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/signing-keys',
-      auth: true,
       handler: async () => {
         const [keys, head] = await Promise.all([store.signingKeys(), store.logHead()]);
         const origin = originOf(head.logId);
@@ -80,13 +78,11 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/checkpoint',
-      auth: true,
       handler: async () => ({ headers: NO_STORE, type: 'text/plain; charset=utf-8', body: await checkpoints.current() }),
     },
     {
       method: 'GET',
       template: '/v1/log/proof/inclusion',
-      auth: true,
       handler: async (ctx) => {
         const [seq, size] = counts(ctx.query, ['seq', 'size'], 1);
         if (seq > size) throw new HttpError(400, 'bad_request', `seq (${seq}) must not be past size (${size})`);
@@ -96,7 +92,6 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/proof/consistency',
-      auth: true,
       handler: async (ctx) => {
         const [from, to] = counts(ctx.query, ['from', 'to'], 1);
         if (from > to) throw new HttpError(400, 'bad_request', `from (${from}) must not be past to (${to})`);
