@@ -103,7 +103,7 @@ export function buildApp({
         onRefused: (why) => metrics.idempotency(why),
       },
     }),
-    ...logRoutes({ store, checkpoints, now, ...(signer ? { signer } : {}) }),
+    ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
     ...eventsRoutes({ store, feed }),
   ];
 

@@ -174,6 +174,6 @@ export function inventoryRoutes({ store, inventory, commands, openapi, idempoten
   return [
     { method: 'GET', template: '/v1/inventory', handler: list },
     { method: 'GET', template: '/v1/inventory/:petId', handler: entry },
-    { method: 'PATCH', template: '/v1/inventory/:petId', body: [readBody(), validatePatch(openapi)], handler: patch },
+    { method: 'PATCH', template: '/v1/inventory/:petId', stages: [readBody(), validatePatch(openapi)], handler: patch },
   ];
 }

@@ -28,8 +28,8 @@ export interface Route {
   method: 'GET' | 'PATCH';
   /** Exact, case-sensitive, no trailing slash; `:name` is one path segment, decoded. */
   template: string;
-  /** The body the route reads and validates before its handler runs. */
-  body?: Middleware[];
+  /** What the route reads and validates (its body, its parameters) before its handler runs. */
+  stages?: Middleware[];
   handler: Handler;
 }
 
@@ -65,7 +65,7 @@ export function makeRouter(routes: readonly Route[]): Routing {
   const router = new Router({ sensitive: true, strict: true });
   const methods = new Map<string, string[]>();
   for (const route of routes) {
-    router.register(route.template, [route.method], compose([...(route.body ?? []), respond(route.handler)]));
+    router.register(route.template, [route.method], compose([...(route.stages ?? []), respond(route.handler)]));
     const served = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
     methods.set(route.template, [...(methods.get(route.template) ?? []), ...served]);
   }
