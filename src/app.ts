@@ -1,10 +1,11 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does).
-// The app is one middleware, the road (http/road.ts): the route table below, matched once
-// per request, each route's chain composed once here: observe (request id, access log,
+// Every request takes the same stages, composed once: observe (request id, access log,
 // metrics) -> error boundary -> Host present -> CORS (when configured; answers
-// preflights) -> auth (/v1) -> body and validation (PATCH) -> handler -> command
+// preflights) -> auth (under /v1) -> the router (http/router.ts: the route table below;
+// 404, 405 and OPTIONS) -> the route's body and validation (PATCH) -> handler -> command
 // (decide, preconditions, append + project in one transaction) -> answer.
 import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
 import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
 import { entryReads } from './application/entry-reads.ts';
@@ -22,7 +23,8 @@ import { makeInventoryCache } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
-import { dispatcher, observe, type Match } from './http/road.ts';
+import { observe } from './http/observe.ts';
+import { makeRouter, underPrefix } from './http/router.ts';
 import type { Logger } from './support/logger.ts';
 import { makeMetrics, type Metrics } from './application/metrics.ts';
 import { loadOpenApi } from './openapi.ts';
@@ -50,9 +52,9 @@ interface AppDeps {
   signer?: Signer;
   /** Told of each tree the signer published (the server keeps them beside its key file). */
   onPublished?: (logId: string, size: number, root: Buffer) => void;
-  /** Stages put in every chain right after CORS, before authentication (tests show that
-   * a stage added here is on every route's road). */
-  stages?: ((match: Match) => Middleware | undefined)[];
+  /** Stages every request takes right after CORS, before authentication (tests show that
+   * a stage added here is on every route and every other answer). */
+  stages?: Middleware[];
 }
 
 export function buildApp({
@@ -107,32 +109,32 @@ export function buildApp({
       }),
       openapi,
     }),
-    ...logRoutes({ store, checkpoints, now, ...(signer ? { signer } : {}) }),
+    ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
     ...eventsRoutes({ store, feed }),
   ];
 
   const app = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
-  const host = requireHost();
+  const router = makeRouter(routes);
+  const cors = corsOrigins.length > 0;
   app.use(
-    dispatcher(routes, {
-      observe: observe(logger, metrics),
-      boundary: errorBoundary(logger, {
+    compose([
+      observe(logger, metrics, router.templateOf),
+      errorBoundary(logger, {
         fault: (error) => store.fault(error),
         onUnavailable: (error) => {
           storage.failed(error);
           metrics.unavailable(error);
         },
       }),
-      front: [
-        ...(corsOrigins.length > 0 ? [() => varyOnOrigin] : []),
-        () => host,
-        ...(corsOrigins.length > 0 ? [corsFor(corsOrigins)] : []),
-        ...stages,
-      ],
-      auth: bearerAuth(store.keys, logger),
-    }),
+      ...(cors ? [varyOnOrigin] : []),
+      requireHost(),
+      ...(cors ? [corsFor(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
+      ...stages,
+      underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
+      router.routes,
+    ]),
   );
   return app;
 }

@@ -12,7 +12,7 @@ import type { InventoryStore } from '../store/port.ts';
 export interface Metrics {
   registry: Registry;
   /** Times a request whose res closed, started at performance.now() `started`, by
-   * method, route template (as the road matched it) and status. */
+   * method, route template (that of the routes serving the path) and status. */
   answered(method: string, route: string, res: ServerResponse, started: number): void;
   /** A batch of submissions committed in `seconds`, appending events of these types. */
   committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;

@@ -1,6 +1,6 @@
 // One log line per request, written when the response is finished (or the client went
 // away), so it carries the final status. Only these fields: no headers, no query, no body.
-// The road's observe stage (road.ts) writes it.
+// The observe stage (observe.ts) writes it.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../support/logger.ts';
 

@@ -1,6 +1,6 @@
 // Bearer authentication (RFC 6750) for everything under /v1, unknown paths included, so
-// that nothing is revealed to a client without a valid key (the road puts it in those
-// chains). The key's name becomes the actor of the events the request causes, and the
+// that nothing is revealed to a client without a valid key (the app runs it before the
+// router for those paths). The key's name becomes the actor of the events the request causes, and the
 // verified key itself stays on ctx.state for the routes that need it (a change feed
 // stream ends when it is revoked); a read-only key may use only the methods that change
 // nothing.
@@ -25,8 +25,9 @@ export function bearerCredential(header: string): string | undefined {
 /** Methods that change nothing, which a read-only key may use. */
 const READING = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** logger: told of each key row the key log does not vouch for (never its hash). */
-export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
+/** logger: told of each key row the key log does not vouch for (never its hash);
+ * methodUnserved: the request's path is served, but not for its method. */
+export function bearerAuth(keys: KeyStore, logger?: Logger, methodUnserved: (ctx: Context) => boolean = () => false): Middleware {
   keys.onDistrust?.((key, reason) =>
     logger?.warn({ keyName: key }, `API key "${key}" is refused: api_keys does not match the key log (${reason})`),
   );
@@ -38,9 +39,9 @@ export function bearerAuth(keys: KeyStore, logger?: Logger): Middleware {
     }
     ctx.state.actor = principal.name;
     ctx.state.credential = token;
-    // The road marks a method the path does not have: it is answered 405 after this,
-    // whatever the key may do (the method comes before the scope).
-    if (principal.scope !== 'read-write' && !READING.has(ctx.method) && ctx.state.methodNotAllowed !== true) {
+    // A method the path does not have is answered 405 after this, whatever the key may
+    // do: the documented precedence puts the method before the key's scope.
+    if (principal.scope !== 'read-write' && !READING.has(ctx.method) && !methodUnserved(ctx)) {
       throw new HttpError(403, 'forbidden', 'this API key is read-only: it may read but not change anything', {
         'WWW-Authenticate': 'Bearer error="insufficient_scope"',
       });

@@ -7,9 +7,8 @@
 // answered as the path is, 404, and grants nothing. Every answer says Vary: Origin, since
 // any of them may differ by origin: a cache must not give one origin's answer to another.
 import cors from '@koa/cors';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { HttpError } from './errors.ts';
-import type { Match } from './road.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
 export const CORS_REQUEST_HEADERS = [
@@ -24,15 +23,15 @@ export const CORS_REQUEST_HEADERS = [
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link', 'Log-Receipt'];
 
-/** The first stage of every chain while CORS is on: even an answer refused before the
+/** The first stage of every request while CORS is on: even an answer refused before the
  * CORS stage (a bad Host) or by it (a preflight on no path) varies by Origin. */
 export const varyOnOrigin: Middleware = (ctx, next) => {
   ctx.vary('Origin');
   return next();
 };
 
-/** The CORS stage of each chain of the road, made for its match. */
-export function corsFor(origins: readonly string[]): (match: Match) => Middleware {
+/** The CORS stage; served: whether a route serves the path. */
+export function corsFor(origins: readonly string[], served: (ctx: Context) => boolean): Middleware {
   const allowed = new Set(origins);
   const grant = cors({
     origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
@@ -46,12 +45,10 @@ export function corsFor(origins: readonly string[]): (match: Match) => Middlewar
     // A browser may reuse a preflight answer for 10 minutes.
     maxAge: 600,
   });
-  const granted = grant as Middleware;
   // A preflight on a path no route serves is refused as the path is: 404.
-  const refused: Middleware = (ctx, next) => {
+  return (ctx, next) => {
     const preflight = ctx.method === 'OPTIONS' && ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
-    if (preflight) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
-    return granted(ctx, next) as Promise<void>;
+    if (preflight && !served(ctx)) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    return grant(ctx, next) as Promise<void>;
   };
-  return ({ template }) => (template === undefined ? refused : granted);
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { judgeRead, readConditions } from './preconditions.ts';
-import type { Route } from './road.ts';
+import type { Route } from './router.ts';
 
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const HERE = join(dirname(new URL(import.meta.url).pathname), 'docs');
@@ -43,7 +43,6 @@ export function docsRoutes(): Route[] {
   return Object.entries(ASSETS).map(([path, asset]): Route => ({
     method: 'GET',
     template: path,
-    auth: false,
     handler: (ctx) => {
       let file = loaded.get(path);
       if (!file) {

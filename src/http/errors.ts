@@ -164,7 +164,7 @@ export function mapError(
 export type StorageFaultOf = (error: unknown) => StorageFault | undefined;
 
 /**
- * The road's error boundary (road.ts): every error thrown below it is answered as the
+ * The error boundary, second of the app's stages: every error thrown below it is answered as the
  * table maps it. fault tells contention and storage faults (503) from bugs (500);
  * onUnavailable hears of every 503 that a failure caused (storage health listens).
  */

@@ -16,7 +16,7 @@ import { fingerprintOf, idempotencyKeyOf } from './idempotency-key.ts';
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from './preconditions.ts';
 import { jsonBody as readBody } from './body.ts';
-import type { Answer, Route } from './road.ts';
+import type { Reply, Route } from './router.ts';
 import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
@@ -30,7 +30,7 @@ export interface InventoryDeps {
 }
 
 export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }: InventoryDeps): Route[] {
-  const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Answer => {
+  const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Reply => {
     const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
     // Judged here, not by ctx.fresh (see preconditions.ts).
     const verdict = judgeRead(readConditions(ctx.req.headers), etag);
@@ -50,7 +50,7 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
 
   // Path id 400, then 404, then the conditions.
   const entry: Route['handler'] = async (ctx) => {
-    const petId = pathPetId(ctx.state.params);
+    const petId = pathPetId(ctx.params);
     const found = await entries.entry(petId, Date.now() + REQUEST_BUDGET_MS);
     if (!found) throw new PetNotTracked(petId);
     const etag = entryTag(found.version);
@@ -78,9 +78,9 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   };
 
   return [
-    { method: 'GET', template: '/v1/inventory', auth: true, handler: list },
-    { method: 'GET', template: '/v1/inventory/:petId', auth: true, handler: entry },
-    { method: 'PATCH', template: '/v1/inventory/:petId', auth: true, body: [readBody(), validatePatch(openapi)], handler: patch },
+    { method: 'GET', template: '/v1/inventory', handler: list },
+    { method: 'GET', template: '/v1/inventory/:petId', handler: entry },
+    { method: 'PATCH', template: '/v1/inventory/:petId', stages: [readBody(), validatePatch(openapi)], handler: patch },
   ];
 }
 
@@ -113,7 +113,7 @@ function keyedRequest(ctx: Context, petId: bigint, quantity: number, key: string
   };
 }
 
-function replay(answer: StoredAnswer & { receipt?: string | null }): Answer {
+function replay(answer: StoredAnswer & { receipt?: string | null }): Reply {
   // In the order the documentation shows them.
   const headers: Record<string, string> = {};
   if (answer.etag !== null) headers.ETag = answer.etag;
@@ -123,7 +123,7 @@ function replay(answer: StoredAnswer & { receipt?: string | null }): Answer {
   return { status: answer.status, headers, type: 'application/json', body: answer.body };
 }
 
-function written(entry: Written): Answer {
+function written(entry: Written): Reply {
   const etag = entryTag(entry.version);
   return {
     headers: entry.receipt ? { ETag: etag, 'Log-Receipt': entry.receipt } : { ETag: etag },
@@ -133,7 +133,7 @@ function written(entry: Written): Answer {
 }
 
 /** The answer to a PATCH, whatever its command came to. */
-function answerOf(result: CommandResult): Answer {
+function answerOf(result: CommandResult): Reply {
   switch (result.kind) {
     case 'applied':
       return written(result.entry);

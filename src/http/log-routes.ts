@@ -14,7 +14,10 @@ import { originOf, verifierKey } from '../support/checkpoint.ts';
 import type { Signer } from '../support/signing.ts';
 import { HttpError } from './errors.ts';
 import { MissingNode } from '../support/merkle.ts';
-import type { Route } from './road.ts';
+import type { Route } from './router.ts';
+import type { Middleware } from 'koa';
+import type { OpenApiDocument } from '../openapi.ts';
+import { parameterJudge, type Refusal } from './parameters.ts';
 
 export interface LogRouteDeps {
   store: Pick<AuditReads, 'logHead' | 'signingKeys'>;
@@ -22,23 +25,29 @@ export interface LogRouteDeps {
   now: () => number;
   /** The instance's signing key; the service always has one. */
   signer?: Signer;
+  /** The document the proofs' query is judged by. */
+  openapi: OpenApiDocument;
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-/** The decimal integers a proof is asked with: no sign, no leading zero, within 2^53. */
-function counts(query: Record<string, unknown>, names: readonly [string, string], least: number): [number, number] {
-  return names.map((name) => {
-    const value = query[name];
-    const n = typeof value === 'string' && /^(0|[1-9]\d{0,15})$/.test(value) ? Number(value) : NaN;
-    if (!Number.isSafeInteger(n) || n < least) {
-      throw new HttpError(400, 'bad_request', `${name} must be a decimal integer of at least ${least} (no sign, no leading zeros)`);
-    }
-    return n;
-  }) as [number, number];
+/** A proof's sizes and seqs, as the document's pattern refuses them. */
+const notACount: Refusal = (name) =>
+  new HttpError(400, 'bad_request', `${name} must be a decimal integer of at least 1 (no sign, no leading zeros)`);
+
+/** A stage that judges the route's query from the document: afterwards each name is a count. */
+function countsJudged(openapi: OpenApiDocument, template: string, names: readonly [string, string]): Middleware {
+  const judge = parameterJudge(openapi, { method: 'GET', template }, Object.fromEntries(names.map((n) => [n, notACount])));
+  return (ctx, next) => {
+    judge(ctx);
+    return next();
+  };
 }
 
-export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Route[] {
+const countsOf = (query: Record<string, unknown>, names: readonly [string, string]) =>
+  names.map((n) => Number(query[n])) as [number, number];
+
+export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRouteDeps): Route[] {
   const proofBody = (names: Record<string, number>, hashes: Buffer[]) => ({
     headers: NO_STORE,
     body: { ...names, hashes: hashes.map((h) => h.toString('base64')) },
@@ -47,7 +56,6 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/head',
-      auth: true,
       handler: async () => {
         // A tree that lacks a node (edited behind the triggers) gives no checkpoint, nor does
         // an instance without a key, but the head is still answered: verify-log --url reads
@@ -65,7 +73,6 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/signing-keys',
-      auth: true,
       handler: async () => {
         const [keys, head] = await Promise.all([store.signingKeys(), store.logHead()]);
         const origin = originOf(head.logId);
@@ -83,15 +90,14 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/checkpoint',
-      auth: true,
       handler: async () => ({ headers: NO_STORE, type: 'text/plain; charset=utf-8', body: await checkpoints.current() }),
     },
     {
       method: 'GET',
       template: '/v1/log/proof/inclusion',
-      auth: true,
+      stages: [countsJudged(openapi, '/v1/log/proof/inclusion', ['seq', 'size'])],
       handler: async (ctx) => {
-        const [seq, size] = counts(ctx.query, ['seq', 'size'], 1);
+        const [seq, size] = countsOf(ctx.query, ['seq', 'size']);
         if (seq > size) throw new HttpError(400, 'bad_request', `seq (${seq}) must not be past size (${size})`);
         return proofBody({ seq, size }, await checkpoints.inclusion(seq, size));
       },
@@ -99,9 +105,9 @@ export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Ro
     {
       method: 'GET',
       template: '/v1/log/proof/consistency',
-      auth: true,
+      stages: [countsJudged(openapi, '/v1/log/proof/consistency', ['from', 'to'])],
       handler: async (ctx) => {
-        const [from, to] = counts(ctx.query, ['from', 'to'], 1);
+        const [from, to] = countsOf(ctx.query, ['from', 'to']);
         if (from > to) throw new HttpError(400, 'bad_request', `from (${from}) must not be past to (${to})`);
         return proofBody({ from, to }, await checkpoints.consistency(from, to));
       },

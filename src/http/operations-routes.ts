@@ -4,7 +4,7 @@
 import type { Registry } from 'prom-client';
 import type { StorageHealth } from '../application/storage-health.ts';
 import { HttpError } from './errors.ts';
-import type { Route } from './road.ts';
+import type { Route } from './router.ts';
 
 export interface OperationsDeps {
   storage: StorageHealth;
@@ -15,7 +15,7 @@ export interface OperationsDeps {
 }
 
 export function operationsRoutes({ storage, openapiText, accepting, metrics }: OperationsDeps): Route[] {
-  const open = (template: string, handler: Route['handler']): Route => ({ method: 'GET', template, auth: false, handler });
+  const open = (template: string, handler: Route['handler']): Route => ({ method: 'GET', template, handler });
   return [
     open('/openapi.json', () => ({ type: 'application/json', body: openapiText })),
     open('/healthz', () => ({ body: { status: 'ok' } })),

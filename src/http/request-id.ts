@@ -1,5 +1,5 @@
 // Gives each request an id: the client's X-Request-Id when it is a sane token, a new
-// UUID otherwise (the road's observe stage gives it). Every response echoes it, and
+// UUID otherwise (the observe stage gives it). Every response echoes it, and
 // every event it causes stores it.
 import { randomUUID } from 'node:crypto';
 

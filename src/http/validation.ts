@@ -30,7 +30,7 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
   const check = ajv.compile<{ quantity: number }>(schema);
 
   return async function validate(ctx, next) {
-    const petId = pathPetId(ctx.state.params);
+    const petId = pathPetId(ctx.params);
     const body = ctx.state.body as ReadBody;
     if (body.kind === 'missing') {
       throw new HttpError(400, 'missing_body', 'the body is missing: send {"quantity": <integer>} as application/json');
@@ -66,7 +66,7 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
 
 /** The path's petId, or a 400 that says the rule (the same for every method on the entry). */
 export function pathPetId(params: unknown): bigint {
-  // The road (road.ts) puts the path's parameters on ctx.state.params.
+  // The router puts the path's parameters on ctx.params.
   const rawId = (params as Record<string, string> | undefined)?.petId ?? '';
   const petId = parsePetId(rawId);
   if (petId === undefined) {

@@ -154,4 +154,27 @@ live(
 );
 
 test.run();
+live(
+  "a proof query value the document's pattern refuses is 400 bad_request; one it accepts is never refused for its shape",
+  async ({ t }) => {
+    const probes = ['1', '9', '9007199254740991', '9007199254740992', '9999999999999999', '0', '007', '+7', '1e3', '0x10', '-1', ''];
+    for (const [path, names] of [
+      ['/v1/log/proof/inclusion', ['seq', 'size']],
+      ['/v1/log/proof/consistency', ['from', 'to']],
+    ] as const) {
+      const parameters = new Map(
+        (operationOf('GET', path.slice('/v1'.length)).parameters as Obj[]).map(deref).map((p: Obj) => [p.name as string, p]),
+      );
+      for (const value of probes) {
+        // The first parameter probed, the second the largest count: only the probe's shape can be refused.
+        const res = await t.get(`${path}?${names[0]}=${encodeURIComponent(value)}&${names[1]}=9007199254740991`);
+        const label = `${path} ${names[0]}=${JSON.stringify(value)}`;
+        if (accepts(parameters.get(names[0])!, value))
+          assert.not.ok(res.text.includes(`${names[0]} must be a decimal integer`), `${label}: ${res.text}`);
+        else assertErrorShape(res, 400, 'bad_request', label);
+      }
+    }
+  },
+);
+
 live.run();

@@ -1,0 +1,109 @@
+// The router: the route table declared on @koa/router, case-sensitive and exact (no
+// trailing slash), each route's own stages (the body it reads and validates, then its
+// handler) composed once at start. What no route answers is decided in one place, the
+// router's NotFound event: a path no route serves is 404; a path served for other
+// methods answers OPTIONS with 204 and Allow, and any other method with 405 and Allow.
+// The stages every request takes before the router (request id and observation, the
+// error boundary, Host, CORS, authentication under /v1) are wired by the app.
+import Router, { RouterEvents, type Layer, type RouterContext } from '@koa/router';
+import compose from 'koa-compose';
+import type { Context, Middleware } from 'koa';
+import { HttpError } from './errors.ts';
+import { allowHeader } from './options.ts';
+
+/** What a handler replies: written onto the response by the router. */
+export interface Reply {
+  /** 200 unless given. */
+  status?: number;
+  headers?: Record<string, string>;
+  type?: string;
+  /** An object is sent as JSON. Left out: no body (a 304). */
+  body?: string | Buffer | object;
+}
+
+/** undefined: the handler answered on the response itself (a stream). */
+export type Handler = (ctx: Context) => Reply | undefined | Promise<Reply | undefined>;
+
+export interface Route {
+  method: 'GET' | 'PATCH';
+  /** Exact, case-sensitive, no trailing slash; `:name` is one path segment, decoded. */
+  template: string;
+  /** What the route reads and validates (its body, its parameters) before its handler runs. */
+  stages?: Middleware[];
+  handler: Handler;
+}
+
+/** The router's middleware and what the stages in front of it may ask of the table. */
+export interface Routing {
+  routes: Middleware;
+  /** The template of the routes serving the request's path, undefined when none does. */
+  templateOf: (ctx: Context) => string | undefined;
+  /** The path is served, but not for the request's method (a 405 once authenticated). */
+  methodUnserved: (ctx: Context) => boolean;
+}
+
+/** Writes the handler's reply; a handler that replies at once costs no promise. */
+function respond(handler: Handler): Middleware {
+  const write = (ctx: Context, reply: Reply | undefined) => {
+    if (reply === undefined) return;
+    ctx.status = reply.status ?? 200;
+    if (reply.headers) ctx.set(reply.headers);
+    if (reply.type !== undefined) ctx.type = reply.type;
+    if (reply.body !== undefined) ctx.body = reply.body;
+  };
+  return (ctx) => {
+    const reply = handler(ctx);
+    if (reply instanceof Promise) return reply.then((r) => write(ctx, r));
+    write(ctx, reply);
+    return undefined;
+  };
+}
+
+type Layers = readonly Layer[];
+
+export function makeRouter(routes: readonly Route[]): Routing {
+  const router = new Router({ sensitive: true, strict: true });
+  const methods = new Map<string, string[]>();
+  for (const route of routes) {
+    router.register(route.template, [route.method], compose([...(route.stages ?? []), respond(route.handler)]));
+    const served = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    methods.set(route.template, [...(methods.get(route.template) ?? []), ...served]);
+  }
+  const allow = new Map([...methods].map(([template, served]) => [template, allowHeader(served)]));
+
+  const pathLayers = (ctx: Context): Layers => (ctx as RouterContext).matched ?? router.match(ctx.path, ctx.method).path;
+  const templateOf = (ctx: Context) => pathLayers(ctx)[0]?.path as string | undefined;
+
+  router.on(RouterEvents.NotFound, (ctx) => {
+    const template = templateOf(ctx);
+    if (template === undefined) {
+      throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    }
+    const allowed = allow.get(template)!;
+    if (ctx.method !== 'OPTIONS') {
+      throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allowed}`, { Allow: allowed });
+    }
+    ctx.status = 204;
+    ctx.set({ Allow: allowed });
+  });
+
+  return {
+    routes: router.routes() as Middleware,
+    templateOf,
+    methodUnserved: (ctx) => {
+      const template = templateOf(ctx);
+      return template !== undefined && !methods.get(template)!.includes(ctx.method);
+    },
+  };
+}
+
+/** Runs stage for the paths under prefix (its case ignored, as a client may write it),
+ * and skips it for every other path. */
+export function underPrefix(prefix: string, stage: Middleware): Middleware {
+  const n = prefix.length;
+  return (ctx, next) => {
+    const path = ctx.path;
+    const under = path.slice(0, n).toLowerCase() === prefix && (path.length === n || path[n] === '/');
+    return under ? (stage(ctx, next) as unknown) : next();
+  };
+}
