@@ -9,6 +9,7 @@ import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
 import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
+import { auditRoutes } from './http/audit-routes.ts';
 import { bearerAuth } from './http/auth.ts';
 import { corsFor, varyOnOrigin } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
@@ -89,6 +90,7 @@ export function buildApp({
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
+    ...auditRoutes({ store }),
     ...inventoryRoutes({
       store,
       inventory,
