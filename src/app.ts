@@ -12,6 +12,7 @@ import { entryReads } from './application/entry-reads.ts';
 import { idempotentCommands } from './application/idempotency.ts';
 import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
+import { auditRoutes } from './http/audit-routes.ts';
 import { bearerAuth } from './http/auth.ts';
 import { corsFor, varyOnOrigin } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
@@ -96,6 +97,7 @@ export function buildApp({
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
+    ...auditRoutes({ store }),
     ...inventoryRoutes({
       entries: entryReads(store),
       inventory,

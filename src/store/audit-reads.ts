@@ -47,6 +47,8 @@ export interface AuditFilter {
   since?: string;
   /** Exclusive. */
   until?: string;
+  /** Only rows with a greater seq: where the previous page ended. */
+  after?: bigint;
 }
 
 /** One consistent view of the log and the projection (a rebuild's --check reads it). */

@@ -63,7 +63,7 @@ async function* replayPages(db: Queryable, { after = 0, upTo = Number.MAX_SAFE_I
 }
 
 // One fixed condition per audit filter; the values are bound, never spliced into the SQL.
-const AUDIT_CONDITIONS: Record<keyof AuditFilter, string> = {
+const AUDIT_CONDITIONS: Record<Exclude<keyof AuditFilter, 'after'>, string> = {
   pet: 'e.pet_id = $',
   actor: 'e.actor = $',
   since: 'e.recorded_at >= $',
@@ -234,10 +234,10 @@ export function makeReads(pool: pg.Pool) {
       return rows.map(([seq, petId, version, ...rest]) => [seq, petId, BigInt(version), ...rest]);
     },
     async *stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]> {
-      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
+      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof typeof AUDIT_CONDITIONS)[]).filter((name) => filter[name] !== undefined);
       const where = given.map((name, i) => ` AND ${AUDIT_CONDITIONS[name]}${i + 2}`).join('');
       const values = given.map((name) => String(filter[name]));
-      for (let after = '0'; ;) {
+      for (let after = String(filter.after ?? 0); ;) {
         const { rows } = await pool.query<AdjustmentRow>(auditPage(where), [after, ...values]);
         if (rows.length > 0) yield rows;
         if (rows.length < PAGE_ROWS) return;

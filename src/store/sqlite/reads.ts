@@ -268,11 +268,11 @@ export function makeReader(pointDb: Db, scanDb: Db, options: { yieldBetweenPages
     // Page by page, each page its own short read: an audit piped into a slow pager
     // holds no read transaction while it waits, so checkpoints are never held back.
     async *stockAdjustments(filter) {
-      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof AuditFilter)[]).filter((name) => filter[name] !== undefined);
+      const given = (Object.keys(AUDIT_CONDITIONS) as (keyof typeof AUDIT_CONDITIONS)[]).filter((name) => filter[name] !== undefined);
       const where = given.map((name) => ` AND ${AUDIT_CONDITIONS[name]}`).join('');
       const statement = scanDb.prepare(auditPage(where)).safeIntegers(true);
       const params = Object.fromEntries(given.map((name) => [name, filter[name]!]));
-      for (let after: bigint | number = 0; ;) {
+      for (let after: bigint | number = filter.after ?? 0; ;) {
         const page = await exclusive(async () => statement.all({ ...params, after }) as AdjustmentRow[]);
         if (page.length > 0) yield page;
         if (page.length < PAGE_ROWS) return;

@@ -1,0 +1,248 @@
+// The auditors' page (/audit) in a real browser: Debian's chromium, headless, driven by
+// playwright-core, against the service's app on each store, signing as the service does,
+// with CORS on for another origin and the page's Content-Security-Policy. The page trusts
+// the log's keys on first use, loudly; verifies a real receipt and names the step a
+// tampered one fails; keeps and exports the checkpoint and keys as the monitor's files;
+// draws a pet's 1,000 changes; and its key never reaches a URL, the service's log or
+// localStorage.
+//   SCREENSHOTS=1 also writes docs/images/audit-*.png for the auditors' guide.
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Download, type Page } from 'playwright-core';
+import * as assert from 'uvu/assert';
+import { makeCommandHandler } from '../../src/application/commands.ts';
+import { COLUMNS, formatterFor, NUMERIC } from '../../src/cli/audit-format.ts';
+import type { AdjustmentRow } from '../../src/store/audit-reads.ts';
+import { originOf, verifierKey } from '../../src/support/checkpoint.ts';
+import type { TestApp } from '../kit/app.ts';
+import { root } from '../kit/paths.ts';
+import { WAIT_MS, withTimeout } from '../kit/service.ts';
+import { appSuite } from '../kit/suites.ts';
+import { needing, tools } from '../kit/tools.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OTHER_ORIGIN = 'https://elsewhere.example';
+const signingKey = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+const audit = appSuite('the auditors page in a real browser', { app: { signingKey, corsOrigins: [OTHER_ORIGIN] } });
+const screenshots = (t: TestApp) => process.env.SCREENSHOTS === '1' && t.target.name === 'sqlite';
+
+interface Watched {
+  page: Page;
+  problems: string[];
+  requested: string[];
+  origin: string;
+}
+
+async function withPage(t: TestApp, run: (w: Watched, browser: Browser) => Promise<void>): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: 30_000,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true });
+    page.setDefaultTimeout(15_000);
+    const w: Watched = { page, problems: [], requested: [], origin: `http://127.0.0.1:${t.port}` };
+    page.on('console', (message) => {
+      if (message.type() === 'error') w.problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => w.problems.push(`page error: ${error.message}`));
+    page.on('request', (request) => w.requested.push(request.url()));
+    await run(w, browser);
+    assert.equal(w.problems, [], 'no console error (a CSP violation is one)');
+    const elsewhere = w.requested.filter((u) => !u.startsWith(`${w.origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
+    assert.equal(elsewhere, [], 'no request leaves this service');
+    assert.ok(
+      w.requested.every((u) => !u.includes(t.key)),
+      'the key is in no URL',
+    );
+    assert.ok(
+      t.logs.every((line) => !line.includes(t.key)),
+      "the key is not in the service's log",
+    );
+  } finally {
+    await browser.close();
+  }
+}
+
+async function signIn(w: Watched, key: string): Promise<void> {
+  const res = await w.page.goto(`${w.origin}/audit`);
+  assert.match(String(res?.headers()['content-security-policy']), /script-src 'self'; style-src 'self';/);
+  await w.page.fill('#key', key);
+  await w.page.click('#signin-form button[type=submit]');
+  await w.page.locator('#checkpoint dd').first().waitFor();
+}
+
+/** A copy of the page's session or local storage. */
+const storageOf = async (page: Page, which: 'sessionStorage' | 'localStorage') =>
+  JSON.parse(await page.evaluate<string>(`JSON.stringify({ ...${which} })`)) as Record<string, string>;
+
+/** What the page says of a receipt: its verdict and each step's text. */
+async function checkReceipt(page: Page, receipt: string): Promise<{ verdict: string | null; steps: string[] }> {
+  await page.fill('#receipt-text', receipt);
+  await page.evaluate(() =>
+    (globalThis as unknown as { document: { getElementById(id: string): { replaceChildren(): void } } }).document
+      .getElementById('receipt-results')
+      .replaceChildren(),
+  );
+  await page.click('#check-receipt');
+  const block = page.locator('#receipt-results .receipt').first();
+  await block.waitFor();
+  return { verdict: await block.getAttribute('data-verdict'), steps: await block.locator('ol.steps li').allInnerTexts() };
+}
+
+needing(audit, [tools.chromium])(
+  'trusts on first use loudly, verifies a real receipt and names the step a tampered one fails, keeps and exports the checkpoint',
+  async ({ t }) => {
+    await t.track(1, 1);
+    await t.track(2, 1);
+    const patched = await t.patch(1, { quantity: 4 });
+    assert.is(patched.status, 200);
+    const receipt = String(patched.headers['log-receipt']);
+    assert.match(receipt, /^v=2, /);
+
+    await withPage(t, async (w) => {
+      const { page } = w;
+      await signIn(w, t.key);
+      assert.match(await page.locator('#trust').innerText(), /Trusting on first use/);
+      assert.match(await page.locator('#extends').innerText(), /No checkpoint was kept in this browser yet/);
+      const stored = { session: await storageOf(page, 'sessionStorage'), local: await storageOf(page, 'localStorage') };
+      assert.equal(Object.values(stored.session), [t.key], 'the key is kept in sessionStorage');
+      assert.ok(!JSON.stringify(stored.local).includes(t.key), 'and not in localStorage');
+
+      // The log grows; the page now checks that it extends what it kept.
+      for (let pet = 3; pet <= 9; pet++) await t.track(pet, pet);
+      await page.reload();
+      await page.locator('#checkpoint dd').first().waitFor();
+      await page.locator('#extends.good').waitFor();
+      const extended = /This log still extends what you saw on \S+ \((\d+) events, now (\d+)\)/.exec(
+        await page.locator('#extends').innerText(),
+      );
+      assert.ok(extended, 'the page says the log extends the kept checkpoint');
+      assert.is(Number(extended[2]), Number(extended[1]) + 7, 'by the seven pets tracked since');
+
+      const good = await checkReceipt(page, receipt);
+      assert.is(good.verdict, 'ok', good.steps.join('\n'));
+      assert.is(good.steps.length, 4);
+      assert.ok(
+        good.steps.every((s) => /: ok: /.test(s)),
+        good.steps.join('\n'),
+      );
+      assert.ok((await page.locator('#receipt-results svg.tree-path .root.ok').count()) === 1, 'the path reaches the signed root');
+      if (screenshots(t)) await page.screenshot({ path: join(root, 'docs/images/audit-receipt.png'), fullPage: true });
+
+      const hash = /hash="([0-9a-f]{64})"/.exec(receipt)![1]!;
+      const otherHash = `${hash.slice(0, 10)}${hash[10] === '0' ? '1' : '0'}${hash.slice(11)}`;
+      const tampered = await checkReceipt(page, receipt.replace(hash, otherHash));
+      assert.is(tampered.verdict, 'failed:inclusion', tampered.steps.join('\n'));
+      assert.match(tampered.steps[2]!, /^inclusion: FAILED: the path leads to another root than the checkpoint signed/);
+      assert.match(tampered.steps[3]!, /^consistency: not checked/);
+      assert.is(await page.locator('#receipt-results svg.tree-path .root.failed').count(), 1);
+
+      const note = Buffer.from(/checkpoint=:([^:]+):/.exec(receipt)![1]!, 'base64').toString('utf8');
+      const forged = note.replace(/\n(\d+)\n/, (_, size: string) => `\n${Number(size) + 1}\n`);
+      const badSignature = await checkReceipt(
+        page,
+        receipt.replace(Buffer.from(note).toString('base64'), Buffer.from(forged).toString('base64')),
+      );
+      assert.is(badSignature.verdict, 'failed:signature', badSignature.steps.join('\n'));
+      assert.match(badSignature.steps[1]!, /a wrong signature by the pinned key/);
+      const garbled = await checkReceipt(page, 'v=2, log="x"');
+      assert.is(garbled.verdict, 'failed:format');
+
+      // Export: the monitor's FILE (the checkpoint's exact bytes) and FILE.keys.
+      const downloads: Download[] = [];
+      const both = new Promise<void>((resolve) =>
+        page.on('download', (d) => {
+          if (downloads.push(d) === 2) resolve();
+        }),
+      );
+      await page.click('#export');
+      await withTimeout(both, WAIT_MS, 'the two exported files');
+      const files = new Map<string, string>();
+      // Named as the monitor names them (a text type would make Chromium add .txt).
+      for (const d of downloads) files.set(d.suggestedFilename(), readFileSync(await d.path(), 'utf8'));
+      const checkpoint = (await t.get('/v1/log/checkpoint')).text;
+      assert.is(files.get('checkpoint'), checkpoint);
+      const listed = JSON.parse((await t.get('/v1/log/signing-keys')).text) as { verifierKey: string }[];
+      assert.is(files.get('checkpoint.keys'), listed.map((k) => `${k.verifierKey}\n`).join(''));
+
+      // A key no pinned key vouched for: said loudly, and nothing is checked against it.
+      const head = JSON.parse((await t.get('/v1/log/head')).text) as { logId: string };
+      const stranger = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!;
+      const strangerKey = verifierKey(originOf(head.logId), Buffer.from(stranger, 'base64url'));
+      await page.evaluate(`localStorage.setItem('petstore-audit.keys', ${JSON.stringify(`${strangerKey}\n`)})`);
+      await page.reload();
+      await page.locator('#trust.alarm').waitFor();
+      assert.match(
+        await page.locator('#trust').innerText(),
+        /NOT TRUSTED: the newest checkpoint is signed by .* a key that none of your pinned keys vouched for/,
+      );
+      assert.ok(await page.locator('#trust-listed').isVisible());
+
+      // Import the exported files back: the page trusts them again, and the log extends them.
+      await page.setInputFiles('#import', [
+        { name: 'checkpoint', mimeType: 'text/plain', buffer: Buffer.from(files.get('checkpoint')!) },
+        { name: 'checkpoint.keys', mimeType: 'text/plain', buffer: Buffer.from(files.get('checkpoint.keys')!) },
+      ]);
+      await page.locator('#extends.good').waitFor();
+      assert.is(await page.locator('#trust').innerText(), '');
+
+      await page.click('#signout');
+      assert.equal(await storageOf(page, 'sessionStorage'), {});
+    });
+  },
+);
+
+needing(audit, [tools.chromium])(
+  "draws a pet's 1,000 changes in under a second, lists them, and downloads them as scripts/audit's CSV",
+  async ({ t }) => {
+    const commands = makeCommandHandler({ store: t.store, now: () => Date.parse('2026-01-02T03:04:05.678Z') });
+    await t.track(42, 10);
+    let quantity = 10;
+    for (let i = 0; i < 1000; i++) {
+      quantity = Math.max(0, quantity + ((i * 7919) % 11) - 5);
+      await commands.handle(
+        { type: 'SetQuantity', petId: 42n, quantity },
+        { actor: i % 3 === 0 ? 'cli:alice' : 'front-desk', requestId: i === 0 ? '=cmd|x' : `req-${i}` },
+      );
+    }
+    await withPage(t, async (w) => {
+      const { page } = w;
+      await signIn(w, t.key);
+      await page.fill('#pet', '42');
+      const started = Date.now();
+      await page.click('#pet-form button[type=submit]');
+      await page.locator('#chart[data-drawn-ms] .uplot canvas').waitFor();
+      const wall = Date.now() - started;
+      const drawn = Number(await page.locator('#chart').getAttribute('data-drawn-ms'));
+      const read = Number(await page.locator('#chart').getAttribute('data-read-ms'));
+      console.log(
+        `audit page: 1,000 changes read in ${read} ms, chart and table drawn in ${drawn} ms (${wall} ms from the click, as the test saw it) [${t.target.name}]`,
+      );
+      assert.ok(drawn < 1000, `drawn in ${drawn} ms`);
+      assert.is(await page.locator('#changes tbody tr').count(), 1000);
+      assert.match(await page.locator('#history-status').innerText(), /^1000 changes of pet 42/);
+      if (screenshots(t)) await page.locator('#history').screenshot({ path: join(root, 'docs/images/audit-history.png') });
+
+      const download = page.waitForEvent('download');
+      await page.click('#csv');
+      const file = await download;
+      assert.is(file.suggestedFilename(), 'stock-adjustments-42.csv');
+      const csv = formatterFor('csv', COLUMNS, NUMERIC);
+      const rows: AdjustmentRow[] = [];
+      for await (const batch of t.store.stockAdjustments({ pet: 42n })) rows.push(...batch);
+      assert.is(rows.length, 1000);
+      assert.is(
+        readFileSync(await file.path(), 'utf8'),
+        csv.begin() + rows.map((r) => csv.row(r)).join(''),
+        "scripts/audit --pet 42 --format csv's text",
+      );
+      assert.ok(readFileSync(await file.path(), 'utf8').includes(",cli:alice,'=cmd|x\n"), 'a formula-like request id is text');
+    });
+  },
+);
+
+audit.run();
