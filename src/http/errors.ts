@@ -10,7 +10,13 @@ import { IdempotencyKeyInFlight } from '../application/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../support/logger.ts';
 import { CommitFailed } from '../application/group-commit.ts';
-import { ChainHeadMismatch, chainHeadMismatchIn, CommitUnconfirmed, StoreUnavailable, type StorageFault } from '../application/storage-failures.ts';
+import {
+  ChainHeadMismatch,
+  chainHeadMismatchIn,
+  CommitUnconfirmed,
+  StoreUnavailable,
+  type StorageFault,
+} from '../application/storage-failures.ts';
 
 /** The fixed set of error codes: the README and the OpenAPI enum list the same. */
 export const ERROR_CODES = [

@@ -59,7 +59,8 @@ const OPERATIONS = {
     w.keys.startSigning({ keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: key.made === true }, at, actor);
     w.signWith(key);
   },
-  addSigningKey: (w: Parts, entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition => w.keys.addSigningKey(entry, at, actor),
+  addSigningKey: (w: Parts, entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition =>
+    w.keys.addSigningKey(entry, at, actor),
   retireSigningKey: (w: Parts, keyId: string, at: string, actor: string): SigningKeyRetirement => w.keys.retireSigningKey(keyId, at, actor),
   expireIdempotency: (w: Parts, at: string, limit: number): number => w.idempotency.expire(at, limit),
   replaceProjection: (w: Parts, entries: Map<bigint, Entry>, after: number): Replaced => w.swap.immediate(entries, after),
