@@ -3,6 +3,8 @@
 // keeps its newest checkpoint and signs at most one per tree size: the checkpoints its
 // batches signed are kept as they commit, and a size only an operator command wrote is
 // signed when first asked for.
+import { RETIREMENT_CHECK_MS } from '../store/retired-key.ts';
+import { retiredProblem } from '../store/signing-keys.ts';
 import { frontierNodes, inclusionRanges, consistencyRanges, nodesOf, proofHashes, treeRoot, type NodeKey } from '../support/merkle.ts';
 import { checkpointText, ORIGIN_PREFIX, originOf, parseCheckpoint, parseNote, signedNote } from '../support/checkpoint.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
@@ -29,7 +31,14 @@ export class TreeSizePastHead extends Error {
   }
 }
 
+/** The instance's key was retired: it signs nothing more (no checkpoint, no head). */
+export class SigningKeyRetired extends Error {
+  override name = 'SigningKeyRetired';
+}
+
 export interface Checkpoints {
+  /** Throws SigningKeyRetired once this instance's key is retired (known within RETIREMENT_CHECK_MS). */
+  mayStillSign(): Promise<void>;
   /** The signed checkpoint of the log as it stands (exact bytes). */
   current(): Promise<string>;
   /** The inclusion path of the event seq in the tree of size events, bottom up. */
@@ -41,7 +50,7 @@ export interface Checkpoints {
 }
 
 interface Deps {
-  store: Pick<AuditReads, 'logHead' | 'treeNodes'>;
+  store: Pick<AuditReads, 'logHead' | 'treeNodes' | 'signingKeys'>;
   signer?: Signer;
   now: () => number;
   /** Told of each tree this instance's key has published (signed-state.ts). */
@@ -58,6 +67,17 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
     return (level: number, index: number) => nodes.get(nodeId(level, index));
   };
   const sizeNow = async () => (await store.logHead()).seq;
+  // What the key log said of this instance's key, read at most once per the revocation
+  // bound; a retirement, once seen, is final.
+  let retired: string | undefined;
+  let checkedAt = -Infinity;
+  const mayStillSign = async () => {
+    if (signer && retired === undefined && now() - checkedAt >= RETIREMENT_CHECK_MS) {
+      retired = retiredProblem(await store.signingKeys(), signer.keyId);
+      checkedAt = now();
+    }
+    if (retired !== undefined) throw new SigningKeyRetired(retired);
+  };
   const keep = (size: number, note: string, logId: string, root: Buffer) => {
     if (!newest || size >= newest.size) newest = { size, note };
     // After the answers that carry it: setImmediate runs once this turn's writes are out.
@@ -65,6 +85,7 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
   };
 
   const sign = async (): Promise<string> => {
+    await mayStillSign();
     const head = await store.logHead();
     if (newest?.size === head.seq) return newest.note;
     if (!signer) throw new NoSigningKey();
@@ -93,6 +114,7 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
   };
 
   return {
+    mayStillSign,
     current: sign,
     inclusion: (seq, size) => (seq > size ? Promise.reject(new RangeError('seq past size')) : proof(inclusionRanges(seq - 1, size), size)),
     consistency: (from, to) => proof(consistencyRanges(from, to), to),

@@ -1,7 +1,7 @@
 // Every failure leaves as {code, message, status}. The error boundary of the road renders
 // what is thrown below it: by the table of domain errors (ERROR_MAP), an HttpError as it
 // is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
-import { NoSigningKey, TreeSizePastHead } from '../application/checkpoints.ts';
+import { NoSigningKey, SigningKeyRetired, TreeSizePastHead } from '../application/checkpoints.ts';
 import type { Context, Middleware } from 'koa';
 import { IdempotencyKeyReused } from '../application/command-result.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
@@ -130,6 +130,7 @@ export const ERROR_MAP: readonly ErrorMapping[] = [
     CursorRefused,
     (error) => new HttpError(409, error.reason === 'past_head' ? 'cursor_past_head' : 'cursor_not_in_log', error.message),
   ),
+  mapping(SigningKeyRetired, (error) => new HttpError(503, 'unavailable', error.message, { 'Retry-After': '1' })),
   mapping(TreeSizePastHead, (error) => new HttpError(409, 'tree_size_past_head', error.message)),
   mapping(NoSigningKey, (error) => new HttpError(503, 'unavailable', error.message)),
   mapping(

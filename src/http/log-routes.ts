@@ -57,6 +57,8 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
       method: 'GET',
       template: '/v1/log/head',
       handler: async () => {
+        // An instance whose key was retired signs no head (503, as its writes).
+        await checkpoints.mayStillSign();
         // A tree that lacks a node (edited behind the triggers) gives no checkpoint, nor does
         // an instance without a key, but the head is still answered: verify-log --url reads
         // it to say what is broken.

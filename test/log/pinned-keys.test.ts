@@ -14,7 +14,7 @@ import { execute, query } from '../kit/sql.ts';
 import { openStore } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { endorse, keysWithFiles, newSigningKey } from '../kit/signing-keys.ts';
-import { makeSigner } from '../../src/support/signing.ts';
+import { headMessage, makeSigner, type HeadFields } from '../../src/support/signing.ts';
 
 const test = targetSuites('keys an auditor pins');
 
@@ -81,6 +81,13 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
     assert.is(ready.status, 503);
     assert.ok(ready.text.includes(`the signing key ${first!.keyId} was retired at`), ready.text);
     assert.is((await b.patch(2, { quantity: 6 })).status, 200, 'the new key signs on');
+    // Nor does it sign a head or a checkpoint any more.
+    for (const path of ['/v1/log/head', '/v1/log/checkpoint']) {
+      const unsigned = await a.get(path);
+      assert.is(unsigned.status, 503, `${path}: ${unsigned.text}`);
+      assert.ok(unsigned.text.includes(`the signing key ${first!.keyId} was retired at`), unsigned.text);
+    }
+    assert.is((await b.get('/v1/log/checkpoint')).status, 200);
 
     const keys = await listed(b);
     assert.equal(
@@ -102,8 +109,16 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
     );
     assert.match(again, /was retired at .*: start with a new key endorsed with scripts\/keys endorse-signing/);
     await new Promise((resolve) => setTimeout(resolve, 5_100 - (Date.now() - Date.parse(keys[0]!.retiredAt!))));
+    // The instance no longer signs one: the old key file signs it, as whoever kept it could.
+    const head = JSON.parse((await b.get('/v1/log/head')).text) as HeadFields & { signature: { keyId: string; value: string } };
+    const lateFields = { ...head, time: new Date().toISOString() };
+    const oldSigner = makeSigner(K1);
+    const lateHead = {
+      ...lateFields,
+      signature: { keyId: oldSigner.keyId, value: oldSigner.sign(headMessage(lateFields)).toString('base64url') },
+    };
     const late = dir.path('late-head');
-    writeFileSync(late, (await a.get('/v1/log/head')).text);
+    writeFileSync(late, JSON.stringify(lateHead));
     const judged = await runScript('verify-log', ['--digests', late, '--db', a.db], { env: {} });
     assert.is(judged.status, 1, judged.stderr);
     assert.match(judged.stderr, new RegExp(`after its key ${first!.keyId} was retired`));
