@@ -5,7 +5,7 @@
 // [i * 2^L, (i + 1) * 2^L). Any root or proof is then a fold of O(log n) stored nodes,
 // read by key: nothing here reads a database, and no proof needs the events.
 // The proofs are in Go's tlog order (bottom up), which RFC 9162 also gives.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /** A stored node: the complete subtree of 2^level leaves starting at leaf index * 2^level. */
 export interface NodeKey {
@@ -31,11 +31,11 @@ export class MissingNode extends Error {
 }
 
 export function leafHash(data: Buffer): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
 export function nodeHash(left: Buffer, right: Buffer): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  return hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
 }
 
 const LEAF_PREFIX = Buffer.from([0]);
@@ -153,32 +153,36 @@ export function frontierNodes(size: number): NodeKey[] {
 }
 
 /**
- * The nodes that appending leaves to a tree of size leaves completes, in order: the
- * leaves themselves, then each subtree they complete. lookup finds the tree's frontier
- * (frontierNodes(size)); every other child is among the new nodes.
+ * The nodes that appending leaves to a tree of size leaves completes, level by level:
+ * rows[L] holds the new nodes of level L, the first at index floor(size / 2^L). lookup
+ * finds the tree's frontier (frontierNodes(size)): the only old node a new one is hashed
+ * with is the left child of a level's first new node.
  */
-export function appendNodes(size: number, leaves: readonly Buffer[], lookup: NodeLookup): TreeNode[] {
-  const made = new Map<string, Buffer>();
-  const out: TreeNode[] = [];
-  const put = (level: number, index: number, hash: Buffer) => {
-    made.set(`${level}/${index}`, hash);
-    out.push({ level, index, hash });
-  };
-  const get = (level: number, index: number): Buffer => {
-    const hash = made.get(`${level}/${index}`) ?? lookup(level, index);
-    if (!hash) throw new MissingNode(level, index);
-    return hash;
-  };
-  leaves.forEach((leaf, i) => put(0, size + i, leaf));
+function grow(size: number, leaves: readonly Buffer[], lookup: NodeLookup): Buffer[][] {
   const end = size + leaves.length;
-  for (let level = 1, width = 2; width <= end; level += 1, width *= 2) {
-    // The subtrees of this level whose last leaf is new.
-    for (let index = Math.floor(size / width); (index + 1) * width <= end; index += 1) {
-      if ((index + 1) * width <= size) continue;
-      put(level, index, nodeHash(get(level - 1, 2 * index), get(level - 1, 2 * index + 1)));
+  const rows: Buffer[][] = [[...leaves]];
+  for (let level = 1; 2 ** level <= end; level += 1) {
+    const below = rows[level - 1]!;
+    const belowFirst = Math.floor(size / 2 ** (level - 1));
+    const first = Math.floor(size / 2 ** level);
+    const count = Math.floor(end / 2 ** level);
+    const row: Buffer[] = [];
+    for (let index = first; index < count; index += 1) {
+      const left = 2 * index >= belowFirst ? below[2 * index - belowFirst] : lookup(level - 1, 2 * index);
+      if (!left) throw new MissingNode(level - 1, 2 * index);
+      row.push(nodeHash(left, below[2 * index + 1 - belowFirst]!));
     }
+    rows.push(row);
   }
-  return out;
+  return rows;
+}
+
+/** The nodes that appending leaves to a tree of size leaves completes, leaves first. */
+export function appendNodes(size: number, leaves: readonly Buffer[], lookup: NodeLookup): TreeNode[] {
+  return grow(size, leaves, lookup).flatMap((row, level) => {
+    const first = Math.floor(size / 2 ** level);
+    return row.map((hash, i) => ({ level, index: first + i, hash }));
+  });
 }
 
 /** A stored node's key in the maps of nodes read or made. */
@@ -197,9 +201,15 @@ export function extendTree(
   leaves: readonly Buffer[],
 ): { nodes: TreeNode[]; lookup: NodeLookup; frontier: Map<string, Buffer> } {
   const old: NodeLookup = (level, index) => frontier.get(nodeId(level, index));
-  const nodes = appendNodes(size, leaves, old);
-  const made = new Map(nodes.map((n) => [nodeId(n.level, n.index), n.hash]));
-  const lookup: NodeLookup = (level, index) => made.get(nodeId(level, index)) ?? old(level, index);
+  const rows = grow(size, leaves, old);
+  const lookup: NodeLookup = (level, index) => {
+    const first = Math.floor(size / 2 ** level);
+    return (index >= first ? rows[level]?.[index - first] : undefined) ?? old(level, index);
+  };
+  const nodes = rows.flatMap((row, level) => {
+    const first = Math.floor(size / 2 ** level);
+    return row.map((hash, i) => ({ level, index: first + i, hash }));
+  });
   const next = new Map<string, Buffer>();
   for (const { level, index } of frontierNodes(size + leaves.length)) {
     const hash = lookup(level, index);
