@@ -153,7 +153,7 @@ log('seq is never reused, even after the newest event was deleted behind the sto
     (error: unknown) => {
       // A refusal is the store's own: it knows it cannot write (PostgreSQL: its chain
       // head is past the newest event), or names the fault; the group commit wraps it.
-      const cause = error instanceof CommitFailed ? (error.cause) : error;
+      const cause = error instanceof CommitFailed ? error.cause : error;
       if (!(cause instanceof StoreUnavailable) && store.fault(cause) === undefined) throw error;
       return false;
     },
