@@ -14,7 +14,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import type { Appended } from './event-log.ts';
 import type { IdempotencyRecord } from './idempotency.ts';
 import { makeSigner, type SigningKeyData } from '../support/signing.ts';
-import { checkpointText, originOf, receiptHeaderV2, signedNote } from '../support/checkpoint.ts';
+import { checkpointText, originOf, receiptHeaderOfNote, signedNote } from '../support/checkpoint.ts';
 
 /** An event a batch planned, and where its receipt goes once it is signed. */
 export interface PendingReceipt {
@@ -89,8 +89,9 @@ export function makeReceiptSigning(key: SigningKeyData, logId: string, mode: 'th
   const put = (batch: BatchToSign, text: string | undefined, signatures: readonly string[]) => {
     if (text === undefined) return;
     const note = signedNote(text, origin, rawPublicKey, Buffer.from(signatures[0]!, 'base64'));
+    const noteBase64 = Buffer.from(note, 'utf8').toString('base64');
     for (const p of batch.receipts) {
-      const receipt = receiptHeaderV2(logId, p.seq, p.hash, note, p.proof ?? []);
+      const receipt = receiptHeaderOfNote(logId, p.seq, p.hash, noteBase64, p.proof ?? []);
       p.appended.receipt = receipt;
       p.appended.checkpoint = note;
       if (p.record) p.record.receipt = receipt;

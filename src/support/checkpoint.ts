@@ -153,9 +153,15 @@ export function parseEndorsement(text: string): Endorsement | Error {
  * checkpoint of a tree that holds it (the whole note, base64), and its inclusion path
  * in that tree, bottom up.
  */
-export function receiptHeaderV2(logId: string, seq: bigint | number, hash: string, note: string, proof: readonly Buffer[]): string {
+export function receiptHeaderOfNote(
+  logId: string,
+  seq: bigint | number,
+  hash: string,
+  noteBase64: string,
+  proof: readonly Buffer[],
+): string {
   const path = proof.map((h) => `:${h.toString('base64')}:`).join(' ');
-  return `v=2, log="${logId}", seq=${seq}, hash="${hash}", checkpoint=:${Buffer.from(note, 'utf8').toString('base64')}:, proof=(${path})`;
+  return `v=2, log="${logId}", seq=${seq}, hash="${hash}", checkpoint=:${noteBase64}:, proof=(${path})`;
 }
 
 export interface ReceiptV2 {
