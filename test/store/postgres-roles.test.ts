@@ -48,6 +48,17 @@ test('the documented roles: the service works as its role and can only add event
     const service = as(database.url, 'inventory_service', 'change-me-service');
     const auditor = as(database.url, 'inventory_auditor', 'change-me-auditor');
 
+    // Before the schema exists, the service's role is told which role makes it, not to
+    // run migrate as itself (which fails with "permission denied for schema public").
+    const listedEarly = await runScript('keys', ['list'], { db: service });
+    assert.is(listedEarly.status, 1, listedEarly.stderr);
+    assert.match(
+      listedEarly.stderr,
+      /run scripts\/migrate --db .*, as the role that owns the schema \(inventory_owner in docs\/scaling\.md\), not the service's role/,
+    );
+    const migratedAsService = await runScript('migrate', [], { db: service });
+    assert.is(migratedAsService.status, 1, migratedAsService.stderr);
+    assert.match(migratedAsService.stderr, /permission denied for schema public: the schema is made by the role that owns it/);
     const migrated = await runScript('migrate', [], { db: owner });
     assert.is(migrated.status, 0, migrated.stderr);
     assert.not.match(migrated.stdout + migrated.stderr, /change-me-owner/, 'the password is never printed');

@@ -40,14 +40,35 @@ export async function requireCurrentPostgresSchema(
   const { client, release } = await checkout(pool);
   try {
     const { arg, note } = pasteableUrl(url);
-    requireCurrent(await appliedVersions(client, name), migrations, name, arg, note, readonly);
+    // The schema is made by the role that owns it: a fix that runs migrate as the
+    // service's role fails with "permission denied for schema public".
+    requireCurrent(await appliedVersions(client, name), migrations, name, arg, `${note}${OWNER_NOTE}`, readonly);
   } finally {
     release();
   }
 }
 
+/** Who may make the schema, said where a role that may not is told to. */
+const OWNER_NOTE = ", as the role that owns the schema (inventory_owner in docs/scaling.md), not the service's role";
+
+/** PostgreSQL's insufficient_privilege, whose words ("permission denied for schema public") do not say who may. */
+function ownerNeeded(error: unknown): never {
+  if ((error as { code?: unknown } | null)?.code === '42501') {
+    throw new SchemaError(
+      `${(error as Error).message}: the schema is made by the role that owns it (the role scripts/migrate runs as, ` +
+        "inventory_owner in docs/scaling.md), not the service's role: run scripts/migrate --db with the owner's URL",
+      { cause: error },
+    );
+  }
+  throw error;
+}
+
 /** Applies what is pending; returns the names applied. Refuses a schema newer than the code. */
 export function migratePostgres(pool: pg.Pool, name: string, migrations = postgresMigrations()): Promise<string[]> {
+  return migrateAll(pool, name, migrations).catch(ownerNeeded);
+}
+
+function migrateAll(pool: pg.Pool, name: string, migrations: Migration[]): Promise<string[]> {
   // No lock or statement timeout here, whoever opened the pool: an instance starting
   // while another migrates waits for it, and a migration takes as long as it takes.
   return inTransaction(pool, 'BEGIN; SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0', async (client) => {
