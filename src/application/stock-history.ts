@@ -2,6 +2,9 @@
 // page ended (keyset paging by seq): the auditors' page draws a pet's history from these.
 import type { AdjustmentRow, AuditReads } from '../store/audit-reads.ts';
 
+/** What the history is read from: the store's audit reads, as the edge is given it. */
+export type StockHistorySource = Pick<AuditReads, 'stockAdjustments'>;
+
 export interface AdjustmentPage {
   rows: AdjustmentRow[];
   /** The seq to ask the next page after; undefined when this page is the last. */
@@ -10,7 +13,7 @@ export interface AdjustmentPage {
 
 /** At most `limit` rows of the pet's adjustments after seq `after`, by seq. */
 export async function stockAdjustmentPage(
-  store: Pick<AuditReads, 'stockAdjustments'>,
+  store: StockHistorySource,
   query: { pet: bigint; after: bigint; limit: number },
 ): Promise<AdjustmentPage> {
   const rows: AdjustmentRow[] = [];

@@ -4,10 +4,9 @@
 // the CSV scripts/audit writes (audit-format.ts, guarded against spreadsheet formulas).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { stockAdjustmentPage } from '../application/stock-history.ts';
+import { stockAdjustmentPage, type StockHistorySource } from '../application/stock-history.ts';
 import { COLUMNS, formatterFor, NUMERIC } from '../cli/audit-format.ts';
 import { parsePetId } from '../domain/events.ts';
-import type { AuditReads } from '../store/audit-reads.ts';
 import { HttpError } from './errors.ts';
 import type { Route } from './router.ts';
 import { assetRoutes, pagePolicy } from './static-assets.ts';
@@ -58,7 +57,7 @@ function readQuery(query: Record<string, string | string[] | undefined>): Adjust
   return { pet, after: BigInt(after), limit: Number(limit), format };
 }
 
-export function auditRoutes({ store }: { store: Pick<AuditReads, 'stockAdjustments'> }): Route[] {
+export function auditRoutes({ store }: { store: StockHistorySource }): Route[] {
   return [
     ...assetRoutes({
       '/audit': { file: join(HERE, 'index.html'), type: 'text/html; charset=utf-8', policy: CONTENT_SECURITY_POLICY },
