@@ -178,7 +178,10 @@ stalled(
         clients.push(s);
         await sleep(40);
       }
-      await sleep(200);
+      // The answers are rendered one after another (a list each): the cap is reached once
+      // enough of them wait here, whenever that is on this machine. No periodic check runs
+      // in the meantime (every 60 s), so a connection closed is closed by that answer's own.
+      for (const until = Date.now() + 10_000; Date.now() < until && !clients.some(closedByServer);) await sleep(50);
     } finally {
       clearInterval(watch);
     }
