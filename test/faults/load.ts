@@ -140,7 +140,7 @@ export interface EventRow {
   request_id: string;
 }
 
-export function readEvents(db: Db): EventRow[] {
+function readEvents(db: Db): EventRow[] {
   return db
     .prepare(
       `SELECT seq, pet_id, version, type, json_extract(data, '$.quantity') AS quantity,
@@ -267,7 +267,7 @@ export function replay(events: EventRow[]): Map<number, { quantity: number; stat
   return state;
 }
 
-export function readInventory(db: Db): { pet_id: number; quantity: number; status: string; version: number }[] {
+function readInventory(db: Db): { pet_id: number; quantity: number; status: string; version: number }[] {
   return db.prepare('SELECT pet_id, quantity, status, version FROM inventory ORDER BY pet_id').all() as {
     pet_id: number;
     quantity: number;

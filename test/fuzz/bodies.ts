@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { oddText } from './generators.ts';
 import { LIMIT } from './setup.ts';
-export const SPECIAL_NUMBERS = [
+const SPECIAL_NUMBERS = [
   '1e400',
   '-1e400',
   '123456789012345678901234567890',
@@ -33,7 +33,7 @@ export const SPECIAL_NUMBERS = [
   '-2147483648',
 ];
 
-export const quantityValueArb = fc.oneof(
+const quantityValueArb = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: 0, max: 2147483647 }).map(String) },
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_NUMBERS) },
   { weight: 2, arbitrary: fc.json({ maxDepth: 2 }) },
@@ -43,7 +43,7 @@ export const quantityValueArb = fc.oneof(
 );
 
 /** A valid quantity as written, and the number it is. */
-export const validQuantityArb: fc.Arbitrary<[string, number]> = fc.oneof(
+const validQuantityArb: fc.Arbitrary<[string, number]> = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 0, max: 2147483647 }).map((q): [string, number] => [String(q), q]) },
   {
     weight: 3,

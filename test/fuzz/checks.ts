@@ -78,7 +78,7 @@ export interface Outcome {
   ms: number;
 }
 
-export const isSuccess = (status: number) => (status >= 200 && status < 300) || status === 304;
+const isSuccess = (status: number) => (status >= 200 && status < 300) || status === 304;
 
 /** No stall, no 5xx, and the Error shape on anything but 2xx/304. */
 export function checkAnswer(o: Outcome, key: string, label: string): void {

@@ -28,7 +28,7 @@ export async function timedSend(port: number, options: Parameters<typeof send>[1
   };
 }
 
-export interface RawAnswer {
+interface RawAnswer {
   status: number;
   headers: Map<string, string>;
   body: Buffer;
@@ -36,12 +36,12 @@ export interface RawAnswer {
 
 /** An answer to HEAD has no body, but Node's own answer to a HEAD it could not parse
  * does: it has one when the bytes that follow are not the next answer. */
-export function headAnswerHasNoBody(data: Buffer, at: number, length: number): boolean {
+function headAnswerHasNoBody(data: Buffer, at: number, length: number): boolean {
   return data.length - at < length || data.subarray(at, at + 9).toString('latin1') === 'HTTP/1.1 ';
 }
 
 /** Parses the answers in what the server sent (lenient about HEAD bodies). */
-export function parseAnswers(data: Buffer, head: boolean): { answers: RawAnswer[]; rest: Buffer } {
+function parseAnswers(data: Buffer, head: boolean): { answers: RawAnswer[]; rest: Buffer } {
   const answers: RawAnswer[] = [];
   let at = 0;
   while (at < data.length) {

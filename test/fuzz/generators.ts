@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { encodeSegment, encodeTarget, utf8AsLatin1 } from './encoding.ts';
 import { MAX, PET_IDS, TWO_53, TWO_63 } from './setup.ts';
-export const headerChar = fc
+const headerChar = fc
   .oneof(
     { weight: 12, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
     { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
@@ -14,7 +14,7 @@ export const headerChar = fc
 /** A value node:http lets through (tab, printable ASCII, Latin-1). */
 export const headerValue = (maxLength = 40) => fc.string({ unit: headerChar, maxLength });
 export const tokenName = fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/);
-export const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
 export const oddText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
@@ -77,7 +77,7 @@ export const SPECIAL_IDS = [
   '1,000',
 ];
 
-export const idArb: fc.Arbitrary<string> = fc.oneof(
+const idArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...PET_IDS) },
   { weight: 1, arbitrary: fc.bigInt({ min: 1n, max: MAX }).map(String) },
   { weight: 1, arbitrary: fc.integer({ min: -4, max: 4 }).map((d) => String(TWO_53 + BigInt(d))) },
@@ -88,7 +88,7 @@ export const idArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: oddText.filter((s) => s.length > 0) },
 );
 
-export const segment = fc.oneof(
+const segment = fc.oneof(
   fc.constantFrom(
     'v1',
     'V1',
@@ -121,7 +121,7 @@ export const segment = fc.oneof(
   oddText,
 );
 
-export const PATHS = [
+const PATHS = [
   '/v1/inventory',
   '/v1/inventory/',
   '/v1/inventory?x=1',

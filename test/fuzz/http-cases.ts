@@ -18,7 +18,7 @@ export interface HttpCase {
   body: BodyCase | undefined;
 }
 
-export const methodArb = fc.oneof(
+const methodArb = fc.oneof(
   { weight: 6, arbitrary: fc.constant('PATCH') },
   { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS') },
   { weight: 1, arbitrary: fc.constantFrom('PROPFIND', 'TRACE', 'SEARCH', 'PURGE', 'MKCOL', 'LOCK', 'REPORT', 'QUERY', 'MERGE') },

@@ -12,7 +12,7 @@ import { type Runtime, fill } from './checks.ts';
 import { decodeParam, encodeSegment } from './encoding.ts';
 import { BAD_CREDENTIALS, oddText, requestIdArb, schemeArb, sometimes, SPECIAL_IDS } from './generators.ts';
 import { LIMIT, MAX, PETS, PET_IDS, TWO_53, TWO_63 } from './setup.ts';
-export const FAULTS = ['auth', 'method', 'media', 'size', 'id', 'body', 'missing', 'version'] as const;
+const FAULTS = ['auth', 'method', 'media', 'size', 'id', 'body', 'missing', 'version'] as const;
 export type Fault = (typeof FAULTS)[number];
 export const EXPECTED: Record<Fault, [number, string[]]> = {
   auth: [401, ['unauthorized']],
@@ -26,7 +26,7 @@ export const EXPECTED: Record<Fault, [number, string[]]> = {
 };
 
 /** Bodies that must be refused with a 400 (they are at most 4 KiB). */
-export const invalidQuantity = fc.oneof(
+const invalidQuantity = fc.oneof(
   fc.constantFrom(
     '"5"',
     'true',
@@ -73,7 +73,7 @@ export const invalidQuantity = fc.oneof(
 );
 
 /** Conservatively: would the service accept this body? (Filters the random ones.) */
-export function mightBeValid(text: string): boolean {
+function mightBeValid(text: string): boolean {
   try {
     const value = JSON.parse(text.replace(/^\ufeff/, '')) as unknown;
     return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length <= 1;
@@ -82,7 +82,7 @@ export function mightBeValid(text: string): boolean {
   }
 }
 
-export const invalidBodyArb: fc.Arbitrary<BodyCase> = fc.oneof(
+const invalidBodyArb: fc.Arbitrary<BodyCase> = fc.oneof(
   { weight: 5, arbitrary: invalidQuantity.map((v) => ({ text: `{"quantity":${v}}` })) },
   {
     weight: 4,
@@ -145,7 +145,7 @@ export const invalidBodyArb: fc.Arbitrary<BodyCase> = fc.oneof(
   },
 );
 
-export const invalidIdArb = fc
+const invalidIdArb = fc
   .oneof(
     fc.constantFrom(...SPECIAL_IDS),
     fc.bigInt({ min: MAX + 1n, max: 2n ** 80n }).map(String),
@@ -158,12 +158,12 @@ export const invalidIdArb = fc
   .map(encodeSegment)
   .filter((e) => e.length > 0 && parsePetId(decodeParam(e)) === undefined);
 
-export const untrackedIdArb = fc
+const untrackedIdArb = fc
   .oneof(fc.bigInt({ min: 1n, max: MAX }), fc.constantFrom(1n, 6n, 8n, TWO_53, TWO_53 + 2n, MAX - 1n))
   .filter((b) => !PETS.some(([id]) => id === b))
   .map(String);
 
-export const faultArbs = {
+const faultArbs = {
   auth: fc.constantFrom<string | undefined>(undefined, ...BAD_CREDENTIALS),
   method: fc.constantFrom('PUT', 'POST', 'DELETE', 'PROPFIND', 'TRACE', 'MKCOL', 'LOCK', 'PURGE'),
   media: fc.oneof(
@@ -214,7 +214,7 @@ export const faultArbs = {
   ),
 };
 
-export type SizeFault = { total: number; filler: string } | { nest: number };
+type SizeFault = { total: number; filler: string } | { nest: number };
 
 export interface PatchCase {
   pet: number;
@@ -239,7 +239,7 @@ export interface PatchCase {
   }>;
 }
 
-export const faultSetArb = fc.oneof(
+const faultSetArb = fc.oneof(
   { weight: 3, arbitrary: fc.constant<Fault[]>([]) },
   { weight: 7, arbitrary: fc.constantFrom(...FAULTS).map((f) => [f]) },
   { weight: 2, arbitrary: fc.uniqueArray(fc.constantFrom(...FAULTS), { minLength: 2, maxLength: 3 }) },

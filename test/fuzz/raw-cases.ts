@@ -19,7 +19,7 @@ export interface RawCase {
   halfClose: boolean;
 }
 
-export const benignLineArb = fc.oneof(
+const benignLineArb = fc.oneof(
   fc.constantFrom(
     'X-Request-Id: fuzz-1',
     'If-Match: "{VER}"',
@@ -42,7 +42,7 @@ export const benignLineArb = fc.oneof(
 );
 
 /** Well-formed HTTP/1.x that reaches the app: the layers behind the parser. */
-export const wellFormedRawArb: fc.Arbitrary<RawCase> = fc.record({
+const wellFormedRawArb: fc.Arbitrary<RawCase> = fc.record({
   method: fc.oneof(
     { weight: 6, arbitrary: fc.constant('PATCH') },
     { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'OPTIONS') },
@@ -66,7 +66,7 @@ export const wellFormedRawArb: fc.Arbitrary<RawCase> = fc.record({
 
 /** Anything goes: methods Node refuses, raw bytes in the target, odd versions, line ends,
  * header lines and framing. */
-export const hostileRawArb: fc.Arbitrary<RawCase> = fc.record({
+const hostileRawArb: fc.Arbitrary<RawCase> = fc.record({
   method: fc.oneof(
     { weight: 6, arbitrary: fc.constant('PATCH') },
     { weight: 4, arbitrary: fc.constantFrom('GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'OPTIONS') },

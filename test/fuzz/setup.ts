@@ -6,8 +6,8 @@ import * as assert from 'uvu/assert';
 import { MAX_PET_ID } from '../../src/domain/events.ts';
 import { appSuite } from '../kit/suites.ts';
 
-export const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-export const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
+const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 export const runs = (n: number) => ({
   numRuns: Math.max(1, Math.round(n * SCALE)),
   includeErrorInReport: true,

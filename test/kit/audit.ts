@@ -62,7 +62,7 @@ export async function seedFixture(on: OnTarget & { db: string }): Promise<void> 
 }
 
 /** The seq column of a CSV listing (its first field), header left out. */
-export function seqs(r: Result): number[] {
+function seqs(r: Result): number[] {
   return r.stdout
     .split('\n')
     .slice(1)

@@ -25,8 +25,8 @@ export const SIGNED = 'Signed heads and receipts: proof for people without the d
 export const PAGE_DB = 'data/inventory.db';
 /** The headings of the log verifiers in Go and Python, run against a service by a test of their own. */
 export const LOG_VERIFIERS = ['A verifier in Go', 'A verifier in Python'];
-export const BIG = 9007199254740993n;
-export const MAX = 9223372036854775807n;
+const BIG = 9007199254740993n;
+const MAX = 9223372036854775807n;
 
 // ---------------------------------------------------------------------------------------
 // The example database, as the guide describes it ("The example database": four steps,
@@ -35,14 +35,14 @@ export const MAX = 9223372036854775807n;
 // output shows (the test checks both ways). The invented request ids are hashed into the
 // chain all the same: they are the ones the page's digests were computed with.
 
-export type Act =
+type Act =
   | { kind: 'bootstrap key' } // the service's first start (src/application/bootstrap.ts)
   | { kind: 'key'; name: string } // scripts/keys create NAME
   | { kind: 'commands'; commands: Command[] } // one request, or one operator command
   | { kind: 'refused'; command: Command } // a request refused by its command: writes nothing
   | { kind: 'GET /v1/inventory'; matches: string }; // the projection then, equal to (f) at `matches`
 
-export interface Step {
+interface Step {
   at: string;
   /** The seqs its events get, in order. */
   seqs: number[];
@@ -51,19 +51,19 @@ export interface Step {
   act: Act;
 }
 
-export const track = (petId: bigint, quantity: number, status: PetStatus = 'available'): Command => ({
+const track = (petId: bigint, quantity: number, status: PetStatus = 'available'): Command => ({
   type: 'TrackPet',
   petId,
   quantity,
   status,
 });
 /** A PATCH, built by the route's own function. */
-export const patch = (petId: bigint, quantity: number, ifMatch?: string): Command =>
+const patch = (petId: bigint, quantity: number, ifMatch?: string): Command =>
   setQuantityCommand(petId, quantity, ifMatch === undefined ? {} : { 'if-match': ifMatch });
-export const setStatus = (petId: bigint, status: PetStatus): Command => ({ type: 'SetStatus', petId, status });
-export const run = (...commands: Command[]): Act => ({ kind: 'commands', commands });
+const setStatus = (petId: bigint, status: PetStatus): Command => ({ type: 'SetStatus', petId, status });
+const run = (...commands: Command[]): Act => ({ kind: 'commands', commands });
 
-export const INVENTED = {
+const INVENTED = {
   bootstrapKeyAt: '2026-11-21T18:57:36.500Z',
   seq2At: '2026-11-21T18:57:37.900Z',
   seq2RequestId: '5f0c1d2e-0000-4000-8000-000000000002',
@@ -74,7 +74,7 @@ export const INVENTED = {
 };
 
 // prettier-ignore
-export const EXAMPLE: Step[] = [
+const EXAMPLE: Step[] = [
   // the clock                   its seqs       actor          request id                                   what happened
   // 1. The service starts on an empty database; the operator adds a key and tracks pets.
   { at: INVENTED.bootstrapKeyAt,    seqs: [],     actor: 'service:first-start', requestId: '',                                     act: { kind: 'bootstrap key' } },
@@ -107,7 +107,7 @@ export interface InventorySeen {
 
 /** The example service's signing key: a fixed Ed25519 seed (PKCS#8 DER around it), so
  * that the key log, and what the page shows of it, is the same on every run. */
-export const EXAMPLE_SIGNING_KEY: SigningKeyData = {
+const EXAMPLE_SIGNING_KEY: SigningKeyData = {
   pem: createPrivateKey({
     key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
     format: 'der',
@@ -276,7 +276,7 @@ export interface Rows {
   rows: (string | null)[][];
 }
 
-export function asText(v: unknown): string | null {
+function asText(v: unknown): string | null {
   if (v === null || typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'number') return String(v);
   throw new Error(`a value of type ${typeof v} in a query's result`);

@@ -20,7 +20,7 @@ import {
 import { keyIdOf, receiptHeaderOf, receiptMessage } from '../../src/support/signing.ts';
 
 export const DOUBLE_KEY = 'pinv_doubledoubledoubledoubledouble';
-export const LOG_ID = '6f1c2d3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f';
+const LOG_ID = '6f1c2d3e-8a9b-4c0d-9e1f-2a3b4c5d6e7f';
 const TIME = '2026-11-27T12:00:00.000Z';
 
 export interface DoubleKey {
@@ -39,7 +39,7 @@ export function newKey(seed?: Buffer): DoubleKey {
 }
 
 /** An event hash (hex) for leaf n of a history named `history`: two histories differ everywhere. */
-export function eventHashOf(history: string, n: number): string {
+function eventHashOf(history: string, n: number): string {
   return createHash('sha256').update(`${history}/${n}`).digest('hex');
 }
 

@@ -27,7 +27,7 @@ export const deref = (o: Obj): Obj =>
 
 // Headers the service sends on some answers and always on those: where one is seen, the
 // document must declare it on that response and mark it required.
-export const WATCHED = ['x-request-id', 'etag', 'www-authenticate', 'accept-patch', 'retry-after', 'allow'];
+const WATCHED = ['x-request-id', 'etag', 'www-authenticate', 'accept-patch', 'retry-after', 'allow'];
 
 export function operationOf(method: string, path: string): Obj {
   const p = path.split('?')[0]!;
@@ -39,7 +39,7 @@ export function operationOf(method: string, path: string): Obj {
 }
 
 // Request headers the service judges: where a test sends one, the operation must declare it.
-export const JUDGED = ['if-match', 'if-none-match', 'x-request-id'];
+const JUDGED = ['if-match', 'if-none-match', 'x-request-id'];
 
 export function conforms(
   method: string,

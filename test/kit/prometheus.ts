@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { tempDir } from './paths.ts';
 import { withTimeout } from './service.ts';
 
-export const PROMETHEUS = '/usr/bin/prometheus';
+const PROMETHEUS = '/usr/bin/prometheus';
 
 /** The value of one sample of a /metrics page, by its name and exact label set ('' for none); undefined when absent. */
 export function sample(text: string, name: string, labels = ''): number | undefined {

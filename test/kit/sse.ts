@@ -3,7 +3,7 @@
 // count, for the end, or reconnect from its last id as an EventSource would.
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 
-export interface SseMessage {
+interface SseMessage {
   id: string;
   event: string;
   data: string;

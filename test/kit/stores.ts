@@ -16,7 +16,7 @@ export interface FreshDatabase {
   cleanup: () => Promise<void>;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** The clock that stamps keys (the command handler has its own). */
   now?: () => number;
   /** 'thread': writes off the event loop, as the service runs; 'inline' (default): in place. */
@@ -26,7 +26,7 @@ export interface OpenOptions {
 }
 
 /** Puts back what a fault broke. */
-export type Undo = () => Promise<void>;
+type Undo = () => Promise<void>;
 
 /** Faults of a store this target opened with the inline writer, each undone by what it returns. */
 export interface StoreFaults {
@@ -43,7 +43,7 @@ export interface StoreFaults {
 }
 
 /** What someone with direct access to the database (not through the service) can do. */
-export interface Tamper {
+interface Tamper {
   /** Deletes the newest event past every guard; returns its seq. */
   deleteNewestEvent(db: string): Promise<number>;
   /** Makes every commit that holds an event with this request id fail when it commits. */

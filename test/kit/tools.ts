@@ -79,7 +79,7 @@ export const tools = {
 };
 
 /** True when the environment says this is a CI run. */
-export function underCi(): boolean {
+function underCi(): boolean {
   return (process.env.CI ?? '') !== '';
 }
 
