@@ -39,7 +39,7 @@ export interface PlanDraft {
 }
 
 /** Besides the draft, what a submission is decided with. */
-export interface DecisionContext {
+interface DecisionContext {
   /** The pets on which an earlier submission failed, and why. */
   failedPets: Map<bigint, unknown>;
   /** By scopeId: the keys another batch is processing. */

@@ -13,7 +13,7 @@ import type { ProjectionTable } from './projection.ts';
 import type { BatchToSign } from '../receipts.ts';
 import { frontierNodes } from '../../support/merkle.ts';
 
-export interface BatchStart {
+interface BatchStart {
   /** The state the batch's submissions are planned against. */
   planState(submissions: readonly Submission[], signs: boolean): PlanState;
   /** What a plan's receipts sign. */
