@@ -5,14 +5,13 @@
 // against its result, which never happened). What it returns is the rows to write (each
 // event with its seq and hash-chain link, each entry's final row, each record) and the
 // outcomes; the adapter only runs SQL. Pure: nothing here reads or writes a database.
-import { encodeData } from '../domain/codec.ts';
-import type { RecordedEvent } from '../domain/events.ts';
-import { eventHash } from './hash-chain.ts';
-import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord, type IdempotencyScope } from './idempotency.ts';
-import { VersionConflict, type Appended, type Outcome, type Submission } from './event-log.ts';
-import { applyEvent, type Entry } from '../domain/apply-event.ts';
+// Each submission is decided in plan-submission.ts, the tree grown in plan-tree.ts.
+import type { IdempotencyRecord, IdempotencyScope } from './idempotency.ts';
+import type { Appended, Outcome, Submission } from './event-log.ts';
+import type { Entry } from '../domain/apply-event.ts';
 import type { PendingReceipt } from './receipts.ts';
-import { eventLeaf, extendTree, inclusionRanges, proofHashes, treeRoot, type TreeNode } from '../support/merkle.ts';
+import { decideSubmission, type EventRow, type PlanDraft } from './plan-submission.ts';
+import { treeAfter, type PlanTree } from './plan-tree.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {
@@ -32,28 +31,6 @@ export interface PlanState {
 }
 
 export { nodeId } from '../support/merkle.ts';
-
-/** The tree of a plan's events: the nodes they complete, and its size and root after them. */
-export interface PlanTree {
-  nodes: TreeNode[];
-  size: number;
-  /** Undefined when the plan appends no event. */
-  root?: Buffer;
-}
-
-/** An event as the log stores it, with its chain columns. */
-export interface EventRow {
-  seq: bigint;
-  petId: bigint;
-  version: number;
-  type: string;
-  data: string;
-  actor: string;
-  requestId: string;
-  recordedAt: string;
-  prevHash: string;
-  hash: string;
-}
 
 export interface BatchPlan {
   outcomes: Outcome<Appended[]>[];
@@ -95,137 +72,37 @@ export function batchScopes(submissions: readonly Submission[]): IdempotencyScop
  * write); state is not changed.
  */
 export function planBatch(submissions: readonly Submission[], state: PlanState, failedPets = new Map<bigint, unknown>()): BatchPlan {
-  const entries = new Map(state.entries);
-  const records = new Map(state.records);
-  const events: EventRow[] = [];
-  const stored: IdempotencyRecord[] = [];
-  const receipts: PendingReceipt[] = [];
-  const changed = new Map<bigint, Entry>();
-  let seq = state.seq;
-  let prevHash = state.hash;
-  const outcomes = submissions.map(({ meta, recordedAt, appends, idempotency }): Outcome<Appended[]> => {
-    const stale = appends.find((a) => failedPets.has(a.petId));
-    if (stale) {
-      const cause = failedPets.get(stale.petId);
-      return {
-        ok: false,
-        error: cause instanceof VersionConflict ? new VersionConflict(stale.petId, stale.expectedVersion, undefined) : cause,
-      };
-    }
-    if (idempotency) {
-      const { record, decidedOn } = idempotency;
-      const taken = records.get(scopeId(record));
-      if (taken && taken.expiresAt > record.createdAt) {
-        // Nothing written: later submissions on these pets were decided against a
-        // result that did not happen, and are decided again.
-        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
-        return { ok: false, error: new IdempotencyKeyTaken(taken) };
-      }
-      // Being processed by another batch and not stored yet: refused, not waited for.
-      if (state.inFlight?.has(scopeId(record))) {
-        for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
-        return { ok: false, error: new IdempotencyKeyInFlight() };
-      }
-      const actual = entries.get(decidedOn.petId)?.version ?? 0;
-      if (appends.length === 0 && actual !== decidedOn.version) {
-        return { ok: false, error: new VersionConflict(decidedOn.petId, decidedOn.version, actual) };
-      }
-    }
-    // Each append is checked against the entry as the submission's earlier appends left
-    // it; a conflict anywhere undoes the whole submission.
-    const mark = { events: events.length, seq, prevHash };
-    // The entries this submission touched, as they were before it.
-    const touched = new Map<bigint, [Entry | undefined, Entry | undefined]>();
-    const appended: Appended[] = [];
-    for (const { petId, expectedVersion, events: decided } of appends) {
-      let entry = entries.get(petId);
-      if ((entry?.version ?? 0) !== expectedVersion) {
-        const error = new VersionConflict(petId, expectedVersion, entry?.version ?? 0);
-        events.length = mark.events;
-        ({ seq, prevHash } = mark);
-        for (const [pet, [before, changedBefore]] of touched) {
-          if (before) entries.set(pet, before);
-          else entries.delete(pet);
-          if (changedBefore) changed.set(pet, changedBefore);
-          else changed.delete(pet);
-        }
-        for (const a of appends) failedPets.set(a.petId, error);
-        return { ok: false, error };
-      }
-      const recordedEvents: RecordedEvent[] = [];
-      for (const event of decided) {
-        seq += 1n;
-        const version = (entry?.version ?? 0) + 1;
-        const fields = {
-          prevHash,
-          seq,
-          petId,
-          version,
-          type: event.type,
-          data: encodeData(event),
-          actor: meta.actor,
-          requestId: meta.requestId,
-          recordedAt,
-        };
-        const hash = eventHash(fields);
-        events.push({ ...fields, hash });
-        prevHash = hash;
-        const recorded: RecordedEvent = { ...event, ...meta, seq: Number(seq), petId, version, recordedAt };
-        entry = applyEvent(entry, recorded);
-        recordedEvents.push(recorded);
-      }
-      if (!entry) throw new Error(`append for pet ${petId} decided nothing`);
-      if (!touched.has(petId)) touched.set(petId, [entries.get(petId), changed.get(petId)]);
-      entries.set(petId, entry);
-      changed.set(petId, entry);
-      appended.push({ entry, events: recordedEvents });
-    }
-    const last = appended.at(-1);
-    const signed = last !== undefined && state.signs === true;
-    if (idempotency) {
-      // Its own object: the receipt is put in it once signed, before it is written, and a
-      // later submission of the batch with its key replays it from the map.
-      const record = signed && idempotency.record.status === 200 ? { ...idempotency.record } : idempotency.record;
-      records.set(scopeId(record), record);
-      stored.push(record);
-      if (signed) receipts.push({ seq, hash: prevHash, appended: last, ...(record !== idempotency.record ? { record } : {}) });
-    } else if (signed) receipts.push({ seq, hash: prevHash, appended: last });
-    return { ok: true, value: appended };
-  });
-  const { tree, frontier } = growTree(state, events, receipts);
+  const draft: PlanDraft = {
+    seq: state.seq,
+    prevHash: state.hash,
+    entries: new Map(state.entries),
+    records: new Map(state.records),
+    events: [],
+    changed: new Map(),
+    stored: [],
+    receipts: [],
+  };
+  const context = { failedPets, inFlight: state.inFlight, signs: state.signs === true };
+  const outcomes = submissions.map((submission) => decideSubmission(draft, submission, context));
+  const { tree, frontier } = treeAfter(Number(state.seq), state.frontier, draft.events, draft.receipts);
   const next = {
-    seq,
-    hash: prevHash,
-    entries,
-    records,
+    seq: draft.seq,
+    hash: draft.prevHash,
+    entries: draft.entries,
+    records: draft.records,
     frontier,
     ...(state.inFlight ? { inFlight: state.inFlight } : {}),
     ...(state.signs ? { signs: state.signs } : {}),
   };
-  return { outcomes, events, entries: [...changed.values()], records: stored, receipts, tree, next };
-}
-
-/**
- * The tree after the plan's events: the nodes they complete, its root, the frontier the
- * next plan starts from, and each receipt's inclusion path. Every node a path or the
- * root needs is new or on the old frontier, so nothing more is read.
- */
-function growTree(
-  state: PlanState,
-  events: readonly EventRow[],
-  receipts: PendingReceipt[],
-): { tree: PlanTree; frontier: Map<string, Buffer> } {
-  const before = Number(state.seq);
-  // A batch of stored refusals alone grows nothing (and needs no frontier).
-  if (events.length === 0) return { tree: { nodes: [], size: before }, frontier: new Map(state.frontier) };
-  const { nodes, lookup, frontier } = extendTree(
-    before,
-    state.frontier,
-    events.map((e) => eventLeaf(e.hash)),
-  );
-  const size = before + events.length;
-  for (const receipt of receipts) receipt.proof = proofHashes(inclusionRanges(Number(receipt.seq) - 1, size), lookup);
-  return { tree: { nodes, size, root: treeRoot(size, lookup) }, frontier };
+  return {
+    outcomes,
+    events: draft.events,
+    entries: [...draft.changed.values()],
+    records: draft.stored,
+    receipts: draft.receipts,
+    tree,
+    next,
+  };
 }
 
 /**

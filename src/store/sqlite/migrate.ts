@@ -22,7 +22,7 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
  * table (a new, empty file). Reads only. A database with tables but no schema_migrations
  * was not made by this service: refused rather than have our tables mixed into it.
  */
-export function appliedVersions(db: Database.Database, path: string): number[] {
+function appliedVersions(db: Database.Database, path: string): number[] {
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
   if (tables.length === 0) return [];
   if (!tables.includes('schema_migrations')) {

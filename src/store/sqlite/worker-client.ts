@@ -32,15 +32,16 @@ export function commitCounter(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(4));
 }
 
-/** Resolves once the thread has opened (and, unless told not to, migrated) the database. */
-export function startWriterThread(
-  path: string,
-  options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
-  onMigrated?: (applied: string[]) => void,
-  commits: Int32Array = commitCounter(),
-): Promise<ThreadWriter> {
-  const shared = walShared();
-  const worker = new Worker(WORKER_ENTRY, { workerData: { path, options, shared: shared.buffer, commits } });
+/** The thread's calls and their replies; once it stops, every call fails with why. */
+interface Calls {
+  call: (op: Request['op'], args: unknown[]) => Promise<unknown>;
+  /** Settles once the thread has opened the database (its first reply). */
+  ready: Promise<void>;
+  stopped: () => StoreUnavailable | undefined;
+}
+
+/** queued: the count of calls sent, which the thread checkpoints only at zero (worker.ts). */
+function makeCalls(worker: Worker, queued: Int32Array, onMigrated?: (applied: string[]) => void): Calls {
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
   let nextId = 1;
   let stopped: StoreUnavailable | undefined;
@@ -60,16 +61,6 @@ export function startWriterThread(
   worker.on('error', (error) => fail(new StoreUnavailable(`the database writer thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => fail(new StoreUnavailable(`the database writer thread stopped (exit code ${code})`)));
 
-  const call = (op: Request['op'], args: unknown[]): Promise<unknown> =>
-    new Promise((resolve, reject) => {
-      if (stopped) return reject(stopped);
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      // The thread checkpoints only while nothing is queued (worker.ts).
-      Atomics.add(shared.queued, 0, 1);
-      worker.postMessage({ id, op, args } satisfies Request);
-    });
-
   const ready = new Promise<void>((resolve, reject) => {
     pending.set(0, {
       resolve: (applied) => {
@@ -79,7 +70,30 @@ export function startWriterThread(
       reject,
     });
   });
+  return {
+    call: (op, args) =>
+      new Promise((resolve, reject) => {
+        if (stopped) return reject(stopped);
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        Atomics.add(queued, 0, 1);
+        worker.postMessage({ id, op, args } satisfies Request);
+      }),
+    ready,
+    stopped: () => stopped,
+  };
+}
 
+/** Resolves once the thread has opened (and, unless told not to, migrated) the database. */
+export function startWriterThread(
+  path: string,
+  options: Pick<OpenOptions, 'readonly' | 'mustExist'> = {},
+  onMigrated?: (applied: string[]) => void,
+  commits: Int32Array = commitCounter(),
+): Promise<ThreadWriter> {
+  const shared = walShared();
+  const worker = new Worker(WORKER_ENTRY, { workerData: { path, options, shared: shared.buffer, commits } });
+  const { call, ready, stopped } = makeCalls(worker, shared.queued, onMigrated);
   const writer: ThreadWriter = {
     ...forwardOperations<AsyncWriter>((op, args) => call(op, args)),
     appendBatch: async (submissions, options) => {
@@ -87,10 +101,10 @@ export function startWriterThread(
       return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
     },
     async close() {
-      if (!stopped) await call('close', []);
+      if (!stopped()) await call('close', []);
       await worker.terminate();
     },
-    stopped: () => stopped,
+    stopped,
     async terminate() {
       await worker.terminate();
     },

@@ -17,7 +17,7 @@ import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
 import type { SigningKeyAddition, SigningKeyEntry, SigningKeyRetirement } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
-export interface WriterOptions {
+interface WriterOptions {
   /** Why the database path no longer names the file this connection writes (file-identity.ts). */
   fileProblem?: () => string | undefined;
   /** Sign receipts on a thread of their own (the service's writer thread does). */
@@ -102,8 +102,8 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
   let signing: ReceiptSigning | undefined;
   const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
   // The readiness probe writes a row that needs new pages, and deletes it again.
-  const grow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
-  const shrink = db.prepare('DELETE FROM service_health WHERE id = 1');
+  const insertPaddedRow = db.prepare('INSERT INTO service_health (id, padding) VALUES (1, zeroblob(16384))');
+  const deletePaddedRow = db.prepare('DELETE FROM service_health WHERE id = 1');
   const since = db
     .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE seq > ? ORDER BY seq')
     .safeIntegers(true)
@@ -113,8 +113,8 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     keys: makeKeyWriter(db),
     idempotency,
     probe: db.transaction(() => {
-      grow.run();
-      shrink.run();
+      insertPaddedRow.run();
+      deletePaddedRow.run();
     }),
     swap: db.transaction((entries: Map<bigint, Entry>, after: number) => {
       let caughtUp = 0;
