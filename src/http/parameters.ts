@@ -78,7 +78,7 @@ export function parameterNamed(parameters: readonly CheckedParameter[], name: st
 }
 
 /** A parameter's value as sent: a header sent twice is the one value Node joins with ", ". */
-export function valueOf(ctx: Context, parameter: Pick<CheckedParameter, 'name' | 'in'>): unknown {
+function valueOf(ctx: Context, parameter: Pick<CheckedParameter, 'name' | 'in'>): unknown {
   switch (parameter.in) {
     case 'path':
       return (ctx.params as Record<string, string> | undefined)?.[parameter.name];
@@ -94,7 +94,7 @@ export function valueOf(ctx: Context, parameter: Pick<CheckedParameter, 'name' |
 }
 
 /** Judges one parameter: its value as text once it passes, else its refusal. */
-export function judged(ctx: Context, parameter: CheckedParameter, refuse: Refusal): string | undefined {
+export function parameterText(ctx: Context, parameter: CheckedParameter, refuse: Refusal): string | undefined {
   const value = valueOf(ctx, parameter);
   if (value === undefined) {
     if (parameter.required) throw refuse(parameter.name, undefined);
@@ -119,13 +119,13 @@ export function parameterJudge(
   for (const name of Object.keys(refusals)) parameterNamed(parameters, name, where);
   const checked = parameters.filter((p) => refusals[p.name] !== undefined).map((p) => ({ parameter: p, refuse: refusals[p.name]! }));
   return (ctx) => {
-    for (const { parameter, refuse } of checked) judged(ctx, parameter, refuse);
+    for (const { parameter, refuse } of checked) parameterText(ctx, parameter, refuse);
   };
 }
 
 /** What a query that names a parameter the operation does not have, or names one twice, is
  * answered with. */
-export interface QueryShapeRefusals {
+interface QueryShapeRefusals {
   unknown: (name: string, names: readonly string[]) => Error;
   repeated: (name: string) => Error;
 }

@@ -10,7 +10,7 @@ import { readNumberLiteral } from '../json/json-number.ts';
 import type { JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 import { keyOf } from './idempotency-key.ts';
-import { judged, operationParameters, parameterNamed, type CheckedParameter, type Refusal } from './parameters.ts';
+import { parameterText, operationParameters, parameterNamed, type Refusal } from './parameters.ts';
 import { documentAjv } from './text-schemas.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
@@ -41,7 +41,7 @@ const notAKey: Refusal = () =>
 /** The path's pet id, judged by the document's schema (the same for every method on the entry). */
 function petIdJudge(doc: OpenApiDocument, method: string): (ctx: Context) => bigint {
   const petId = parameterNamed(operationParameters(doc, { method, template: ENTRY }), 'petId', `${method} ${ENTRY}`);
-  return (ctx) => BigInt(judged(ctx, petId, notAPetId)!);
+  return (ctx) => BigInt(parameterText(ctx, petId, notAPetId)!);
 }
 
 /** GET /v1/inventory/{petId}: the pet id, on ctx.state.petId. */
@@ -96,11 +96,11 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
   const petIdOf = petIdJudge(doc, 'PATCH');
   const quantityOf = bodyJudge(doc);
   const where = `PATCH ${ENTRY}`;
-  const key: CheckedParameter = parameterNamed(operationParameters(doc, { method: 'PATCH', template: ENTRY }), 'Idempotency-Key', where);
+  const key = parameterNamed(operationParameters(doc, { method: 'PATCH', template: ENTRY }), 'Idempotency-Key', where);
   return async function validate(ctx, next) {
     const petId = petIdOf(ctx);
     const quantity = quantityOf(ctx.state.body as ReadBody);
-    const text = judged(ctx, key, notAKey);
+    const text = parameterText(ctx, key, notAKey);
     ctx.state.patch = { petId, quantity, key: text === undefined ? undefined : keyOf(text) } satisfies ValidatedPatch;
     await next();
   };
