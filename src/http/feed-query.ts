@@ -23,7 +23,11 @@ const notACursor: Refusal = (name, text) =>
     `${name} must be a seq (decimal digits without leading zeros, 0 to 9223372036854775807) or a digest SEQ:HASH, not ${JSON.stringify(text)}`,
   );
 
-const notALimit: Refusal = (_name, text) => new FeedQueryInvalid(`limit must be an integer from 1 to 1000, not ${JSON.stringify(text)}`);
+/** The limit's refusal, which says the bounds its schema gives. */
+const notALimit =
+  ({ minimum, maximum }: Record<string, unknown>): Refusal =>
+  (_name, text) =>
+    new FeedQueryInvalid(`limit must be an integer from ${String(minimum)} to ${String(maximum)}, not ${JSON.stringify(text)}`);
 
 const queryShape = {
   unknown: (name: string, names: readonly string[]) =>
@@ -44,7 +48,8 @@ export function judgeFeedRequest(doc: OpenApiDocument): Middleware {
   const after = parameterNamed(parameters, 'after', where);
   const limit = parameterNamed(parameters, 'limit', where);
   const shape = queryShapeJudge(parameters, queryShape);
-  const defaults = { after: typeof after.default === 'string' ? after.default : '0', limit: Number(limit.default) };
+  const defaults = { after: typeof after.schema.default === 'string' ? after.schema.default : '0', limit: Number(limit.schema.default) };
+  const refuseLimit = notALimit(limit.schema);
   if (!Number.isInteger(defaults.limit)) throw new Error(`${where}: the document gives limit no default`);
 
   /** A reconnecting stream's Last-Event-ID is where it really is; after is where it began. */
@@ -59,7 +64,7 @@ export function judgeFeedRequest(doc: OpenApiDocument): Middleware {
   return (ctx, next) => {
     const stream = ctx.method === 'GET' && wantsStream(ctx.get('Accept'));
     shape(ctx.query);
-    const limitText = parameterText(ctx, limit, notALimit);
+    const limitText = parameterText(ctx, limit, refuseLimit);
     const pageLimit = limitText === undefined ? defaults.limit : Number(limitText);
     ctx.state.feed = { stream, after: startOf(ctx, stream), limit: pageLimit } satisfies FeedRequest;
     return next();

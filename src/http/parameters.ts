@@ -25,8 +25,8 @@ export interface CheckedParameter {
   name: string;
   in: Parameter['in'];
   required: boolean;
-  /** The schema's default, what a parameter left out stands for. */
-  default: unknown;
+  /** The parameter's schema in the document, what a refusal may quote. */
+  schema: Record<string, unknown>;
   check: ValidateFunction;
 }
 
@@ -63,7 +63,7 @@ export function operationParameters(doc: OpenApiDocument, route: { method: strin
       name: parameter.name,
       in: parameter.in,
       required: parameter.required === true,
-      default: parameter.schema.default,
+      schema: parameter.schema,
       check: ajv.compile(textSchemaOf(parameter.schema)),
     };
   });

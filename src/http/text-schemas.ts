@@ -41,11 +41,11 @@ export function documentAjv(): Ajv2020 {
 }
 
 /**
- * A bound of an integer schema, exact. JSON numbers past 2^53 are doubles: the document's
- * int64 maximum, 9223372036854775807, is read as the double above it (JSON has no way to
- * write it exactly), so a bound is held to the range of the schema's format, where the
- * format says what the bound means. Past 2^53 without a format, no exact bound can be
- * known: that is a fault of the document, refused at start.
+ * A bound of an integer schema, exact. A JSON number beyond the doubles' exact integers
+ * is rounded when it is read: the document's int64 maximum is read as the double above it
+ * (JSON has no way to write it exactly), so a bound is held to the range of the schema's
+ * format, where the format says what the bound means. Beyond them without a format, no
+ * exact bound can be known: that is a fault of the document, refused at start.
  */
 function exactBound(schema: Schema, which: 'minimum' | 'maximum'): bigint | undefined {
   const bound = schema[which];

@@ -44,12 +44,12 @@ function requestOf(request: {
 }
 
 /** What a stage makes of a request: the error it refuses it with, or the state it leaves. */
-async function judge(stage: Middleware, ctx: Context): Promise<{ code?: string; state: Record<string, unknown> }> {
+async function judge(stage: Middleware, ctx: Context): Promise<{ code?: string; message?: string; state: Record<string, unknown> }> {
   try {
     await stage(ctx, () => Promise.resolve());
     return { state: ctx.state };
   } catch (error) {
-    return { code: (error as { code?: string; name: string }).code ?? (error as Error).name, state: {} };
+    return { code: (error as { code?: string }).code ?? (error as Error).name, message: (error as Error).message, state: {} };
   }
 }
 
@@ -98,6 +98,8 @@ test("the feed's cursor and limit, and the audit query, are the document's", asy
     assert.is((await judge(feed, requestOf({ query }))).code === 'FeedQueryInvalid', refused, JSON.stringify(query));
     assert.is((await judge(served, requestOf({ query }))).code, undefined, JSON.stringify(query));
   }
+  const refused = await judge(feed, requestOf({ query: { limit: '0' } }));
+  assert.is(refused.message, 'limit must be an integer from 1 to 10, not "0"', 'the refusal says the bounds of the document');
   const { state } = await judge(feed, requestOf({ query: { after: '12' } }));
   assert.equal(state.feed, { stream: false, after: { seq: 12n }, limit: 100 });
   const stream = requestOf({ query: {}, headers: { Accept: 'text/event-stream', 'Last-Event-ID': digest } });
