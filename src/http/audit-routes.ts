@@ -6,8 +6,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stockAdjustmentPage, type StockHistorySource } from '../application/stock-history.ts';
 import { COLUMNS, formatterFor, NUMERIC } from '../cli/audit-format.ts';
-import { parsePetId } from '../domain/events.ts';
+import type { Middleware } from 'koa';
+import { loadOpenApi, type OpenApiDocument } from '../openapi.ts';
 import { HttpError } from './errors.ts';
+import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from './parameters.ts';
 import type { Route } from './router.ts';
 import { assetRoutes, pagePolicy } from './static-assets.ts';
 
@@ -20,8 +22,8 @@ const HERE = join(dirname(new URL(import.meta.url).pathname), 'audit');
 const CONTENT_SECURITY_POLICY = pagePolicy({ styles: "'self'", images: "'self' data: blob:" });
 
 const JS = 'text/javascript; charset=utf-8';
-const PARAMETERS = new Set(['pet', 'after', 'limit', 'format']);
-export const MAX_ADJUSTMENTS = 1000;
+const ADJUSTMENTS = '/v1/audit/stock-adjustments';
+const MAX_ADJUSTMENTS = 1000;
 const DEFAULT_ADJUSTMENTS = 100;
 
 interface AdjustmentQuery {
@@ -32,32 +34,48 @@ interface AdjustmentQuery {
 }
 
 const bad = (message: string) => new HttpError(400, 'bad_request', message);
+const quoted = (text: string | undefined) => JSON.stringify((text ?? '').slice(0, 40));
 
-/** The query, judged as text: decimal digits without sign or leading zeros, each given once. */
-function readQuery(query: Record<string, string | string[] | undefined>): AdjustmentQuery {
-  for (const [name, value] of Object.entries(query)) {
-    if (!PARAMETERS.has(name))
-      throw bad(`unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only pet, after, limit and format`);
-    if (Array.isArray(value)) throw bad(`${name} is given more than once`);
-  }
-  const { pet: petText, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = query as Record<string, string | undefined>;
-  if (petText === undefined) throw bad('pet is required: the pet id whose adjustments to list');
-  const pet = parsePetId(petText);
-  if (pet === undefined)
-    throw bad(`pet must be a pet id (decimal digits, 1 to 9223372036854775807), not ${JSON.stringify(petText.slice(0, 40))}`);
-  if (!/^(0|[1-9]\d{0,15})$/.test(after) || !Number.isSafeInteger(Number(after))) {
-    throw bad(
-      `after must be a seq: a decimal integer of at least 0 (no sign, no leading zeros), not ${JSON.stringify(after.slice(0, 40))}`,
-    );
-  }
-  if (!/^[1-9]\d{0,3}$/.test(limit) || Number(limit) > MAX_ADJUSTMENTS) {
-    throw bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${JSON.stringify(limit.slice(0, 40))}`);
-  }
-  if (format !== 'json' && format !== 'csv') throw bad(`format must be json or csv, not ${JSON.stringify(format.slice(0, 40))}`);
-  return { pet, after: BigInt(after), limit: Number(limit), format };
+// What each parameter the document's schema refuses is answered with.
+const REFUSALS: Record<string, Refusal> = {
+  pet: (_name, text) =>
+    text === undefined
+      ? bad('pet is required: the pet id whose adjustments to list')
+      : bad(`pet must be a pet id (decimal digits, 1 to 9223372036854775807), not ${quoted(text)}`),
+  after: (_name, text) => bad(`after must be a seq: a decimal integer of at least 0 (no sign, no leading zeros), not ${quoted(text)}`),
+  limit: (_name, text) => bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${quoted(text)}`),
+  format: (_name, text) => bad(`format must be json or csv, not ${quoted(text)}`),
+};
+
+const QUERY_SHAPE = {
+  unknown: (name: string, names: readonly string[]) =>
+    bad(`unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only ${spoken(names)}`),
+  repeated: (name: string) => bad(`${name} is given more than once`),
+};
+
+/** The query, judged as text by the operation's schemas in the document (only its
+ * parameters, each once, in the order the document lists them), on ctx.state.adjustments. */
+function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
+  const route = { method: 'GET', template: ADJUSTMENTS };
+  const parameters = operationParameters(doc, route);
+  const shape = queryShapeJudge(parameters, QUERY_SHAPE);
+  const judge = parameterJudge(doc, route, REFUSALS);
+  return (ctx, next) => {
+    shape(ctx.query);
+    judge(ctx);
+    const { pet, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = ctx.query as Record<string, string | undefined>;
+    const query: AdjustmentQuery = {
+      pet: BigInt(pet!),
+      after: BigInt(after),
+      limit: Number(limit),
+      format: format === 'csv' ? 'csv' : 'json',
+    };
+    ctx.state.adjustments = query;
+    return next();
+  };
 }
 
-export function auditRoutes({ store }: { store: StockHistorySource }): Route[] {
+export function auditRoutes({ store, openapi = loadOpenApi().doc }: { store: StockHistorySource; openapi?: OpenApiDocument }): Route[] {
   return [
     ...assetRoutes({
       '/audit': { file: join(HERE, 'index.html'), type: 'text/html; charset=utf-8', policy: CONTENT_SECURITY_POLICY },
@@ -74,9 +92,10 @@ export function auditRoutes({ store }: { store: StockHistorySource }): Route[] {
     }),
     {
       method: 'GET',
-      template: '/v1/audit/stock-adjustments',
+      template: ADJUSTMENTS,
+      stages: [judgeAdjustmentQuery(openapi)],
       handler: async (ctx) => {
-        const query = readQuery(ctx.query);
+        const query = ctx.state.adjustments as AdjustmentQuery;
         const { rows, next } = await stockAdjustmentPage(store, query);
         const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
         if (next !== undefined) {

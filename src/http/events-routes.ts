@@ -5,24 +5,26 @@
 // Authentication has already happened: the verified key is on ctx.state.
 import type { Feed } from '../feed/hub.ts';
 import { digestOf, eventJson } from '../feed/event-json.ts';
-import { pageAfter, readFeedQuery, wantsStream, type CursorStore } from '../feed/position.ts';
+import { pageAfter, type CursorStore } from '../feed/position.ts';
+import { loadOpenApi, type OpenApiDocument } from '../openapi.ts';
+import { judgeFeedRequest, type FeedRequest } from './feed-query.ts';
 import type { Route } from './router.ts';
 
 export interface EventsDeps {
   store: CursorStore;
   feed: Feed;
+  /** The document the query is judged by; the service's own when not given. */
+  openapi?: OpenApiDocument;
 }
 
 /** What a stream's response is: the request-duration histogram leaves it out (a
  * stream's lifetime is not a latency). */
 export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
-export function eventsRoutes({ store, feed }: EventsDeps): Route[] {
+export function eventsRoutes({ store, feed, openapi = loadOpenApi().doc }: EventsDeps): Route[] {
   const handler: Route['handler'] = async (ctx) => {
     ctx.vary('Accept');
-    const stream = ctx.method === 'GET' && wantsStream(ctx.get('Accept'));
-    // Last-Event-ID is an EventSource's header: pages go by after (and Link) alone.
-    const { after, limit } = readFeedQuery(ctx.query, stream ? ctx.get('Last-Event-ID') : undefined);
+    const { stream, after, limit } = ctx.state.feed as FeedRequest;
     if (stream) {
       await pageAfter(store, after, 0);
       feed.admit();
@@ -54,5 +56,5 @@ export function eventsRoutes({ store, feed }: EventsDeps): Route[] {
       body: `[${rows.map(eventJson).join(',')}]`,
     };
   };
-  return [{ method: 'GET', template: '/v1/events', handler }];
+  return [{ method: 'GET', template: '/v1/events', stages: [judgeFeedRequest(openapi)], handler }];
 }

@@ -1,7 +1,7 @@
 // The two operations of the interface, under /v1, and one extension: reading one entry
 // with its version (the ETag a client needs for If-Match). Authentication has already
-// happened (ctx.state.actor); a PATCH arrives here with its media type, size, path id and
-// body judged, in the order the decisions fix.
+// happened (ctx.state.actor); a request arrives here with its path id judged, and a PATCH
+// with its media type, size, body and Idempotency-Key too, in the order the decisions fix.
 import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
 import type { Context } from 'koa';
 import type { CommandHandler } from '../application/commands.ts';
@@ -12,12 +12,12 @@ import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import { ERROR_MAP, errorBody, HttpError } from './errors.ts';
-import { fingerprintOf, idempotencyKeyOf } from './idempotency-key.ts';
+import { fingerprintOf } from './idempotency-key.ts';
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from './preconditions.ts';
 import { jsonBody as readBody } from './body.ts';
 import type { Reply, Route } from './router.ts';
-import { pathPetId, validatePatch, type ValidatedPatch } from './validation.ts';
+import { validateEntryRead, validatePatch, type ValidatedPatch } from './validation.ts';
 
 export interface InventoryDeps {
   entries: EntryReads;
@@ -48,9 +48,9 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
     return within(inventory.current(), Date.now() + REQUEST_BUDGET_MS).then((current) => listAnswer(ctx, current));
   };
 
-  // Path id 400, then 404, then the conditions.
+  // Path id 400 (judged before), then 404, then the conditions.
   const entry: Route['handler'] = async (ctx) => {
-    const petId = pathPetId(ctx.params);
+    const petId = ctx.state.petId as bigint;
     const found = await entries.entry(petId, Date.now() + REQUEST_BUDGET_MS);
     if (!found) throw new PetNotTracked(petId);
     const etag = entryTag(found.version);
@@ -62,13 +62,12 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   };
 
   const patch: Route['handler'] = (ctx) => {
-    const { petId, quantity } = ctx.state.patch as ValidatedPatch;
+    // The key was judged with the body: a 400 of its own, before the entry is looked at.
+    const { petId, quantity, key } = ctx.state.patch as ValidatedPatch;
     // The request's time on the database starts once its body is in: a slow upload is
     // the client's time, bounded by the server's request timeout.
     const deadline = Date.now() + REQUEST_BUDGET_MS;
     const headers = ctx.req.headers;
-    // Judged with the body: a 400 of its own, before the entry is looked at.
-    const key = idempotencyKeyOf(headers);
     // The authentication and observe stages in front of this route set both.
     const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
@@ -79,7 +78,7 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
 
   return [
     { method: 'GET', template: '/v1/inventory', handler: list },
-    { method: 'GET', template: '/v1/inventory/:petId', handler: entry },
+    { method: 'GET', template: '/v1/inventory/:petId', stages: [validateEntryRead(openapi)], handler: entry },
     { method: 'PATCH', template: '/v1/inventory/:petId', stages: [readBody(), validatePatch(openapi)], handler: patch },
   ];
 }

@@ -1,37 +1,65 @@
-// Judges a PATCH before any handler runs: first the path's pet id, then the body against
-// the InventoryUpdate schema compiled (once, at start) from the OpenAPI document. Each
-// 400 names the member and the rule.
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import type { Middleware } from 'koa';
-import { parsePetId } from '../domain/events.ts';
+// Judges the inventory entry's requests before any handler runs, from their operations in
+// the OpenAPI document, compiled once at start: the path's pet id, then (a PATCH) the body
+// against the InventoryUpdate schema, then its Idempotency-Key, in that order, as fastify
+// judges params, body, then headers. Each 400 names the member and the rule.
+import type { ErrorObject } from 'ajv/dist/2020.js';
+import type { Context, Middleware } from 'koa';
 import type { OpenApiDocument } from '../openapi.ts';
 import type { ReadBody } from './body.ts';
 import { readNumberLiteral } from '../json/json-number.ts';
 import type { JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
+import { keyOf } from './idempotency-key.ts';
+import { parameterText, operationParameters, parameterNamed, type Refusal } from './parameters.ts';
+import { documentAjv } from './text-schemas.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
 
 export interface ValidatedPatch {
   petId: bigint;
   quantity: number;
+  /** The Idempotency-Key, unquoted; undefined without the header. */
+  key: string | undefined;
 }
 
-export function validatePatch(doc: OpenApiDocument): Middleware {
-  // OpenAPI annotations that are not JSON Schema vocabulary must still be allowed.
-  const ajv = new Ajv2020({ strict: true, allErrors: false });
-  ajv.addKeyword('example');
-  // OpenAPI's integer formats; the bounds themselves are minimum/maximum in the schema.
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => n >= -(2 ** 31) && n < 2 ** 31 });
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+const ENTRY = '/v1/inventory/:petId';
+
+const notAPetId: Refusal = (_name, value) =>
+  new HttpError(
+    400,
+    'invalid_pet_id',
+    `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(value ?? '')}`,
+  );
+
+const notAKey: Refusal = () =>
+  new HttpError(
+    400,
+    'invalid_idempotency_key',
+    'Idempotency-Key must be 1 to 255 visible ASCII characters, bare or in double quotes, sent once',
+  );
+
+/** The path's pet id, judged by the document's schema (the same for every method on the entry). */
+function petIdJudge(doc: OpenApiDocument, method: string): (ctx: Context) => bigint {
+  const petId = parameterNamed(operationParameters(doc, { method, template: ENTRY }), 'petId', `${method} ${ENTRY}`);
+  return (ctx) => BigInt(parameterText(ctx, petId, notAPetId)!);
+}
+
+/** GET /v1/inventory/{petId}: the pet id, on ctx.state.petId. */
+export function validateEntryRead(doc: OpenApiDocument): Middleware {
+  const petIdOf = petIdJudge(doc, 'GET');
+  return (ctx, next) => {
+    ctx.state.petId = petIdOf(ctx);
+    return next();
+  };
+}
+
+/** The body of a PATCH, judged as written: a ValidatedPatch's quantity, or a 400. */
+function bodyJudge(doc: OpenApiDocument): (body: ReadBody) => number {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it is needed: Schema types `properties`, which tsc checks below
   const schema = doc.components.schemas.InventoryUpdate as Schema | undefined;
   if (!schema) throw new Error('the OpenAPI document has no InventoryUpdate schema');
-  const check = ajv.compile<{ quantity: number }>(schema);
-
-  return async function validate(ctx, next) {
-    const petId = pathPetId(ctx.params);
-    const body = ctx.state.body as ReadBody;
+  const check = documentAjv().compile<{ quantity: number }>(schema);
+  return (body) => {
     if (body.kind === 'missing') {
       throw new HttpError(400, 'missing_body', 'the body is missing: send {"quantity": <integer>} as application/json');
     }
@@ -59,24 +87,23 @@ export function validatePatch(doc: OpenApiDocument): Middleware {
       );
     }
     // JSON's -0 is the number 0.
-    ctx.state.patch = { petId, quantity: body.value.quantity + 0 } satisfies ValidatedPatch;
-    await next();
+    return body.value.quantity + 0;
   };
 }
 
-/** The path's petId, or a 400 that says the rule (the same for every method on the entry). */
-export function pathPetId(params: unknown): bigint {
-  // The router puts the path's parameters on ctx.params.
-  const rawId = (params as Record<string, string> | undefined)?.petId ?? '';
-  const petId = parsePetId(rawId);
-  if (petId === undefined) {
-    throw new HttpError(
-      400,
-      'invalid_pet_id',
-      `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(rawId)}`,
-    );
-  }
-  return petId;
+/** PATCH /v1/inventory/{petId}: the pet id, the body, the Idempotency-Key, on ctx.state.patch. */
+export function validatePatch(doc: OpenApiDocument): Middleware {
+  const petIdOf = petIdJudge(doc, 'PATCH');
+  const quantityOf = bodyJudge(doc);
+  const where = `PATCH ${ENTRY}`;
+  const key = parameterNamed(operationParameters(doc, { method: 'PATCH', template: ENTRY }), 'Idempotency-Key', where);
+  return async function validate(ctx, next) {
+    const petId = petIdOf(ctx);
+    const quantity = quantityOf(ctx.state.body as ReadBody);
+    const text = parameterText(ctx, key, notAKey);
+    ctx.state.patch = { petId, quantity, key: text === undefined ? undefined : keyOf(text) } satisfies ValidatedPatch;
+    await next();
+  };
 }
 
 function describe(

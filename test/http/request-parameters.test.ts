@@ -1,0 +1,158 @@
+// Every request parameter is judged by its schema in the OpenAPI document, compiled at
+// start: a copy of the document with another rule refuses other values; an integer
+// parameter is judged as its text, never coerced (007, 1e3, +7, 0x10 and a number past
+// int64 are refused as they are written), on every parameter that holds a number, on
+// every store; and what a schema lets through is not refused for its shape.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Context, Middleware } from 'koa';
+import { auditRoutes } from '../../src/http/audit-routes.ts';
+import { eventsRoutes, type EventsDeps } from '../../src/http/events-routes.ts';
+import { judgeFeedRequest } from '../../src/http/feed-query.ts';
+import { textSchemaOf } from '../../src/http/text-schemas.ts';
+import { validateEntryRead, validatePatch, type ValidatedPatch } from '../../src/http/validation.ts';
+import { loadOpenApi, type OpenApiDocument } from '../../src/openapi.ts';
+import { assertErrorShape } from '../kit/http.ts';
+import { appSuite } from '../kit/suites.ts';
+
+// The document's JSON, reached into by the tests that change it.
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument */
+type Doc = Record<string, any>;
+
+/** A copy of the service's document, changed by `change`. */
+function documentWith(change: (doc: Doc) => void): OpenApiDocument & Doc {
+  const { doc } = loadOpenApi();
+  change(doc);
+  return doc;
+}
+
+/** A request as the stages read it: its path's parameters, query and headers. */
+function requestOf(request: {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}): Context {
+  const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  return {
+    method: 'GET',
+    params: request.params ?? {},
+    query: request.query ?? {},
+    req: { headers },
+    get: (name: string) => headers[name.toLowerCase()] ?? '',
+    state: { body: { kind: 'parsed', value: { quantity: 3 }, node: { kind: 'object', members: new Map() } } },
+  } as unknown as Context;
+}
+
+/** What a stage makes of a request: the error it refuses it with, or the state it leaves. */
+async function judge(stage: Middleware, ctx: Context): Promise<{ code?: string; message?: string; state: Record<string, unknown> }> {
+  try {
+    await stage(ctx, () => Promise.resolve());
+    return { state: ctx.state };
+  } catch (error) {
+    return { code: (error as { code?: string }).code ?? (error as Error).name, message: (error as Error).message, state: {} };
+  }
+}
+
+/** The stages the routes of a document put in front of their handlers, by template. */
+function stagesOf(doc: OpenApiDocument): Map<string, Middleware> {
+  const deps = { store: {}, feed: {}, openapi: doc } as unknown as EventsDeps;
+  const routes = [...eventsRoutes(deps), ...auditRoutes({ store: {} as never, openapi: doc })];
+  return new Map(routes.filter((r) => r.stages).map((r) => [r.template, r.stages![0]!]));
+}
+
+test("the pet id's bounds are the document's: a copy with a maximum of 100 refuses 101 on GET and PATCH", async () => {
+  const doc = documentWith((d) => (d.components.parameters.PetId.schema.maximum = 100));
+  for (const stage of [validateEntryRead(doc), validatePatch(doc)]) {
+    assert.is((await judge(stage, requestOf({ params: { petId: '101' } }))).code, 'invalid_pet_id');
+    const { code, state } = await judge(stage, requestOf({ params: { petId: '100' } }));
+    assert.is(code, undefined);
+    assert.is((state.patch as ValidatedPatch | undefined)?.petId ?? state.petId, 100n);
+  }
+  assert.is((await judge(validateEntryRead(loadOpenApi().doc), requestOf({ params: { petId: '101' } }))).code, undefined);
+});
+
+test("Idempotency-Key's grammar is the document's pattern", async () => {
+  const doc = documentWith((d) => (d.components.parameters.IdempotencyKey.schema.pattern = '^[a-z]+$'));
+  const sent = (key: string) => requestOf({ params: { petId: '7' }, headers: { 'Idempotency-Key': key } });
+  assert.is((await judge(validatePatch(doc), sent('ORDER'))).code, 'invalid_idempotency_key');
+  assert.is(((await judge(validatePatch(doc), sent('order'))).state.patch as ValidatedPatch).key, 'order');
+  assert.is(((await judge(validatePatch(loadOpenApi().doc), sent('"ORDER"'))).state.patch as ValidatedPatch).key, 'ORDER');
+});
+
+test("the feed's cursor and limit, and the audit query, are the document's", async () => {
+  const doc = documentWith((d) => {
+    const feed = d.paths['/events'].get.parameters;
+    feed[1].schema.pattern = '^(0|[1-9][0-9]{0,2})$';
+    feed[2].schema.maximum = 10;
+    d.paths['/audit/stock-adjustments'].get.parameters[4].schema.enum = ['json'];
+  });
+  const feed = stagesOf(doc).get('/v1/events')!;
+  const served = judgeFeedRequest(loadOpenApi().doc);
+  const digest = `5:${'a'.repeat(64)}`;
+  for (const [query, refused] of [
+    [{ after: digest }, true],
+    [{ after: '999' }, false],
+    [{ limit: '11' }, true],
+    [{ limit: '10' }, false],
+  ] as const) {
+    assert.is((await judge(feed, requestOf({ query }))).code === 'FeedQueryInvalid', refused, JSON.stringify(query));
+    assert.is((await judge(served, requestOf({ query }))).code, undefined, JSON.stringify(query));
+  }
+  const refused = await judge(feed, requestOf({ query: { limit: '0' } }));
+  assert.is(refused.message, 'limit must be an integer from 1 to 10, not "0"', 'the refusal says the bounds of the document');
+  const { state } = await judge(feed, requestOf({ query: { after: '12' } }));
+  assert.equal(state.feed, { stream: false, after: { seq: 12n }, limit: 100 });
+  const stream = requestOf({ query: {}, headers: { Accept: 'text/event-stream', 'Last-Event-ID': digest } });
+  assert.is((await judge(feed, stream)).code, 'FeedQueryInvalid', 'Last-Event-ID is judged as after is');
+  const csv = requestOf({ query: { pet: '7', format: 'csv' } });
+  assert.is((await judge(stagesOf(doc).get('/v1/audit/stock-adjustments')!, csv)).code, 'bad_request');
+  assert.is((await judge(stagesOf(loadOpenApi().doc).get('/v1/audit/stock-adjustments')!, csv)).code, undefined);
+});
+
+test("an integer schema's text: canonical decimal, its bounds exact, int64's maximum as the format says", () => {
+  const doc: Doc = loadOpenApi().doc;
+  assert.equal(textSchemaOf(doc.components.parameters.PetId.schema), {
+    type: 'string',
+    pattern: '^[1-9][0-9]*$',
+    decimalRange: { minimum: '1', maximum: '9223372036854775807' },
+  });
+  assert.equal(textSchemaOf({ type: 'integer', minimum: 0, maximum: 10 }).pattern, '^(0|[1-9][0-9]*)$');
+  assert.throws(() => textSchemaOf({ type: 'integer', minimum: 1, maximum: 2 ** 60 }), /past 2\^53/);
+  assert.throws(() => textSchemaOf({ type: 'integer', multipleOf: 2 }), /multipleOf/);
+});
+
+const COERCED = ['007', '1e3', '+7', '0x10', '9223372036854775808', '7.0', '-1', '%207', '0b1'];
+
+/** Each parameter that holds a number: how a value is sent, the refusal, and its largest value. */
+const NUMBERS: { name: string; send: (v: string) => string; code: string; largest: string }[] = [
+  { name: 'petId', send: (v) => `/v1/inventory/${v}`, code: 'invalid_pet_id', largest: '9223372036854775807' },
+  { name: 'after', send: (v) => `/v1/events?after=${v}`, code: 'bad_request', largest: '9223372036854775807' },
+  { name: 'limit', send: (v) => `/v1/events?limit=${v}`, code: 'bad_request', largest: '1000' },
+  { name: 'pet', send: (v) => `/v1/audit/stock-adjustments?pet=${v}`, code: 'bad_request', largest: '9223372036854775807' },
+  { name: 'after', send: (v) => `/v1/audit/stock-adjustments?pet=7&after=${v}`, code: 'bad_request', largest: '9007199254740991' },
+  { name: 'limit', send: (v) => `/v1/audit/stock-adjustments?pet=7&limit=${v}`, code: 'bad_request', largest: '1000' },
+  { name: 'size', send: (v) => `/v1/log/proof/inclusion?seq=1&size=${v}`, code: 'bad_request', largest: '9007199254740991' },
+  { name: 'to', send: (v) => `/v1/log/proof/consistency?from=1&to=${v}`, code: 'bad_request', largest: '9007199254740991' },
+];
+
+const live = appSuite('every parameter that holds a number, as it is written');
+
+live('007, 1e3, +7, 0x10, int64 max + 1 and the like are 400 on every parameter; the largest value is not refused', async ({ t }) => {
+  await t.track(7, 1);
+  for (const { name, send, code, largest } of NUMBERS) {
+    for (const value of [...COERCED, String(BigInt(largest) + 1n)]) {
+      const res = await t.get(send(encodeURIComponent(value).replace('%25', '%')));
+      assertErrorShape(res, 400, code, `${send(value)}`);
+      assert.ok(res.text.includes(name), `${send(value)} names ${name}: ${res.text}`);
+    }
+    const res = await t.get(send(largest));
+    assert.is.not(res.status, 400, `${send(largest)}: ${res.text}`);
+  }
+  const patch = await t.patch('0x10', { quantity: 1 });
+  assertErrorShape(patch, 400, 'invalid_pet_id');
+  const stream = await t.get('/v1/events', { Accept: 'text/event-stream', 'Last-Event-ID': '1e3' });
+  assertErrorShape(stream, 400, 'bad_request');
+});
+
+test.run();
+live.run();
