@@ -32,8 +32,16 @@ export async function trackPets(store: InventoryStore, pets: readonly PetSeed[],
     quantity: p.quantity ?? 0,
     status: p.status ?? 'available',
   }));
-  await commandsOn(store, now).handleAll(commands, { actor, requestId: 'seed' });
+  // In batches of at most SEED_BATCH: one batch of tens of thousands keeps a PostgreSQL
+  // transaction open while it is planned, longer than the service's sessions may idle in
+  // one when the machine is busy (the server then closes the connection).
+  const handler = commandsOn(store, now);
+  for (let i = 0; i < commands.length; i += SEED_BATCH) {
+    await handler.handleAll(commands.slice(i, i + SEED_BATCH), { actor, requestId: 'seed' });
+  }
 }
+
+const SEED_BATCH = 5_000;
 
 /** Runs each command on its own, in order (each its own event and transaction). */
 export async function runCommands(
