@@ -23,7 +23,7 @@ import {
 import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
 import { entryColumns, upsertEntries } from './projection.ts';
 import { CHANGES_CHANNEL } from './changes.ts';
-import { inTransaction } from './connection.ts';
+import { inTransaction } from './transactions.ts';
 import { loadEntries } from './entries.ts';
 import { keyLockOf } from './idempotency.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';

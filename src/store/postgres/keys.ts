@@ -44,7 +44,7 @@ import {
 } from '../signing-keys.ts';
 import { KEYS_CHANNEL, KEYS_DIGEST_SQL, type ChangeWatch } from './changes.ts';
 import type { Probe } from './listener-heartbeat.ts';
-import { inTransaction } from './connection.ts';
+import { inTransaction } from './transactions.ts';
 
 const FIRST_KEY_LOCK = 'petstore-inventory/first-key';
 const BEGIN_KEY_CHANGE = 'BEGIN; SELECT seq, hash FROM key_chain_head FOR UPDATE';

@@ -17,7 +17,7 @@
 import type pg from 'pg';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
-import { inTransaction } from './connection.ts';
+import { inTransaction } from './transactions.ts';
 import type { makeReads } from './reads.ts';
 
 const SHADOW = 'inventory_rebuild';

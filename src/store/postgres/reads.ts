@@ -14,7 +14,7 @@ import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, LogView, SigningK
 import type { ChainRow, ReplayRow, SeqRange } from '../event-log.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import type { Entry, InventoryRow } from '../projection.ts';
-import { checkout, inTransaction } from './connection.ts';
+import { checkout, inTransaction } from './transactions.ts';
 
 const PAGE_ROWS = 256;
 const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
