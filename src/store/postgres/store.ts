@@ -21,7 +21,9 @@ import { makeSigningKeyLog, startSigning } from './signing-key-log.ts';
 import { makeSigner, SIGNING_ACTOR } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
-import { makeReads } from './reads.ts';
+import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
+import { stockAdjustments } from './stock-adjustments.ts';
+import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes } from './verifiable-log-reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
@@ -68,14 +70,12 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     }
   }
   const watch = watchChanges(url, pool, options.listen ?? true);
-  const reads = makeReads(pool);
 
   async function replaceProjection(entries: Map<bigint, Entry>, after: number) {
     let changes = 0n;
     const result = await swapProjection(
       {
         pool,
-        reads,
         beginLocked: beginLocked(REBUILD_LOCK_WAIT_MS),
         async announce(client) {
           const { rows } = await client.query<{ changes: bigint }>(
@@ -106,18 +106,18 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes), signing),
     changeToken: () => watch.token(),
     changeTokenNow: () => watch.tokenNow(),
-    inventoryRows: () => reads.inventoryRows(),
-    replayRows: (range) => reads.replayRows(range),
-    chainRows: () => reads.chainRows(),
-    keyHistory: () => reads.keyHistory(),
-    missingGuards: () => reads.missingGuards(),
-    logHead: () => reads.logHead(),
-    signingKeys: () => reads.signingKeys(),
-    treeNodes: (keys) => reads.treeNodes(keys),
-    treeNodeCount: () => reads.treeNodeCount(),
-    eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
-    stockAdjustments: (filter) => reads.stockAdjustments(filter),
-    snapshot: (read) => reads.snapshot(read),
+    inventoryRows: () => inventoryRows(pool),
+    replayRows: (range) => replayPages(pool, range),
+    chainRows: () => chainRows(pool),
+    keyHistory: () => keyHistory(pool),
+    missingGuards: () => missingGuards(pool),
+    logHead: () => logHead(pool),
+    signingKeys: () => signingKeys(pool),
+    treeNodes: (keys) => treeNodes(pool, keys),
+    treeNodeCount: () => treeNodeCount(pool),
+    eventsAfter: (after, limit) => eventsAfter(pool, after, limit),
+    stockAdjustments: (filter) => stockAdjustments(pool, filter),
+    snapshot: (read) => snapshot(pool, read),
     replaceProjection,
     keys: makeKeys(pool, options.now ?? Date.now, watch),
     idempotency: makeIdempotency(pool),
