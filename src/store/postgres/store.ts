@@ -7,7 +7,8 @@
 import type pg from 'pg';
 import type { InventoryStore, OpenOptions } from '../port.ts';
 import type { Entry } from '../projection.ts';
-import { appendBatch, beginLocked, NEWEST, requireHeadAtNewest } from './append-batch.ts';
+import { appendBatch } from './append-batch.ts';
+import { beginLocked, NEWEST, requireHeadAtNewest } from './chain-head.ts';
 import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
 import { makePool, redactUrl } from './connection.ts';
 import { checkout, inTransaction, readBy } from './transactions.ts';
