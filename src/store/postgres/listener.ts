@@ -10,7 +10,7 @@ import { startHeartbeat, type Heartbeat } from './listener-heartbeat.ts';
 const RECONNECT_MS = 1_000;
 
 /** The channels listened on, and the SQL expression every heartbeat reads. */
-export interface ListenTo {
+interface ListenTo {
   changesChannel: string;
   keysChannel: string;
   probe: string;
@@ -20,7 +20,7 @@ export interface ListenTo {
   onKeys(seq: bigint): void;
 }
 
-export interface Listener {
+interface Listener {
   /** Connected, listening, and its heartbeat started. */
   listening(): boolean;
   /** When listening last started or stopped (ms since the epoch). */
