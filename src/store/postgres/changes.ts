@@ -10,11 +10,12 @@
 // silent for longer is replaced. A process that does not follow other processes' commits
 // (an operator command) opens no listening connection: it reads the token every time.
 // The same connection hears key changes (KEYS_CHANNEL, with the key chain's new seq),
-// which keys.ts serves from memory only while a heartbeat sent within KEYS_FRESH_MS has
-// come back: then every key change committed more than KEYS_FRESH_MS ago has been heard.
-// A key row edited behind the triggers sends no notification: each heartbeat also reads a
-// digest of the key tables (KEYS_DIGEST_SQL), and keys.ts trusts its memory only while it
-// matches the digest of a heartbeat sent within KEYS_FRESH_MS.
+// which key-memory.ts serves from memory only while a heartbeat sent within
+// KEYS_FRESH_MS has come back: then every key change committed more than KEYS_FRESH_MS
+// ago has been heard. A key row edited behind the triggers sends no notification: each
+// heartbeat also reads a digest of the key tables (KEYS_DIGEST_SQL), and key-memory.ts
+// trusts its memory only while it matches the digest of a heartbeat sent within
+// KEYS_FRESH_MS.
 import type pg from 'pg';
 import type { NotificationStatus } from '../health.ts';
 import { OVERDUE_MS, type Probe } from './listener-heartbeat.ts';
