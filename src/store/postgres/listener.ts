@@ -49,6 +49,13 @@ function drop(c: pg.Client): void {
   (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
+/** A notification on one of the channels: its value (a number) to the listener of that channel. */
+function hear(message: pg.Notification, to: ListenTo): void {
+  if (!message.payload || !/^\d+$/.test(message.payload)) return;
+  if (message.channel === to.changesChannel) to.onChanges(BigInt(message.payload));
+  else if (message.channel === to.keysChannel) to.onKeys(BigInt(message.payload));
+}
+
 /** LISTEN on a connected client, then the current values read after it. */
 async function listenOn(c: pg.Client, to: ListenTo): Promise<void> {
   await c.query(`LISTEN ${to.changesChannel}; LISTEN ${to.keysChannel}`);
@@ -85,11 +92,7 @@ export function startListener(url: string, to: ListenTo): Listener {
     };
     c.on('error', lost);
     c.on('end', lost);
-    c.on('notification', (message) => {
-      if (!message.payload || !/^\d+$/.test(message.payload)) return;
-      if (message.channel === to.changesChannel) to.onChanges(BigInt(message.payload));
-      else if (message.channel === to.keysChannel) to.onKeys(BigInt(message.payload));
-    });
+    c.on('notification', (message) => hear(message, to));
     try {
       await c.connect();
       await listenOn(c, to);
