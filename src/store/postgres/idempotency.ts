@@ -1,7 +1,7 @@
-// The idempotency_keys table on PostgreSQL, outside appendBatch (which checks and writes
-// records under the chain head's lock): lookups, the count, and expiry in small steps
-// that take no lock an append waits for (never the chain head; rows a batch holds are
-// skipped, not waited for).
+// The idempotency_keys table on PostgreSQL. A batch reads its keys' records (loadRecords)
+// and writes new ones under the chain head's lock; outside batches: lookups, the count,
+// and expiry in small steps that take no lock an append waits for (never the chain head;
+// rows a batch holds are skipped, not waited for).
 //
 // A key in flight: a batch takes a transaction-level advisory lock on each of its keys
 // (keyLockOf) before it waits for the chain head, and holds it until it commits or rolls
@@ -18,6 +18,7 @@ import {
   RECORD_COLUMNS,
   recordOfRow,
   scopeId,
+  type IdempotencyRecord,
   type IdempotencyScope,
   type IdempotencyStore,
   type RecordRow,
@@ -75,4 +76,20 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
       return Number(rows[0]!.n);
     },
   };
+}
+
+const RECORDS = `SELECT ${RECORD_COLUMNS.join(', ')} FROM idempotency_keys
+  WHERE (api_key, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+
+/** The stored records of the batch's keys, read under the chain head's lock (every writer
+ * of records holds it), so that no other instance can store one of them meanwhile. */
+export async function loadRecords(client: pg.PoolClient, scopes: readonly IdempotencyScope[]): Promise<Map<string, IdempotencyRecord>> {
+  const found = new Map<string, IdempotencyRecord>();
+  if (scopes.length === 0) return found;
+  const { rows } = await client.query<RecordRow>(RECORDS, [scopes.map((s) => s.apiKey), scopes.map((s) => s.key)]);
+  for (const row of rows) {
+    const record = recordOfRow(row);
+    found.set(scopeId(record), record);
+  }
+  return found;
 }

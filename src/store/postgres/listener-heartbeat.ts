@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 
-// Often enough that one sent within the last 100 ms is normally back (keys.ts).
+// Often enough that one sent within KEYS_FRESH_MS is normally back (key-memory.ts).
 const HEARTBEAT_MS = 30;
 export const OVERDUE_MS = 1_500;
 const DEAD_MS = 4_000;

@@ -17,8 +17,8 @@
 import type pg from 'pg';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toAppliedEvent } from '../replay-rows.ts';
-import { inTransaction } from './connection.ts';
-import type { makeReads } from './reads.ts';
+import { inTransaction } from './transactions.ts';
+import { replayPages } from './reads.ts';
 
 const SHADOW = 'inventory_rebuild';
 const REPLACED = 'inventory_replaced';
@@ -117,7 +117,6 @@ function writeShadow(client: pg.ClientBase, entries: Iterable<Entry>): Promise<v
 
 interface SwapDeps {
   pool: pg.Pool;
-  reads: Pick<ReturnType<typeof makeReads>, 'replayPages'>;
   /** BEGIN and lock the chain head. */
   beginLocked: string;
   /** Runs last in the locked transaction: mark the change for the instances. */
@@ -125,7 +124,7 @@ interface SwapDeps {
 }
 
 export async function swapProjection(
-  { pool, reads, beginLocked, announce }: SwapDeps,
+  { pool, beginLocked, announce }: SwapDeps,
   entries: Map<bigint, Entry>,
   after: number,
 ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }> {
@@ -140,7 +139,7 @@ export async function swapProjection(
   return inTransaction(pool, beginLocked, async (client) => {
     const touched = new Map<bigint, Entry>();
     let caughtUp = 0;
-    for await (const rows of reads.replayPages(client, { after })) {
+    for await (const rows of replayPages(client, { after })) {
       for (const row of rows) {
         const event = toAppliedEvent(row);
         const entry = applyEvent(entries.get(event.petId), event);

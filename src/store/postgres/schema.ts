@@ -8,7 +8,8 @@ import type pg from 'pg';
 import { readMigrations, refuseNewer, requireCurrent, SchemaError, type Migration } from '../migrations.ts';
 
 const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/postgres/', import.meta.url));
-import { checkout, inTransaction, pasteableUrl } from './connection.ts';
+import { pasteableUrl } from './connection.ts';
+import { checkout, inTransaction } from './transactions.ts';
 
 const MIGRATION_LOCK = 'petstore-inventory/migrate';
 

@@ -7,19 +7,25 @@
 import type pg from 'pg';
 import type { InventoryStore, OpenOptions } from '../port.ts';
 import type { Entry } from '../projection.ts';
-import { appendBatch, beginLocked, NEWEST, requireHeadAtNewest } from './append-batch.ts';
-import { CHANGES_CHANNEL, watchChanges } from './changes.ts';
-import { checkout, inTransaction, makePool, readBy, redactUrl } from './connection.ts';
+import { appendBatch } from './append-batch.ts';
+import { beginLocked } from './chain-head.ts';
+import { CHANGES_CHANNEL, watchChanges, type ChangeWatch } from './changes.ts';
+import { makePool, redactUrl } from './connection.ts';
+import { inTransaction, readBy } from './transactions.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './idempotency.ts';
 import { importHistory } from './import.ts';
 import { watchRetirement } from '../retired-key.ts';
-import { keyRecords, makeKeys, makeSigningKeyLog, startSigning } from './keys.ts';
+import { keyRecords, makeKeys } from './keys.ts';
+import { makeSigningKeyLog, startSigning } from './signing-key-log.ts';
 import { makeSigner, SIGNING_ACTOR } from '../../support/signing.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
-import { makeReads } from './reads.ts';
+import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
+import { stockAdjustments } from './stock-adjustments.ts';
+import { commitOutcome, diagnostics, probeWrite } from './store-health.ts';
+import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes } from './verifiable-log-reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
@@ -35,7 +41,8 @@ interface PostgresOpenOptions extends Pick<OpenOptions, 'readonly' | 'mustExist'
   inspectPool?: (pool: pg.Pool) => void;
 }
 
-export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<InventoryStore> {
+/** The pool, once the schema is found current (or made so, unless the store must exist). */
+async function openPool(url: string, options: PostgresOpenOptions): Promise<pg.Pool> {
   const name = redactUrl(url);
   const pool = makePool(url, { readonly: options.readonly, service: options.service });
   options.inspectPool?.(pool);
@@ -50,115 +57,86 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     await pool.end();
     throw error;
   }
-  let signing: ReceiptSigning | undefined;
-  if (options.signingKey) {
-    try {
-      const signer = makeSigner(options.signingKey);
-      const keyFile = options.signingKey.file ?? 'the signing key';
-      const entry = { keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: options.signingKey.made === true };
-      await startSigning(pool, entry, new Date((options.now ?? Date.now)()).toISOString(), SIGNING_ACTOR);
-      const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
-      const logId = rows[0]!.log_id;
-      signing = makeReceiptSigning(options.signingKey, logId, 'thread-async');
-    } catch (error) {
-      await pool.end();
-      throw error;
-    }
-  }
-  const watch = watchChanges(url, pool, options.listen ?? true);
-  const reads = makeReads(pool);
+  return pool;
+}
 
-  async function replaceProjection(entries: Map<bigint, Entry>, after: number) {
-    let changes = 0n;
-    const result = await swapProjection(
-      {
-        pool,
-        reads,
-        beginLocked: beginLocked(REBUILD_LOCK_WAIT_MS),
-        async announce(client) {
-          const { rows } = await client.query<{ changes: bigint }>(
-            `UPDATE chain_head SET changes = changes + 1 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`,
-          );
-          changes = rows[0]!.changes;
-        },
+/** The receipts' signing, once the key log lists the instance's key (startSigning). */
+async function startReceipts(
+  pool: pg.Pool,
+  signingKey: NonNullable<OpenOptions['signingKey']>,
+  now: () => number,
+): Promise<ReceiptSigning> {
+  try {
+    const signer = makeSigner(signingKey);
+    const keyFile = signingKey.file ?? 'the signing key';
+    const entry = { keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: signingKey.made === true };
+    await startSigning(pool, entry, new Date(now()).toISOString(), SIGNING_ACTOR);
+    const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
+    const logId = rows[0]!.log_id;
+    return makeReceiptSigning(signingKey, logId, 'thread-async');
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+}
+
+/** rebuild-projection's swap, told to every instance as a change. */
+async function replaceProjection(pool: pg.Pool, watch: ChangeWatch, entries: Map<bigint, Entry>, after: number) {
+  let changes = 0n;
+  const result = await swapProjection(
+    {
+      pool,
+      beginLocked: beginLocked(REBUILD_LOCK_WAIT_MS),
+      async announce(client) {
+        const { rows } = await client.query<{ changes: bigint }>(
+          `UPDATE chain_head SET changes = changes + 1 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`,
+        );
+        changes = rows[0]!.changes;
       },
-      entries,
-      after,
-    );
-    watch.saw(changes);
-    return result;
-  }
+    },
+    entries,
+    after,
+  );
+  watch.saw(changes);
+  return result;
+}
 
+export async function openPostgresStore(url: string, options: PostgresOpenOptions = {}): Promise<InventoryStore> {
+  const now = options.now ?? Date.now;
+  const pool = await openPool(url, options);
+  const signing = options.signingKey ? await startReceipts(pool, options.signingKey, now) : undefined;
+  const watch = watchChanges(url, pool, options.listen ?? true);
   const store: InventoryStore = {
     loadEntries: (petIds, read = {}) =>
       read.waitUntil === undefined ? loadEntries(pool, petIds) : readBy(pool, read.waitUntil, (client) => loadEntries(client, petIds)),
-    async commitOutcome({ seq, hash, backendPid }) {
-      if (backendPid !== undefined) {
-        const { rows } = await pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backendPid]);
-        if (rows.length > 0) throw new Error('the server process that received the COMMIT has not ended yet');
-      }
-      if (seq === undefined) return 'unknown';
-      const { rows } = await pool.query<{ hash: string }>('SELECT hash FROM events WHERE seq = $1', [String(seq)]);
-      return rows[0]?.hash === hash ? 'committed' : 'not committed';
-    },
+    commitOutcome: (batch) => commitOutcome(pool, batch),
     appendBatch: (submissions, batchOptions = {}) => appendBatch(pool, submissions, batchOptions, (changes) => watch.saw(changes), signing),
     changeToken: () => watch.token(),
     changeTokenNow: () => watch.tokenNow(),
-    inventoryRows: () => reads.inventoryRows(),
-    replayRows: (range) => reads.replayRows(range),
-    chainRows: () => reads.chainRows(),
-    keyHistory: () => reads.keyHistory(),
-    missingGuards: () => reads.missingGuards(),
-    logHead: () => reads.logHead(),
-    signingKeys: () => reads.signingKeys(),
-    treeNodes: (keys) => reads.treeNodes(keys),
-    treeNodeCount: () => reads.treeNodeCount(),
-    eventsAfter: (after, limit) => reads.eventsAfter(after, limit),
-    stockAdjustments: (filter) => reads.stockAdjustments(filter),
-    snapshot: (read) => reads.snapshot(read),
-    replaceProjection,
-    keys: makeKeys(pool, options.now ?? Date.now, watch),
+    inventoryRows: () => inventoryRows(pool),
+    replayRows: (range) => replayPages(pool, range),
+    chainRows: () => chainRows(pool),
+    keyHistory: () => keyHistory(pool),
+    missingGuards: () => missingGuards(pool),
+    logHead: () => logHead(pool),
+    signingKeys: () => signingKeys(pool),
+    treeNodes: (keys) => treeNodes(pool, keys),
+    treeNodeCount: () => treeNodeCount(pool),
+    eventsAfter: (after, limit) => eventsAfter(pool, after, limit),
+    stockAdjustments: (filter) => stockAdjustments(pool, filter),
+    snapshot: (read) => snapshot(pool, read),
+    replaceProjection: (entries, after) => replaceProjection(pool, watch, entries, after),
+    keys: makeKeys(pool, now, watch),
     idempotency: makeIdempotency(pool),
     keyRecords: () => keyRecords(pool),
-    ...makeSigningKeyLog(pool, options.now ?? Date.now),
+    ...makeSigningKeyLog(pool, now),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
     async ping() {
       await pool.query('SELECT 1');
     },
-    // A real write, rolled back: fails while the database cannot take writes (a full
-    // disk, a read-only server, a role without rights), or while the chain head is not
-    // at the newest event (every write would fail).
-    async probeWrite() {
-      const { client, release } = await checkout(pool);
-      let broken: Error | undefined;
-      let probed: pg.QueryResult | pg.QueryResult[];
-      try {
-        probed = (await client.query(
-          `BEGIN; INSERT INTO service_health (id, padding) VALUES (1, decode(repeat('00', 16384), 'hex')); SELECT seq, hash FROM chain_head; ${NEWEST}`,
-        )) as pg.QueryResult | pg.QueryResult[];
-      } catch (error) {
-        broken = error as Error;
-        throw error;
-      } finally {
-        await client.query('ROLLBACK').catch((error: Error) => (broken ??= error));
-        release(broken);
-      }
-      requireHeadAtNewest(probed);
-    },
+    probeWrite: () => probeWrite(pool),
     unavailable: () => undefined,
-    diagnostics() {
-      const { lastCommitSeenAt, lastCommitSeenAgeSeconds, ...notifications } = watch.status();
-      return {
-        store: 'postgres',
-        pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
-        connection: {
-          pool: { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount },
-          notifications,
-          lastCommitSeenAt,
-          lastCommitSeenAgeSeconds,
-        },
-      };
-    },
+    diagnostics: () => diagnostics(pool, watch),
     fault: postgresFault,
     async close() {
       await watch.close();
