@@ -17,7 +17,7 @@ import { bearerAuth } from './http/auth.ts';
 import { corsFor, varyOnOrigin } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
-import { makeFeed, type Feed } from './feed/hub.ts';
+import { makeFeed, type Feed } from './http/feed-hub.ts';
 import { errorBoundary } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
 import { makeInventoryCache } from './http/inventory-json.ts';

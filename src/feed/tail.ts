@@ -17,7 +17,7 @@
 import type { RepeatedWarning } from '../support/logger.ts';
 import type { EventLog } from '../store/event-log.ts';
 import type { Projection } from '../store/projection.ts';
-import { render, type Stream } from './stream.ts';
+import { renderPage, type FeedStream } from './feed-stream.ts';
 
 const PAGE = 1000;
 /** It reads after the tail at least this often, whatever the change token says. */
@@ -25,7 +25,7 @@ const FALLBACK_MS = 1_000;
 
 interface TailDeps {
   store: Pick<EventLog, 'eventsAfter'> & Pick<Projection, 'changeToken'>;
-  streams: ReadonlySet<Stream>;
+  streams: ReadonlySet<FeedStream>;
   /** The gap between reads after this process's commits, with few streams open. */
   commitReadGapMs: number;
   onSent: (count: number) => void;
@@ -68,7 +68,7 @@ export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, war
         while (tailSeq !== undefined && streams.size > 0) {
           const rows = await store.eventsAfter(tailSeq, PAGE);
           if (rows.length > 0) {
-            const page = render(rows);
+            const page = renderPage(rows);
             for (const s of streams) if (s.live) onSent(s.send(page));
           }
           const last = rows[rows.length - 1]?.[0];
