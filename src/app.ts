@@ -9,6 +9,7 @@ import compose from 'koa-compose';
 import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
 import { entryReads } from './application/entry-reads.ts';
+import { makeInventoryCache } from './application/inventory-cache.ts';
 import { idempotentCommands } from './application/idempotency.ts';
 import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
@@ -20,7 +21,7 @@ import { eventsRoutes } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './http/feed-hub.ts';
 import { errorBoundary } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
-import { makeInventoryCache } from './http/inventory-json.ts';
+import { inventoryListRender } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
@@ -93,7 +94,10 @@ export function buildApp({
     },
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
-  const inventory = makeInventoryCache(store, { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() });
+  const inventory = makeInventoryCache(store, inventoryListRender(), {
+    hit: () => metrics.listServedFromCache(),
+    rendered: () => metrics.listRendered(),
+  });
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
