@@ -37,11 +37,12 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): CatchUps {
+/** The page after a seq, read and rendered once for the streams that come to it. */
+function makeSharedPages(store: Pick<EventLog, 'eventsAfter'>): (after: bigint) => Promise<RenderedPage> {
   // Only a full page is kept: it can never change (seqs become visible in order), where a
   // short one would hide what was committed since.
   const pages = new Map<bigint, Promise<RenderedPage>>();
-  const pageAfter = (after: bigint): Promise<RenderedPage> => {
+  return (after: bigint): Promise<RenderedPage> => {
     const shared = pages.get(after);
     if (shared) return shared;
     const page = store.eventsAfter(after, PAGE).then(renderPage);
@@ -56,6 +57,10 @@ export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): Catch
     if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
     return page;
   };
+}
+
+export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): CatchUps {
+  const pageAfter = makeSharedPages(store);
 
   /** One page of a stream's catch-up; whether it has more to catch up. */
   const step = async (s: FeedStream, final: boolean): Promise<boolean> => {
