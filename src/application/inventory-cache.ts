@@ -13,14 +13,14 @@ import type { InventoryRow, Projection } from '../store/projection.ts';
 export type { InventoryRow };
 
 /** What the list is read from, and what tells whether it changed. */
-export type InventoryListSource = Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>;
+type InventoryListSource = Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>;
 
 /** Renders the list from its rows, a page at a time. */
 export type ListRender<T> = (pages: AsyncIterable<InventoryRow[]>) => Promise<T>;
 
 /** Told of each render, and of each answer that needed none of its own: from memory, or
  * sharing a render under way (the metrics count them). */
-export interface InventoryCacheCounts {
+interface InventoryCacheCounts {
   hit?: () => void;
   rendered?: () => void;
 }

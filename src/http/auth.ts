@@ -15,7 +15,7 @@ const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The credential of an Authorization header: undefined for no Bearer scheme, '' for a
  * Bearer header without exactly one token after it. */
-export function bearerCredential(header: string): string | undefined {
+function bearerCredential(header: string): string | undefined {
   const [scheme, ...rest] = header.trim().split(/ +/);
   if (scheme?.toLowerCase() !== 'bearer') return undefined;
   return rest.length === 1 ? rest[0]! : '';

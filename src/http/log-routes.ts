@@ -18,7 +18,7 @@ import type { Middleware } from 'koa';
 import type { OpenApiDocument } from '../openapi.ts';
 import { parameterJudge, type Refusal } from './parameters.ts';
 
-export interface LogRouteDeps {
+interface LogRouteDeps {
   store: LogReadSource;
   checkpoints: Checkpoints;
   now: () => number;
