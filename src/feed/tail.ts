@@ -44,6 +44,16 @@ interface TailPublisher {
   reset: () => void;
 }
 
+/** The store's change token; undefined when the store does not answer (the fallback
+ * then reads the log itself, which says what is wrong if it fails). */
+async function changeTokenOrNone(store: Pick<Projection, 'changeToken'>): Promise<string | undefined> {
+  try {
+    return await store.changeToken();
+  } catch {
+    return undefined;
+  }
+}
+
 export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, warn, now }: TailDeps): TailPublisher {
   /** Every live stream was sent every event up to here; undefined until one goes live. */
   let tailSeq: bigint | undefined;
@@ -104,13 +114,7 @@ export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, war
       }, wait);
     },
     async poll() {
-      let token: string | undefined;
-      try {
-        token = await store.changeToken();
-      } catch {
-        // The fallback reads the log itself, which says what is wrong if it fails.
-        token = undefined;
-      }
+      const token = await changeTokenOrNone(store);
       if (token === undefined || token !== lastToken || now() - lastRead >= FALLBACK_MS) {
         lastToken = token;
         void read();
