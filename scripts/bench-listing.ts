@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { makeCommandHandler } from '../src/application/commands.ts';
-import { makeInventoryCache } from '../src/http/inventory-json.ts';
+import { makeInventoryCache } from '../src/application/inventory-cache.ts';
+import { inventoryListRender } from '../src/http/inventory-json.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { makeDatabase } from './bench/fixtures.ts';
 import { scriptArgs } from './script-args.ts';
@@ -29,7 +30,7 @@ try {
   // --inline: one connection, the whole list read at once, for comparison.
   const store = await openSqliteStore(path, { writer: values.inline ? 'inline' : 'thread' });
   const commands = makeCommandHandler({ store, now: Date.now });
-  const cache = makeInventoryCache(store);
+  const cache = makeInventoryCache(store, inventoryListRender());
   await cache.current();
   const renders: number[] = [];
   const stalls: number[] = [];

@@ -67,7 +67,10 @@ const STAGES: [string, (url: string, fn: string) => boolean][] = [
       /src\/(http\/(body|validation)|json\/)/.test(u) ||
       /node_modules\/(ajv|fast-uri|fast-deep-equal|raw-body|co-body|koa-bodyparser|iconv-lite|bytes)/.test(u),
   ],
-  ['routes, preconditions, the GET list held in memory', (u) => /src\/http\/(inventory-routes|inventory-json|preconditions)\.ts/.test(u)],
+  [
+    'routes, preconditions, the GET list held in memory',
+    (u) => /src\/(http\/(inventory-routes|inventory-json|preconditions)|application\/inventory-cache)\.ts/.test(u),
+  ],
   ['service middleware (errors, request id, Host, OPTIONS, stall guard)', (u) => /src\/http\//.test(u)],
   ['command (decide, evolve, group commit)', (u) => /src\/(commands|domain\/|store\/group-commit)/.test(u)],
   [

@@ -9,6 +9,7 @@ import compose from 'koa-compose';
 import { makeCommandHandler } from './application/commands.ts';
 import { makeCommitSignal } from './application/commit-signal.ts';
 import { entryReads } from './application/entry-reads.ts';
+import { makeInventoryCache } from './application/inventory-cache.ts';
 import { idempotentCommands } from './application/idempotency.ts';
 import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.ts';
 import { appErrorLog } from './http/app-errors.ts';
@@ -17,21 +18,21 @@ import { bearerAuth } from './http/auth.ts';
 import { corsFor, varyOnOrigin } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
-import { makeFeed, type Feed } from './feed/hub.ts';
+import { makeFeed, type Feed } from './http/feed-hub.ts';
 import { errorBoundary } from './http/errors.ts';
 import { requireHost } from './http/host.ts';
-import { makeInventoryCache } from './http/inventory-json.ts';
+import { inventoryListRender } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
 import { observe } from './http/observe.ts';
-import { makeRouter, underPrefix } from './http/router.ts';
+import { makeRouter, underPrefix, type Route } from './http/router.ts';
 import type { Logger } from './support/logger.ts';
 import { makeMetrics, type Metrics } from './application/metrics.ts';
 import { loadOpenApi } from './openapi.ts';
 import type { Signer } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
-import { makeStorageHealth } from './application/storage-health.ts';
+import { makeStorageHealth, type StorageHealth } from './application/storage-health.ts';
 
 interface AppDeps {
   /** The storage port: nothing here knows which database is behind it. */
@@ -58,20 +59,12 @@ interface AppDeps {
   stages?: Middleware[];
 }
 
-export function buildApp({
-  store,
-  logger,
-  now = Date.now,
-  accepting = () => true,
-  corsOrigins = [],
-  metrics = makeMetrics({ store }),
-  feed = makeFeed({ store, logger, registry: metrics.registry }),
-  idempotencyTtlMs,
-  signer,
-  onPublished,
-  stages = [],
-}: AppDeps): Koa {
-  const { text: openapiText, doc: openapi } = loadOpenApi();
+/** The application's services the routes use, wired to this process's commits. */
+function applicationServices(
+  deps: Required<Pick<AppDeps, 'store' | 'logger' | 'now' | 'metrics' | 'feed'>> &
+    Pick<AppDeps, 'idempotencyTtlMs' | 'signer' | 'onPublished'>,
+) {
+  const { store, logger, now, metrics, feed, idempotencyTtlMs, signer, onPublished } = deps;
   const storage = makeStorageHealth(store, {
     now,
     onMismatch: (mismatch) => logger.error({ code: 'chain_head_mismatch' }, mismatch.message),
@@ -93,7 +86,61 @@ export function buildApp({
     },
     ...(idempotencyTtlMs === undefined ? {} : { idempotencyTtlMs }),
   });
-  const inventory = makeInventoryCache(store, { hit: () => metrics.listServedFromCache(), rendered: () => metrics.listRendered() });
+  const inventory = makeInventoryCache(store, inventoryListRender(), {
+    hit: () => metrics.listServedFromCache(),
+    rendered: () => metrics.listRendered(),
+  });
+  return { storage, checkpoints, commands, inventory };
+}
+
+/** The stages every request takes, composed once, the router last. */
+function requestStages(
+  routes: Route[],
+  {
+    store,
+    logger,
+    metrics,
+    storage,
+    corsOrigins,
+    stages,
+  }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages'>> & { storage: StorageHealth },
+): Middleware {
+  const router = makeRouter(routes);
+  const cors = corsOrigins.length > 0;
+  return compose([
+    observe(logger, metrics, router.templateOf),
+    errorBoundary(logger, {
+      fault: (error) => store.fault(error),
+      onUnavailable: (error) => {
+        storage.failed(error);
+        metrics.unavailable(error);
+      },
+    }),
+    ...(cors ? [varyOnOrigin] : []),
+    requireHost(),
+    ...(cors ? [corsFor(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
+    ...stages,
+    underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
+    router.routes,
+  ]);
+}
+
+export function buildApp({
+  store,
+  logger,
+  now = Date.now,
+  accepting = () => true,
+  corsOrigins = [],
+  metrics = makeMetrics({ store }),
+  feed = makeFeed({ store, logger, registry: metrics.registry }),
+  idempotencyTtlMs,
+  signer,
+  onPublished,
+  stages = [],
+}: AppDeps): Koa {
+  const { text: openapiText, doc: openapi } = loadOpenApi();
+  const services = { store, logger, now, metrics, feed, idempotencyTtlMs, signer, onPublished };
+  const { storage, checkpoints, commands, inventory } = applicationServices(services);
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
@@ -118,25 +165,6 @@ export function buildApp({
   const app = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
-  const router = makeRouter(routes);
-  const cors = corsOrigins.length > 0;
-  app.use(
-    compose([
-      observe(logger, metrics, router.templateOf),
-      errorBoundary(logger, {
-        fault: (error) => store.fault(error),
-        onUnavailable: (error) => {
-          storage.failed(error);
-          metrics.unavailable(error);
-        },
-      }),
-      ...(cors ? [varyOnOrigin] : []),
-      requireHost(),
-      ...(cors ? [corsFor(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
-      ...stages,
-      underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
-      router.routes,
-    ]),
-  );
+  app.use(requestStages(routes, { store, logger, metrics, storage, corsOrigins, stages }));
   return app;
 }

@@ -9,7 +9,7 @@ import { failureMessage, systemWords } from './cli/messages.ts';
 import { makeMetrics } from './application/metrics.ts';
 import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './application/bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
-import { makeFeed } from './feed/hub.ts';
+import { makeFeed } from './http/feed-hub.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './application/log-head.ts';

@@ -7,7 +7,7 @@
 // add to one turn stays bounded; taking turns keeps them at the same place, where they
 // share a page's read, render and bytes.
 import type { EventLog } from '../store/event-log.ts';
-import { render, type Rendered, type Stream } from './stream.ts';
+import { renderPage, type FeedStream, type RenderedPage } from './feed-stream.ts';
 
 /** Events a catch-up reads per query. */
 const PAGE = 256;
@@ -27,36 +27,25 @@ interface CatchUpDeps {
 
 interface CatchUps {
   /** Sends the stream the log after its cursor; then it goes live, or (final, at shutdown) stops. */
-  catchUp(s: Stream, final: boolean): Promise<void>;
+  catchUp(s: FeedStream, final: boolean): Promise<void>;
 }
 
 interface Waiting {
-  s: Stream;
+  s: FeedStream;
   final: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
-function drained(s: Stream): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      s.res.off('drain', done);
-      s.res.off('close', done);
-      resolve();
-    };
-    s.res.on('drain', done);
-    s.res.on('close', done);
-  });
-}
-
-export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): CatchUps {
+/** The page after a seq, read and rendered once for the streams that come to it. */
+function makeSharedPages(store: Pick<EventLog, 'eventsAfter'>): (after: bigint) => Promise<RenderedPage> {
   // Only a full page is kept: it can never change (seqs become visible in order), where a
   // short one would hide what was committed since.
-  const pages = new Map<bigint, Promise<Rendered>>();
-  const pageAfter = (after: bigint): Promise<Rendered> => {
+  const pages = new Map<bigint, Promise<RenderedPage>>();
+  return (after: bigint): Promise<RenderedPage> => {
     const shared = pages.get(after);
     if (shared) return shared;
-    const page = store.eventsAfter(after, PAGE).then(render);
+    const page = store.eventsAfter(after, PAGE).then(renderPage);
     pages.set(after, page);
     // Runs before the callers' own continuations: a stream never reuses a short page.
     page.then(
@@ -68,9 +57,13 @@ export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): Catch
     if (pages.size > SHARED_PAGES) pages.delete(pages.keys().next().value!);
     return page;
   };
+}
+
+export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): CatchUps {
+  const pageAfter = makeSharedPages(store);
 
   /** One page of a stream's catch-up; whether it has more to catch up. */
-  const step = async (s: Stream, final: boolean): Promise<boolean> => {
+  const step = async (s: FeedStream, final: boolean): Promise<boolean> => {
     if (s.done()) return false;
     const page = await pageAfter(s.cursor());
     if (s.done()) return false;
@@ -97,9 +90,9 @@ export function makeCatchUps({ store, reachedTail, onSent }: CatchUpDeps): Catch
     try {
       while (line.length > 0 && performance.now() < until) {
         const w = line.shift()!;
-        if (!w.s.done() && w.s.res.writableNeedDrain) {
+        if (!w.s.done() && w.s.readerBehind()) {
           // Its reader has not taken what it was sent: it waits out of the line.
-          void drained(w.s).then(() => {
+          void w.s.readerCaughtUp().then(() => {
             line.push(w);
             schedule();
           });

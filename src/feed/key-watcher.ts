@@ -2,11 +2,14 @@
 // the open streams is checked once per round, however many streams it opened.
 import type { RepeatedWarning } from '../support/logger.ts';
 import type { KeyStore } from '../store/keys.ts';
-import type { Stream } from './stream.ts';
+import type { FeedStream } from './feed-stream.ts';
 
-export function makeKeyWatcher(keys: Pick<KeyStore, 'authenticate'>, warn: RepeatedWarning): (streams: Iterable<Stream>) => Promise<void> {
+export function makeKeyWatcher(
+  keys: Pick<KeyStore, 'authenticate'>,
+  warn: RepeatedWarning,
+): (streams: Iterable<FeedStream>) => Promise<void> {
   return async (streams) => {
-    const byKey = new Map<string, Stream[]>();
+    const byKey = new Map<string, FeedStream[]>();
     for (const s of streams) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
     for (const [key, group] of byKey) {
       let valid: unknown;

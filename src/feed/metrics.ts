@@ -1,6 +1,6 @@
 // What the feed shows on /metrics: its streams open, the events sent, and why streams ended.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { CLOSE_REASONS, type CloseReason } from './stream.ts';
+import { CLOSE_REASONS, type CloseReason } from './feed-stream.ts';
 
 interface FeedMetrics {
   sent: (count: number) => void;

@@ -17,7 +17,7 @@
 import type { RepeatedWarning } from '../support/logger.ts';
 import type { EventLog } from '../store/event-log.ts';
 import type { Projection } from '../store/projection.ts';
-import { render, type Stream } from './stream.ts';
+import { renderPage, type FeedStream } from './feed-stream.ts';
 
 const PAGE = 1000;
 /** It reads after the tail at least this often, whatever the change token says. */
@@ -25,7 +25,7 @@ const FALLBACK_MS = 1_000;
 
 interface TailDeps {
   store: Pick<EventLog, 'eventsAfter'> & Pick<Projection, 'changeToken'>;
-  streams: ReadonlySet<Stream>;
+  streams: ReadonlySet<FeedStream>;
   /** The gap between reads after this process's commits, with few streams open. */
   commitReadGapMs: number;
   onSent: (count: number) => void;
@@ -42,6 +42,16 @@ interface TailPublisher {
   poll: () => Promise<void>;
   /** No stream is open: nobody is owed the tail, the next stream starts it afresh. */
   reset: () => void;
+}
+
+/** The store's change token; undefined when the store does not answer (the fallback
+ * then reads the log itself, which says what is wrong if it fails). */
+async function changeTokenOrNone(store: Pick<Projection, 'changeToken'>): Promise<string | undefined> {
+  try {
+    return await store.changeToken();
+  } catch {
+    return undefined;
+  }
 }
 
 export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, warn, now }: TailDeps): TailPublisher {
@@ -68,7 +78,7 @@ export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, war
         while (tailSeq !== undefined && streams.size > 0) {
           const rows = await store.eventsAfter(tailSeq, PAGE);
           if (rows.length > 0) {
-            const page = render(rows);
+            const page = renderPage(rows);
             for (const s of streams) if (s.live) onSent(s.send(page));
           }
           const last = rows[rows.length - 1]?.[0];
@@ -104,13 +114,7 @@ export function makeTailPublisher({ store, streams, commitReadGapMs, onSent, war
       }, wait);
     },
     async poll() {
-      let token: string | undefined;
-      try {
-        token = await store.changeToken();
-      } catch {
-        // The fallback reads the log itself, which says what is wrong if it fails.
-        token = undefined;
-      }
+      const token = await changeTokenOrNone(store);
       if (token === undefined || token !== lastToken || now() - lastRead >= FALLBACK_MS) {
         lastToken = token;
         void read();

@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../support/logger.ts';
 
-export interface AccessLine {
+interface AccessLine {
   requestId: unknown;
   actor: unknown;
   method: string;

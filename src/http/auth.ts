@@ -5,9 +5,8 @@
 // stream ends when it is revoked); a read-only key may use only the methods that change
 // nothing.
 import type { Context, Middleware, Next } from 'koa';
-import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
+import { principalWithinBudget, type KeyCheckSource, type Principal } from '../application/key-check.ts';
 import type { Logger } from '../support/logger.ts';
-import type { KeyStore, Principal } from '../store/keys.ts';
 import { HttpError } from './errors.ts';
 
 const REALM = 'Bearer realm="inventory"';
@@ -16,7 +15,7 @@ const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The credential of an Authorization header: undefined for no Bearer scheme, '' for a
  * Bearer header without exactly one token after it. */
-export function bearerCredential(header: string): string | undefined {
+function bearerCredential(header: string): string | undefined {
   const [scheme, ...rest] = header.trim().split(/ +/);
   if (scheme?.toLowerCase() !== 'bearer') return undefined;
   return rest.length === 1 ? rest[0]! : '';
@@ -27,7 +26,7 @@ const READING = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** logger: told of each key row the key log does not vouch for (never its hash);
  * methodUnserved: the request's path is served, but not for its method. */
-export function bearerAuth(keys: KeyStore, logger?: Logger, methodUnserved: (ctx: Context) => boolean = () => false): Middleware {
+export function bearerAuth(keys: KeyCheckSource, logger?: Logger, methodUnserved: (ctx: Context) => boolean = () => false): Middleware {
   keys.onDistrust?.((key, reason) =>
     logger?.warn({ keyName: key }, `API key "${key}" is refused: api_keys does not match the key log (${reason})`),
   );
@@ -60,6 +59,6 @@ export function bearerAuth(keys: KeyStore, logger?: Logger, methodUnserved: (ctx
     // database that stops answering makes this a 503 within the request's budget.
     const known = TOKEN.test(token) ? keys.verdictNow(token) : null;
     if (known !== undefined) return admit(ctx, next, token, known);
-    return within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS).then((principal) => admit(ctx, next, token, principal));
+    return principalWithinBudget(keys, token).then((principal) => admit(ctx, next, token, principal));
   };
 }

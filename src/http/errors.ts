@@ -1,4 +1,4 @@
-// Every failure leaves as {code, message, status}. The error boundary of the road renders
+// Every failure leaves as {code, message, status}. The app's error boundary renders
 // what is thrown below it: by the table of domain errors (ERROR_MAP), an HttpError as it
 // is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
 import { NoSigningKey, SigningKeyRetired, TreeSizePastHead } from '../application/checkpoints.ts';
@@ -61,7 +61,7 @@ export class HttpError extends Error {
 }
 
 /** How one kind of error is answered; ctx: the request it failed (a message may quote it). */
-export interface ErrorMapping<E extends Error = Error> {
+interface ErrorMapping<E extends Error = Error> {
   kind: abstract new (...args: never[]) => E;
   answer(error: E, ctx: Context): HttpError;
 }
@@ -150,12 +150,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 
 /** The answer to an error: by the table, then the store's faults (503), then a library's
  * exposed status; undefined for anything else (a bug: 500). */
-export function mapError(
-  err: unknown,
-  ctx: Context,
-  fault: StorageFaultOf,
-  map: readonly ErrorMapping[] = ERROR_MAP,
-): HttpError | undefined {
+function mapError(err: unknown, ctx: Context, fault: StorageFaultOf, map: readonly ErrorMapping[] = ERROR_MAP): HttpError | undefined {
   // A fault that retrying cannot mend is answered with what the store says to do.
   const advice = fault(err)?.advice;
   if (advice) return new HttpError(503, 'unavailable', advice, { 'Retry-After': '1' });
@@ -168,7 +163,7 @@ export function mapError(
 }
 
 /** What the store says an error of its own means (InventoryStore.fault). */
-export type StorageFaultOf = (error: unknown) => StorageFault | undefined;
+type StorageFaultOf = (error: unknown) => StorageFault | undefined;
 
 /**
  * The error boundary, second of the app's stages: every error thrown below it is answered as the

@@ -1,9 +1,9 @@
 // GET /v1/events: the change feed. As JSON, one keyset page of the log after a cursor;
 // with Accept: text/event-stream, a Server-Sent Events stream that sends what the reader
-// missed and then every new event (the feed hub, src/feed/hub.ts). Either way a cursor
+// missed and then every new event (the feed hub, feed-hub.ts). Either way a cursor
 // that is past the head or not in this log is refused (409), never followed in silence.
 // Authentication has already happened: the verified key is on ctx.state.
-import type { Feed } from '../feed/hub.ts';
+import type { Feed } from './feed-hub.ts';
 import { digestOf, eventJson } from '../feed/event-json.ts';
 import { pageAfter, type CursorStore } from '../feed/position.ts';
 import { loadOpenApi, type OpenApiDocument } from '../openapi.ts';

@@ -2,7 +2,8 @@
 // their BigInt as bare digits: JSON.stringify cannot, and a Number would round them.
 import { createHash } from 'node:crypto';
 import type { PetStatus } from '../domain/events.ts';
-import type { Entry, InventoryRow, Projection } from '../store/projection.ts';
+import type { CachedList, InventoryRow, ListRender } from '../application/inventory-cache.ts';
+import type { Entry } from '../domain/apply-event.ts';
 
 function item(petId: bigint, quantity: number, status: PetStatus): string {
   // status is one of three fixed words: it needs no escaping.
@@ -33,7 +34,7 @@ const CHUNK_BYTES = 64 * 1024;
  * output. Rows can come a page at a time (add), so that reading them may yield to the
  * event loop.
  */
-export function makeInventoryRenderer(sizeHint = 0): { add(rows: Iterable<InventoryRow>): void; finish(): InventoryBody } {
+function makeInventoryRenderer(sizeHint = 0): { add(rows: Iterable<InventoryRow>): void; finish(): InventoryBody } {
   const chunks: Buffer[] = [];
   let chunk = Buffer.allocUnsafe(sizeHint + CHUNK_BYTES);
   let used = 0;
@@ -76,93 +77,17 @@ export function renderInventory(rows: Iterable<InventoryRow>, sizeHint?: number)
   return renderer.finish();
 }
 
-/** Told of each render, and of each answer that needed none of its own: from memory, or
- * sharing a render under way (the metrics count them). */
-export interface InventoryCacheCounts {
-  hit?: () => void;
-  rendered?: () => void;
-}
+/** GET /v1/inventory's body and ETag, held in memory by the application's cache. */
+export type InventoryCache = CachedList<InventoryBody>;
 
-export interface InventoryCache {
-  current(): Promise<InventoryBody>;
-  /** The list held in memory if the store can tell at once that it is current; else
-   * undefined (then current() knows). */
-  peek(): InventoryBody | undefined;
-}
-
-/**
- * GET /v1/inventory's body and ETag, held in memory and rendered again only after the
- * projection may have changed: by this process, or by another one (an operator
- * command, a rebuild, a second service process), as the store's change token tells.
- *
- * One render at a time. Requests that arrive during a render of the state they would
- * render share it; those that need a newer state wait for it to end and then share the
- * next one. A render per request would give every PATCH+GET pair a whole list of its
- * own, with its chunks and its garbage, so that a burst of pairs against a large
- * inventory costs one render per pair instead of one per change the renders can see.
- */
-export function makeInventoryCache(
-  store: Pick<Projection, 'changeToken' | 'changeTokenNow' | 'inventoryRows'>,
-  counts: InventoryCacheCounts = {},
-): InventoryCache {
-  let cached: { token: string; body: InventoryBody } | undefined;
-  /** stamp: when its token was asked for (see asked below). */
-  let rendering: { token: string; stamp: number; body: Promise<InventoryBody> } | undefined;
-  // Counts requests for the token: a render whose token was asked for after a request
-  // arrived shows every change committed before that request, whatever its token.
-  let asked = 0;
+/** Renders the list for the cache: each render starts from the size of the last one. */
+export function inventoryListRender(): ListRender<InventoryBody> {
   let lastSize = 0;
-  const render = async (): Promise<InventoryBody> => {
+  return async (pages) => {
     const renderer = makeInventoryRenderer(lastSize);
-    for await (const rows of store.inventoryRows()) renderer.add(rows);
+    for await (const rows of pages) renderer.add(rows);
     const rendered = renderer.finish();
     lastSize = rendered.body.length;
     return rendered;
-  };
-  return {
-    peek() {
-      if (cached === undefined) return undefined;
-      const token = store.changeTokenNow();
-      if (token === undefined || token !== cached.token) return undefined;
-      counts.hit?.();
-      return cached.body;
-    },
-    async current() {
-      const arrival = ++asked;
-      for (;;) {
-        // The token is read before rendering: a change that lands during the render is
-        // seen by the next request.
-        const stamp = ++asked;
-        const token = await store.changeToken();
-        if (cached?.token === token) {
-          counts.hit?.();
-          return cached.body;
-        }
-        if (rendering && (rendering.token === token || rendering.stamp > arrival)) {
-          // A render of this very state, or of one read after this request arrived, is
-          // under way: this request shares it.
-          counts.hit?.();
-          return rendering.body;
-        }
-        if (rendering) {
-          // An older state is being rendered: wait for it, then look again.
-          await rendering.body.catch(() => undefined);
-          continue;
-        }
-        counts.rendered?.();
-        const started = { token, stamp, body: render() };
-        rendering = started;
-        started.body.then(
-          (body) => {
-            if (rendering === started) rendering = undefined;
-            cached = { token, body };
-          },
-          () => {
-            if (rendering === started) rendering = undefined;
-          },
-        );
-        return started.body;
-      }
-    },
   };
 }

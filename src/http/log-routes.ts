@@ -9,8 +9,7 @@
 // signed checkpoint and its RFC 9162 proofs, a few hundred bytes whatever the log's size.
 import { NoSigningKey, type Checkpoints } from '../application/checkpoints.ts';
 import { logHeadJson } from '../application/log-head.ts';
-import type { AuditReads } from '../store/audit-reads.ts';
-import { originOf, verifierKey } from '../support/checkpoint.ts';
+import { publishedSigningKeys, type LogReadSource } from '../application/log-keys.ts';
 import type { Signer } from '../support/signing.ts';
 import { HttpError } from './errors.ts';
 import { MissingNode } from '../support/merkle.ts';
@@ -19,8 +18,8 @@ import type { Middleware } from 'koa';
 import type { OpenApiDocument } from '../openapi.ts';
 import { parameterJudge, type Refusal } from './parameters.ts';
 
-export interface LogRouteDeps {
-  store: Pick<AuditReads, 'logHead' | 'signingKeys'>;
+interface LogRouteDeps {
+  store: LogReadSource;
   checkpoints: Checkpoints;
   now: () => number;
   /** The instance's signing key; the service always has one. */
@@ -75,19 +74,7 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
     {
       method: 'GET',
       template: '/v1/log/signing-keys',
-      handler: async () => {
-        const [keys, head] = await Promise.all([store.signingKeys(), store.logHead()]);
-        const origin = originOf(head.logId);
-        const body = keys.map((k) => ({
-          keyId: k.keyId,
-          publicKey: k.publicKey,
-          verifierKey: verifierKey(origin, Buffer.from(k.publicKey, 'base64url')),
-          addedAt: k.addedAt,
-          retiredAt: k.retiredAt,
-          endorsedBy: k.endorsedBy,
-        }));
-        return { headers: NO_STORE, body };
-      },
+      handler: async () => ({ headers: NO_STORE, body: await publishedSigningKeys(store) }),
     },
     {
       method: 'GET',

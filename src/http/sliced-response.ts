@@ -11,7 +11,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 
 /** Bodies larger than this go out a slice of this size at a time. */
-export const SLICE_BYTES = 64 * 1024;
+const SLICE_BYTES = 64 * 1024;
 /** Emitted by a response once it has started to send a large body a slice at a time. */
 export const SLICING = 'slicing';
 

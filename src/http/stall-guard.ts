@@ -24,7 +24,7 @@ import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SLICING, unsentBytes } from './sliced-response.ts';
 
-export interface StallLimits {
+interface StallLimits {
   /** A connection with output waiting that takes no byte of it for this long is closed. */
   stallTimeoutMs: number;
   /** The most that connections with output waiting may pin together. */
@@ -33,7 +33,7 @@ export interface StallLimits {
   checkIntervalMs: number;
 }
 
-export interface StallReport {
+interface StallReport {
   /** Connections closed because they took nothing for stallTimeoutMs. */
   stalled: number;
   /** Connections closed, oldest stall first, to bring the total under maxPinnedBytes. */
@@ -80,6 +80,55 @@ function pinnedBy(c: Connection): number {
   return pinned;
 }
 
+/** Measures each connection: closes those that took nothing for stallTimeoutMs, then,
+ * while the total is over maxPinnedBytes, those stalled longest. */
+function closeStalled(connections: Iterable<Connection>, limits: StallLimits, at: number): StallReport {
+  const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
+  const waiting: { c: Connection; pinned: number }[] = [];
+  for (const c of connections) {
+    const { socket } = c;
+    if (socket.destroyed) continue;
+    const pinned = pinnedBy(c);
+    if (!tookNothing(c, pinned)) {
+      c.since = at;
+      report.pinnedBytes += pinned;
+      continue;
+    }
+    if (at - c.since >= limits.stallTimeoutMs) {
+      socket.destroy();
+      report.stalled++;
+      continue;
+    }
+    waiting.push({ c, pinned });
+    report.pinnedBytes += pinned;
+  }
+  if (report.pinnedBytes > limits.maxPinnedBytes) {
+    waiting.sort((a, b) => a.c.since - b.c.since);
+    for (const { c, pinned } of waiting) {
+      if (report.pinnedBytes <= limits.maxPinnedBytes) break;
+      c.socket.destroy();
+      report.overCap++;
+      report.pinnedBytes -= pinned;
+    }
+  }
+  return report;
+}
+
+/** Records what the connection pins now and how far its writes went; whether it has
+ * output waiting that took no byte since the last measure. */
+function tookNothing(c: Connection, pinned: number): boolean {
+  const completed = c.socket.bytesWritten - c.socket.writableLength;
+  const queued = unsentOfWriteInFlight(c.socket);
+  // While a write is in flight no other starts, so with no completed write a
+  // smaller libuv queue can only mean the kernel took bytes. Output that was not
+  // there at the last check gets one interval before it counts as stalled.
+  const progressed = c.pinned === 0 || completed > c.completed || (completed === c.completed && queued < c.queued);
+  c.completed = completed;
+  c.queued = queued;
+  c.pinned = pinned;
+  return pinned !== 0 && !progressed;
+}
+
 export function guardStalls(
   server: Server,
   limits: StallLimits,
@@ -119,44 +168,7 @@ export function guardStalls(
   });
 
   function check(): StallReport {
-    const at = now();
-    const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
-    const waiting: { c: Connection; pinned: number }[] = [];
-    for (const c of connections.values()) {
-      const { socket } = c;
-      if (socket.destroyed) continue;
-      const pinned = pinnedBy(c);
-      const completed = socket.bytesWritten - socket.writableLength;
-      const queued = unsentOfWriteInFlight(socket);
-      // While a write is in flight no other starts, so with no completed write a
-      // smaller libuv queue can only mean the kernel took bytes. Output that was not
-      // there at the last check gets one interval before it counts as stalled.
-      const progressed = c.pinned === 0 || completed > c.completed || (completed === c.completed && queued < c.queued);
-      c.completed = completed;
-      c.queued = queued;
-      c.pinned = pinned;
-      if (pinned === 0 || progressed) {
-        c.since = at;
-        report.pinnedBytes += pinned;
-        continue;
-      }
-      if (at - c.since >= limits.stallTimeoutMs) {
-        socket.destroy();
-        report.stalled++;
-        continue;
-      }
-      waiting.push({ c, pinned });
-      report.pinnedBytes += pinned;
-    }
-    if (report.pinnedBytes > limits.maxPinnedBytes) {
-      waiting.sort((a, b) => a.c.since - b.c.since);
-      for (const { c, pinned } of waiting) {
-        if (report.pinnedBytes <= limits.maxPinnedBytes) break;
-        c.socket.destroy();
-        report.overCap++;
-        report.pinnedBytes -= pinned;
-      }
-    }
+    const report = closeStalled(connections.values(), limits, now());
     if (report.stalled + report.overCap > 0) deps.onClosed?.(report);
     return report;
   }

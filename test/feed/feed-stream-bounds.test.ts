@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 import { buildApp } from '../../src/app.ts';
-import { makeFeed } from '../../src/feed/hub.ts';
+import { makeFeed } from '../../src/http/feed-hub.ts';
 import { createHttpServer } from '../../src/http/node-server.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import { rebuildProjection } from '../../src/application/rebuild.ts';

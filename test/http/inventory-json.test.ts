@@ -4,7 +4,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PetStatus } from '../../src/domain/events.ts';
-import { makeInventoryCache, renderInventory } from '../../src/http/inventory-json.ts';
+import { inventoryListRender, renderInventory } from '../../src/http/inventory-json.ts';
+import { makeInventoryCache } from '../../src/application/inventory-cache.ts';
 import { commandsFor } from '../../src/application/commands.ts';
 import type { InventoryRow } from '../../src/store/projection.ts';
 import { storeTargets, type StoreTarget } from '../kit/stores.ts';
@@ -64,21 +65,24 @@ async function oneRenderAtATime(target: StoreTarget): Promise<void> {
     // all arrive during it.
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
-    const counted = makeInventoryCache({
-      changeToken: () => store.changeToken(),
-      // Never known without asking: every request takes the road that counts renders.
-      changeTokenNow: () => undefined,
-      async *inventoryRows(): AsyncIterable<InventoryRow[]> {
-        renders++;
-        most = Math.max(most, ++active);
-        try {
-          if (renders === 1) await held;
-          yield* store.inventoryRows();
-        } finally {
-          active--;
-        }
+    const counted = makeInventoryCache(
+      {
+        changeToken: () => store.changeToken(),
+        // Never known without asking: every request takes the road that counts renders.
+        changeTokenNow: () => undefined,
+        async *inventoryRows(): AsyncIterable<InventoryRow[]> {
+          renders++;
+          most = Math.max(most, ++active);
+          try {
+            if (renders === 1) await held;
+            yield* store.inventoryRows();
+          } finally {
+            active--;
+          }
+        },
       },
-    });
+      inventoryListRender(),
+    );
     // A change, then a request, again and again, as a PATCH and a GET from each of
     // many clients: each answer must show the change made before its request.
     const asked: { petId: number; body: Promise<{ body: Buffer }> }[] = [];

@@ -1,0 +1,47 @@
+// How the server ends its keep-alive connections at shutdown: from drain() on, every
+// answer carries `Connection: close` and its connection is closed once it is sent; idle
+// connections are closed at once. The drain then takes as long as the requests in
+// flight, not a keep-alive client's whole stream.
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+interface ConnectionDrain {
+  /** Whether the response's request is run; false for one pipelined behind the last
+   * answer of a draining connection. */
+  admit(socket: Duplex, res: ServerResponse): boolean;
+  drain(): void;
+}
+
+/** closeIdle: closes the server's idle connections. */
+export function makeConnectionDrain(closeIdle: () => void): ConnectionDrain {
+  // Each connection's responses not yet sent, in order (more than one: pipelined requests).
+  const pending = new Map<Duplex, ServerResponse[]>();
+  let draining = false;
+  /** The connection ends after res; one whose headers are sent is closed once it ends. */
+  const lastOnConnection = (res: ServerResponse) => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    else res.once('finish', () => setImmediate(closeIdle));
+  };
+  return {
+    admit(socket, res) {
+      const queue = pending.get(socket) ?? [];
+      // While draining, the answer before this one closes the connection: a request
+      // pipelined behind it is never run (nothing of it committed), so none is left
+      // without its answer.
+      if (draining && queue.length > 0) return false;
+      queue.push(res);
+      pending.set(socket, queue);
+      res.once('close', () => {
+        queue.splice(queue.indexOf(res), 1);
+        if (queue.length === 0 && pending.get(socket) === queue) pending.delete(socket);
+      });
+      if (draining) lastOnConnection(res);
+      return true;
+    },
+    drain() {
+      draining = true;
+      for (const queue of pending.values()) lastOnConnection(queue.at(-1)!);
+      closeIdle();
+    },
+  };
+}
