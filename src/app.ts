@@ -144,7 +144,7 @@ export function buildApp({
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
-    ...auditRoutes({ store }),
+    ...auditRoutes({ store, openapi }),
     ...inventoryRoutes({
       entries: entryReads(store),
       inventory,
@@ -159,7 +159,7 @@ export function buildApp({
       openapi,
     }),
     ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
-    ...eventsRoutes({ store, feed }),
+    ...eventsRoutes({ store, feed, openapi }),
   ];
 
   const app = new Koa();

@@ -7,7 +7,7 @@ import { REQUEST_BUDGET_MS, within } from './deadline.ts';
 export type { Principal };
 
 /** The keys as authentication reads them. */
-export type KeyCheckSource = Pick<KeyStore, 'authenticate' | 'verdictNow' | 'onDistrust'>;
+export type KeyCheckSource = Pick<KeyStore, 'authenticate' | 'authenticateFromMemory' | 'onDistrust'>;
 
 /** The token's principal from the store (undefined: refused), within the request's budget. */
 export function principalWithinBudget(keys: Pick<KeyStore, 'authenticate'>, token: string): Promise<Principal | undefined> {

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { stockAdjustmentPage, type StockHistorySource } from '../application/stock-history.ts';
 import { COLUMNS, formatterFor, NUMERIC } from '../cli/audit-format.ts';
 import type { Middleware } from 'koa';
-import { loadOpenApi, type OpenApiDocument } from '../openapi.ts';
+import type { OpenApiDocument } from '../openapi.ts';
 import { HttpError } from './errors.ts';
 import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from './parameters.ts';
 import type { Route } from './router.ts';
@@ -75,7 +75,7 @@ function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
   };
 }
 
-export function auditRoutes({ store, openapi = loadOpenApi().doc }: { store: StockHistorySource; openapi?: OpenApiDocument }): Route[] {
+export function auditRoutes({ store, openapi }: { store: StockHistorySource; openapi: OpenApiDocument }): Route[] {
   return [
     ...assetRoutes({
       '/audit': { file: join(HERE, 'index.html'), type: 'text/html; charset=utf-8', policy: CONTENT_SECURITY_POLICY },

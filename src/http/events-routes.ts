@@ -6,7 +6,7 @@
 import type { Feed } from './feed-hub.ts';
 import { digestOf, eventJson } from '../feed/event-json.ts';
 import { pageAfter, type CursorStore } from '../feed/position.ts';
-import { loadOpenApi, type OpenApiDocument } from '../openapi.ts';
+import type { OpenApiDocument } from '../openapi.ts';
 import { judgeFeedRequest, type FeedRequest } from './feed-query.ts';
 import type { Route } from './router.ts';
 
@@ -14,14 +14,14 @@ export interface EventsDeps {
   store: CursorStore;
   feed: Feed;
   /** The document the query is judged by; the service's own when not given. */
-  openapi?: OpenApiDocument;
+  openapi: OpenApiDocument;
 }
 
 /** What a stream's response is: the request-duration histogram leaves it out (a
  * stream's lifetime is not a latency). */
 export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
-export function eventsRoutes({ store, feed, openapi = loadOpenApi().doc }: EventsDeps): Route[] {
+export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
   const handler: Route['handler'] = async (ctx) => {
     ctx.vary('Accept');
     const { stream, after, limit } = ctx.state.feed as FeedRequest;

@@ -79,7 +79,7 @@ export interface KeyStore {
    * principal, null for a key that is refused, undefined when only authenticate can
    * tell. Held to the same promise: a revoked key fails at once (PostgreSQL: within
    * 100 ms). */
-  verdictNow(key: string): Principal | null | undefined;
+  authenticateFromMemory(key: string): Principal | null | undefined;
   /** Told of each api_keys row that presents itself as active but that the key log does
    * not describe so (changed behind the triggers), once per key and reason. */
   onDistrust?(listener: (name: string, reason: string) => void): void;

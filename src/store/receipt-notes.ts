@@ -44,7 +44,7 @@ export function makeReceiptNotes(key: SigningKeyData, logId: string): ReceiptNot
       if (!signed) signHere(batch, text);
       signed = true;
     };
-    return { takeSync: once, take: () => Promise.resolve(once()) };
+    return { placeReceiptsSync: once, placeReceipts: () => Promise.resolve(once()) };
   };
   return { textOf, put, signHere, signedWhenTaken };
 }

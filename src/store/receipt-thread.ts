@@ -47,7 +47,7 @@ interface SigningThread {
 function blockingTicket(thread: SigningThread, notes: ReceiptNotes, batch: BatchToSign, text: string, id: number): Ticket {
   const fallback = notes.signedWhenTaken(batch, text);
   let taken = false;
-  const takeSync = () => {
+  const placeReceiptsSync = () => {
     if (taken) return;
     taken = true;
     const deadline = Date.now() + THREAD_WAIT_MS;
@@ -57,15 +57,15 @@ function blockingTicket(thread: SigningThread, notes: ReceiptNotes, batch: Batch
         if (signed.id === id) return notes.put(batch, text, signed.signatures);
         // An earlier batch's answer (that batch failed, its receipts unread) is dropped.
         if (signed.id < id) continue;
-        return fallback.takeSync();
+        return fallback.placeReceiptsSync();
       }
       const remaining = deadline - Date.now();
-      if (!thread.alive() || remaining <= 0) return fallback.takeSync();
+      if (!thread.alive() || remaining <= 0) return fallback.placeReceiptsSync();
       const seen = Atomics.load(thread.done, 0);
       if (seen < id) Atomics.wait(thread.done, 0, seen, remaining);
     }
   };
-  return { takeSync, take: () => Promise.resolve(takeSync()) };
+  return { placeReceiptsSync, placeReceipts: () => Promise.resolve(placeReceiptsSync()) };
 }
 
 /** A batch's ticket, waited for as a promise that the thread's answer settles. */
@@ -86,10 +86,10 @@ function promisedTicket(thread: SigningThread, notes: ReceiptNotes, batch: Batch
     });
   });
   return {
-    takeSync: () => {
-      throw new Error('an event loop waits for its receipts with take()');
+    placeReceiptsSync: () => {
+      throw new Error('an event loop waits for its receipts with placeReceipts()');
     },
-    take: () => signed,
+    placeReceipts: () => signed,
   };
 }
 

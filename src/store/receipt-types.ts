@@ -34,7 +34,7 @@ export interface ReceiptSigning {
 
 export interface Ticket {
   /** Blocks until the receipts are signed and puts them in place (a worker thread only). */
-  takeSync(): void;
+  placeReceiptsSync(): void;
   /** The same, without blocking the event loop. */
-  take(): Promise<void>;
+  placeReceipts(): Promise<void>;
 }

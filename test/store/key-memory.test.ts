@@ -221,7 +221,7 @@ async function fromMemory(store: InventoryStore, key: string): Promise<string | 
   const deadline = Date.now() + 5_000;
   for (;;) {
     await store.keys.authenticate(key);
-    const verdict = store.keys.verdictNow(key);
+    const verdict = store.keys.authenticateFromMemory(key);
     if (verdict !== undefined) return verdict?.name ?? null;
     if (Date.now() > deadline) throw new Error('the keys were never served from memory within 5 s');
     await sleep(20);
@@ -325,7 +325,7 @@ postgres('while the notification connection is down, each request asks the datab
     await sleep(5);
   }
   // It listens again within a second (changes.ts): everything below runs at once.
-  assert.is(a.keys.verdictNow(key), undefined, 'memory is not trusted now');
+  assert.is(a.keys.authenticateFromMemory(key), undefined, 'memory is not trusted now');
   const before = ctx.queries.filter((q) => q === KEY_QUERY).length;
   assert.is((await a.keys.authenticate(key))?.name, 'till-1');
   assert.is(ctx.queries.filter((q) => q === KEY_QUERY).length, before + 1, 'asked the database');

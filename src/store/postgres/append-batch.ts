@@ -34,7 +34,7 @@ interface Written {
 }
 
 async function write(client: pg.ClientBase, plan: BatchPlan, written: Written): Promise<void> {
-  if (plan.records.length > 0) await written.ticket?.take();
+  if (plan.records.length > 0) await written.ticket?.placeReceipts();
   written.changes = await writePlan(client, plan);
   written.head = { seq: plan.next.seq, hash: plan.next.hash };
 }
@@ -115,6 +115,6 @@ export async function appendBatch(
     throw error;
   });
   if (written.changes !== undefined) onCommitted(written.changes);
-  await written.ticket?.take();
+  await written.ticket?.placeReceipts();
   return outcomes;
 }

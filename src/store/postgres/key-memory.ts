@@ -25,7 +25,11 @@ interface RememberedKeys {
 export type KeyWatch = Pick<ChangeWatch, 'keysSeq' | 'keysRead' | 'sawKeys'>;
 
 /** watch: the notification connection, which says when the keys in memory are current. */
-export function makeKeyMemory(pool: pg.Pool, lookup: KeyLookup, watch?: KeyWatch): Pick<KeyStore, 'verdictNow' | 'authenticate'> {
+export function makeKeyMemory(
+  pool: pg.Pool,
+  lookup: KeyLookup,
+  watch?: KeyWatch,
+): Pick<KeyStore, 'authenticateFromMemory' | 'authenticate'> {
   let memory: RememberedKeys | undefined;
   // Active keys by the key as presented (no hash), for the keys now in memory.
   const known = knownKeys();
@@ -65,7 +69,7 @@ export function makeKeyMemory(pool: pg.Pool, lookup: KeyLookup, watch?: KeyWatch
     return principal ?? null;
   };
   return {
-    verdictNow: fromMemory,
+    authenticateFromMemory: fromMemory,
     async authenticate(key) {
       const heard = watch?.keysSeq();
       const read = watch?.keysRead();

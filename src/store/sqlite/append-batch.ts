@@ -147,7 +147,7 @@ export function makeEventWriter(
       done = attempt(submissions, true);
     }
     // Committed: the receipts, signed meanwhile, go with the answers.
-    done.ticket?.takeSync();
+    done.ticket?.placeReceiptsSync();
     return done.outcomes;
   };
 

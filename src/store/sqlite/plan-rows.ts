@@ -21,7 +21,7 @@ export function makePlanRows(
     for (const node of plan.tree.nodes) insertNode.run(node.level, node.index, node.hash);
     for (const entry of plan.entries) projection.put(entry);
     // A stored 200 carries its receipt: the records wait for the signatures.
-    if (plan.records.length > 0) ticket?.takeSync();
+    if (plan.records.length > 0) ticket?.placeReceiptsSync();
     for (const record of plan.records) idempotency.put(record);
   };
 }

@@ -37,7 +37,7 @@ function keyStoreOver(reader: Reader, writer: StoreWriter, at: () => string): Ke
     revoke: (name, revokedBy) => writer.revokeKey(name, revokedBy, at()),
     authenticate: async (key) => reader.keys.authenticate(key),
     // A point read on this thread, which never waits for the write lock.
-    verdictNow: (key) => reader.keys.authenticateRequest(key) ?? null,
+    authenticateFromMemory: (key) => reader.keys.authenticateRequest(key) ?? null,
     onDistrust: (listener) => reader.keys.onDistrust(listener),
     list: async () => reader.keys.list(),
     count: async () => reader.keys.count(),
