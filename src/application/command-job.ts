@@ -5,7 +5,7 @@ import type { EventMeta } from '../domain/events.ts';
 import type { Idempotent, Refused, Written } from './command-result.ts';
 
 /** Where a job is: a request answered before its batch settled is told what that allows. */
-export interface Progress {
+interface Progress {
   /** In a batch under way. */
   sent: boolean;
   /** The store can no longer promise that its batch will not commit. */

@@ -25,7 +25,7 @@ import { unconfirmedCommits, type CommitOutcomeReport } from './unconfirmed-comm
 export type { CommitOutcomeReport };
 
 /** How long an idempotency record is kept by default (IDEMPOTENCY_TTL_HOURS). */
-export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 export interface CommandHandler {
   /**
@@ -58,7 +58,7 @@ export interface CommandDeps extends GroupCommitHooks {
 }
 
 /** The longest a command waits for the database's write lock, in all its batches. */
-export const LOCK_WAIT_MS = REQUEST_BUDGET_MS;
+const LOCK_WAIT_MS = REQUEST_BUDGET_MS;
 /** What handleAll adds to LOCK_WAIT_MS per command: an operator's file of many pets is
  * one batch whose statements take longer than a request's budget. */
 const PER_COMMAND_MS = 1;

@@ -11,7 +11,7 @@ import { IdempotencyKeyReused, replayOf, type CommandResult, type Idempotent } f
 import { within } from './deadline.ts';
 
 export { IdempotencyKeyInFlight };
-export type { IdempotencyScope, StoredAnswer } from '../store/idempotency.ts';
+export type { StoredAnswer } from '../store/idempotency.ts';
 
 export interface IdempotentCommands {
   /** As CommandHandler.handle with a key; throws IdempotencyKeyReused for a key used for

@@ -5,7 +5,6 @@
 // service keeps writing. Then, holding the write lock only briefly, it replays the
 // events appended meanwhile, writes a shadow table and swaps it in, in one transaction:
 // no PATCH is lost or overwritten, and readers see the old projection until the commit.
-import type { AppliedEvent } from '../domain/events.ts';
 import type { ReplayRow } from '../store/event-log.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
@@ -38,17 +37,7 @@ interface RebuildOptions {
 
 const PROGRESS_EVERY = 50_000;
 
-/** Folds events into entries; returns how many it applied. */
-export function replay(events: Iterable<AppliedEvent>, entries = new Map<bigint, Entry>(), onEach?: (n: number) => void): number {
-  let count = 0;
-  for (const event of events) {
-    entries.set(event.petId, applyEvent(entries.get(event.petId), event));
-    if (++count % PROGRESS_EVERY === 0) onEach?.(count);
-  }
-  return count;
-}
-
-/** replay over pages of event rows, as the store reads them. */
+/** Folds pages of event rows, as the store reads them, into entries; returns how many it applied. */
 export async function replayPages(
   pages: AsyncIterable<ReplayRow[]>,
   entries = new Map<bigint, Entry>(),

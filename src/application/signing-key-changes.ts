@@ -22,7 +22,7 @@ export interface Added {
 }
 
 /** The endorsement note by `current` of `added` in the log logId, signed at time. */
-export function endorsementNote(logId: string, current: SigningKeyData, added: SigningKeyData, time: string): string {
+function endorsementNote(logId: string, current: SigningKeyData, added: SigningKeyData, time: string): string {
   const origin = originOf(logId);
   const endorser = makeSigner(current);
   const text = endorsementText(logId, verifierKey(origin, Buffer.from(makeSigner(added).publicKey, 'base64url')), time);

@@ -10,7 +10,7 @@ import bodyParser from 'koa-bodyparser';
 import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
-export const BODY_LIMIT_BYTES = 4096;
+const BODY_LIMIT_BYTES = 4096;
 
 export type ReadBody =
   | { kind: 'missing' }

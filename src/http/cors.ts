@@ -11,7 +11,7 @@ import type { Context, Middleware } from 'koa';
 import { HttpError } from './errors.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
-export const CORS_REQUEST_HEADERS = [
+const CORS_REQUEST_HEADERS = [
   'Authorization',
   'Content-Type',
   'If-Match',
@@ -21,7 +21,7 @@ export const CORS_REQUEST_HEADERS = [
   'Last-Event-ID',
 ];
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link', 'Log-Receipt'];
+const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link', 'Log-Receipt'];
 
 /** The first stage of every request while CORS is on: even an answer refused before the
  * CORS stage (a bad Host) or by it (a preflight on no path) varies by Origin. */

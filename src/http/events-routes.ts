@@ -19,7 +19,7 @@ export interface EventsDeps {
 
 /** What a stream's response is: the request-duration histogram leaves it out (a
  * stream's lifetime is not a latency). */
-export const STREAM_TYPE = 'text/event-stream; charset=utf-8';
+const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
 export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
   const handler: Route['handler'] = async (ctx) => {

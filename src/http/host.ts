@@ -14,7 +14,7 @@ const IP_FUTURE = /^v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+$/;
 
 /** Whether value is RFC 3986 host [":" port]; empty too, as a request whose target has no
  * authority sends it (RFC 9112 section 3.2). */
-export function isHostValue(value: string): boolean {
+function isHostValue(value: string): boolean {
   if (value === '' || REG_NAME_AND_PORT.test(value)) return true;
   const literal = IP_LITERAL_AND_PORT.exec(value)?.[1];
   return literal !== undefined && (isIPv6(literal) || IP_FUTURE.test(literal));

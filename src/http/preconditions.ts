@@ -60,7 +60,7 @@ export function readConditions(headers: Record<string, string | string[] | undef
   return conditions;
 }
 
-export function hasConditions(conditions: Conditions): boolean {
+function hasConditions(conditions: Conditions): boolean {
   return conditions.ifMatch !== undefined || conditions.ifNoneMatch !== undefined;
 }
 

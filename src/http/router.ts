@@ -22,7 +22,7 @@ export interface Reply {
 }
 
 /** undefined: the handler answered on the response itself (a stream). */
-export type Handler = (ctx: Context) => Reply | undefined | Promise<Reply | undefined>;
+type Handler = (ctx: Context) => Reply | undefined | Promise<Reply | undefined>;
 
 export interface Route {
   method: 'GET' | 'PATCH';

@@ -43,7 +43,7 @@ export const UNENDORSED_DATA = JSON.stringify({
 });
 
 /** The endorsement a SigningKeyAdded's data holds, or null. */
-export function endorsementOf(data: string | null): string | null {
+function endorsementOf(data: string | null): string | null {
   if (!data) return null;
   try {
     const parsed = JSON.parse(data) as { endorsedBy?: unknown };
