@@ -5,7 +5,7 @@
 // heads kept earlier, and each event of a type its actor's kind writes.
 import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
 import type { SigningKeyInfo } from '../store/audit-reads.ts';
-import { eventTypeProblem } from './verify-log.ts';
+import { eventTypeProblem } from './actor-checks.ts';
 import { keyTimeProblem } from './trust.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
