@@ -3,7 +3,7 @@
 // that a newer tree extends an older one. Each answer is a few hundred bytes, whatever the
 // log's size, and is checked here, never trusted.
 import { parseCheckpoint, parseNote, type Checkpoint, type Verifier } from '../support/checkpoint.ts';
-import { rootFromInclusion, verifyConsistency } from '../support/merkle.ts';
+import { rootFromInclusion, verifyConsistency } from '../support/merkle-verify.ts';
 import { trustedSigners, type ListedKey } from './trust.ts';
 
 /** GETs a path of the service with the key, its body as text; throws on anything but 200. */

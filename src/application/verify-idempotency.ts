@@ -22,7 +22,8 @@ import {
   verifierKey,
   type Verifier,
 } from '../support/checkpoint.ts';
-import { eventLeaf, rootFromInclusion } from '../support/merkle.ts';
+import { eventLeaf } from '../support/merkle.ts';
+import { rootFromInclusion } from '../support/merkle-verify.ts';
 
 /** What a stored receipt says it is a receipt of. */
 interface Receipt {
