@@ -3,29 +3,42 @@
 // another. Nothing here reads a stored node: the proof's hashes are all it has.
 import { nodeHash } from './merkle.ts';
 
-/** RFC 9162 section 2.1.3.2: the root an inclusion path leads to, or undefined when it cannot be one. */
-export function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: readonly Buffer[]): Buffer | undefined {
-  if (!(index >= 0 && index < size)) return undefined;
-  let fn = index;
-  let sn = size - 1;
-  let r = leaf;
-  for (const p of proof) {
-    if (sn === 0) return undefined;
+/**
+ * RFC 9162's climb up a proof from the node at index `fn` of a tree whose last index at
+ * that level is `sn`: at each step the proof's hash is the node's left sibling (given to
+ * `left`) or its right one (given to `right`). False when the proof is longer than the
+ * tree is tall or ends below its root.
+ */
+function climb(fn: number, sn: number, path: readonly Buffer[], left: (c: Buffer) => void, right: (c: Buffer) => void): boolean {
+  for (const c of path) {
+    if (sn === 0) return false;
     if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
+      left(c);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
       }
     } else {
-      r = nodeHash(r, p);
+      right(c);
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);
   }
-  return sn === 0 ? r : undefined;
+  return sn === 0;
+}
+
+/** RFC 9162 section 2.1.3.2: the root an inclusion path leads to, or undefined when it cannot be one. */
+export function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: readonly Buffer[]): Buffer | undefined {
+  if (!(index >= 0 && index < size)) return undefined;
+  let r = leaf;
+  const reached = climb(
+    index,
+    size - 1,
+    proof,
+    (p) => (r = nodeHash(p, r)),
+    (p) => (r = nodeHash(r, p)),
+  );
+  return reached ? r : undefined;
 }
 
 /** RFC 9162 section 2.1.4.2: whether proof shows the tree of size `from` (root fromRoot) is a prefix of the one of size `to`. */
@@ -44,22 +57,15 @@ export function verifyConsistency(from: number, to: number, fromRoot: Buffer, to
   }
   let fr = path[0]!;
   let sr = path[0]!;
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
+  const reached = climb(
+    fn,
+    sn,
+    path.slice(1),
+    (c) => {
       fr = nodeHash(c, fr);
       sr = nodeHash(c, sr);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      sr = nodeHash(sr, c);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 && fr.equals(fromRoot) && sr.equals(toRoot);
+    },
+    (c) => (sr = nodeHash(sr, c)),
+  );
+  return reached && fr.equals(fromRoot) && sr.equals(toRoot);
 }
