@@ -24,6 +24,7 @@ import { makeInventoryCache } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
+import { metricsObserver } from './http/metrics-observer.ts';
 import { observe } from './http/observe.ts';
 import { makeRouter, underPrefix } from './http/router.ts';
 import type { Logger } from './support/logger.ts';
@@ -122,7 +123,7 @@ export function buildApp({
   const cors = corsOrigins.length > 0;
   app.use(
     compose([
-      observe(logger, metrics, router.templateOf),
+      observe(logger, metricsObserver(metrics), router.templateOf),
       errorBoundary(logger, {
         fault: (error) => store.fault(error),
         onUnavailable: (error) => {
