@@ -113,7 +113,7 @@ function openContainer(at: Cursor, stack: Open[]): JsonNode | undefined {
     at.i++;
     return node;
   }
-  stack.push(node.kind === 'object' ? { node, key: at.readKey(node) } : { node: node as JsonNode & { kind: 'array' } });
+  stack.push(node.kind === 'object' ? { node, key: at.readKey(node) } : { node });
   return undefined;
 }
 
