@@ -9,7 +9,7 @@ import { trustedSigners, type ListedKey } from './trust.ts';
 /** GETs a path of the service with the key, its body as text; throws on anything but 200. */
 export type TextGet = (path: string) => Promise<string>;
 
-export interface CountingGet {
+interface CountingGet {
   get: TextGet;
   /** The bytes of every body downloaded so far. */
   bytes(): number;

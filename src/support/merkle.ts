@@ -30,7 +30,7 @@ export class MissingNode extends Error {
   }
 }
 
-export function leafHash(data: Buffer): Buffer {
+function leafHash(data: Buffer): Buffer {
   return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
@@ -58,7 +58,7 @@ function splitPoint(n: number): number {
  * complete subtrees, largest first, as the RFC's recursion cuts it. lo must be a
  * multiple of a power of two at least hi - lo (every range a proof asks for is).
  */
-export function rangeNodes(lo: number, hi: number): NodeKey[] {
+function rangeNodes(lo: number, hi: number): NodeKey[] {
   const keys: NodeKey[] = [];
   while (lo < hi) {
     let size = 1;
@@ -74,7 +74,7 @@ export function rangeNodes(lo: number, hi: number): NodeKey[] {
 }
 
 /** The hash of the leaves [lo, hi) (the tree's root for [0, size)). */
-export function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
+function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
   if (hi <= lo) {
     if (lo === 0 && hi === 0) return EMPTY_ROOT;
     throw new Error(`no subtree for leaves [${lo}, ${hi})`);
