@@ -25,6 +25,7 @@ import { inventoryListRender } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
+import { metricsObserver } from './http/metrics-observer.ts';
 import { observe } from './http/observe.ts';
 import { makeRouter, underPrefix, type Route } from './http/router.ts';
 import type { Logger } from './support/logger.ts';
@@ -108,7 +109,7 @@ function requestStages(
   const router = makeRouter(routes);
   const cors = corsOrigins.length > 0;
   return compose([
-    observe(logger, metrics, router.templateOf),
+    observe(logger, metricsObserver(metrics), router.templateOf),
     errorBoundary(logger, {
       fault: (error) => store.fault(error),
       onUnavailable: (error) => {

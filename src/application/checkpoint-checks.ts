@@ -3,13 +3,13 @@
 // that a newer tree extends an older one. Each answer is a few hundred bytes, whatever the
 // log's size, and is checked here, never trusted.
 import { parseCheckpoint, parseNote, type Checkpoint, type Verifier } from '../support/checkpoint.ts';
-import { rootFromInclusion, verifyConsistency } from '../support/merkle.ts';
+import { rootFromInclusion, verifyConsistency } from '../support/merkle-verify.ts';
 import { trustedSigners, type ListedKey } from './trust.ts';
 
 /** GETs a path of the service with the key, its body as text; throws on anything but 200. */
 export type TextGet = (path: string) => Promise<string>;
 
-export interface CountingGet {
+interface CountingGet {
   get: TextGet;
   /** The bytes of every body downloaded so far. */
   bytes(): number;

@@ -5,10 +5,18 @@
 // signed when first asked for.
 import { RETIREMENT_CHECK_MS } from '../store/retired-key.ts';
 import { retiredProblem } from '../store/signing-keys.ts';
-import { frontierNodes, inclusionRanges, consistencyRanges, nodesOf, proofHashes, treeRoot, type NodeKey } from '../support/merkle.ts';
+import {
+  frontierNodes,
+  inclusionRanges,
+  consistencyRanges,
+  nodeId,
+  nodesOf,
+  proofHashes,
+  treeRoot,
+  type NodeKey,
+} from '../support/merkle.ts';
 import { checkpointText, ORIGIN_PREFIX, originOf, parseCheckpoint, parseNote, signedNote } from '../support/checkpoint.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
-import { nodeId } from '../store/batch-plan.ts';
 import type { Signer } from '../support/signing.ts';
 import type { EventLog } from '../store/event-log.ts';
 
@@ -57,27 +65,46 @@ interface Deps {
   onPublished?: (logId: string, size: number, root: Buffer) => void;
 }
 
-export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: Deps): Checkpoints {
-  let newest: { size: number; note: string } | undefined;
-  // Asked while one is being signed for the same size: the same answer.
-  let signing: { size: number; note: Promise<string> } | undefined;
+type LogHead = Awaited<ReturnType<AuditReads['logHead']>>;
 
-  const lookupOf = async (keys: readonly NodeKey[]) => {
-    const nodes = await store.treeNodes(keys);
-    return (level: number, index: number) => nodes.get(nodeId(level, index));
-  };
-  const sizeNow = async () => (await store.logHead()).seq;
-  // What the key log said of this instance's key, read at most once per the revocation
-  // bound; a retirement, once seen, is final.
+/** Throws SigningKeyRetired once the key log retires signer's key: it is read at most once
+ * per the revocation bound, and a retirement, once seen, is final. */
+function retirementWatch(store: Pick<AuditReads, 'signingKeys'>, signer: Signer | undefined, now: () => number) {
   let retired: string | undefined;
   let checkedAt = -Infinity;
-  const mayStillSign = async () => {
+  return async (): Promise<void> => {
     if (signer && retired === undefined && now() - checkedAt >= RETIREMENT_CHECK_MS) {
       retired = retiredProblem(await store.signingKeys(), signer.keyId);
       checkedAt = now();
     }
     if (retired !== undefined) throw new SigningKeyRetired(retired);
   };
+}
+
+/** The checkpoint of the tree of the head's events, signed now, and that tree's root. */
+async function signCheckpoint(
+  head: LogHead,
+  store: Pick<AuditReads, 'treeNodes'>,
+  signer: Signer,
+  now: () => number,
+): Promise<{ note: string; root: Buffer }> {
+  const root = treeRoot(head.seq, await lookupOf(store, frontierNodes(head.seq)));
+  const origin = originOf(head.logId);
+  const text = checkpointText({ origin, size: head.seq, root, keys: head.keys, time: new Date(now()).toISOString() });
+  return { note: signedNote(text, origin, Buffer.from(signer.publicKey, 'base64url'), signer.sign(text)), root };
+}
+
+/** The stored nodes of these keys, read at once, as a lookup. */
+async function lookupOf(store: Pick<AuditReads, 'treeNodes'>, keys: readonly NodeKey[]) {
+  const nodes = await store.treeNodes(keys);
+  return (level: number, index: number) => nodes.get(nodeId(level, index));
+}
+
+export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: Deps): Checkpoints {
+  let newest: { size: number; note: string } | undefined;
+  // Asked while one is being signed for the same size: the same answer.
+  let signing: { size: number; made: Promise<{ note: string; root: Buffer }> } | undefined;
+  const mayStillSign = retirementWatch(store, signer, now);
   const keep = (size: number, note: string, logId: string, root: Buffer) => {
     if (!newest || size >= newest.size) newest = { size, note };
     // After the answers that carry it: setImmediate runs once this turn's writes are out.
@@ -89,28 +116,22 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
     const head = await store.logHead();
     if (newest?.size === head.seq) return newest.note;
     if (!signer) throw new NoSigningKey();
-    if (signing?.size === head.seq) return signing.note;
-    let root: Buffer = Buffer.alloc(0);
-    const note = (async () => {
-      root = treeRoot(head.seq, await lookupOf(frontierNodes(head.seq)));
-      const origin = originOf(head.logId);
-      const text = checkpointText({ origin, size: head.seq, root, keys: head.keys, time: new Date(now()).toISOString() });
-      return signedNote(text, origin, Buffer.from(signer.publicKey, 'base64url'), signer.sign(text));
-    })();
-    signing = { size: head.seq, note };
+    if (signing?.size === head.seq) return (await signing.made).note;
+    const made = signCheckpoint(head, store, signer, now);
+    signing = { size: head.seq, made };
     try {
-      const made = await note;
-      keep(head.seq, made, head.logId, root);
-      return made;
+      const { note, root } = await made;
+      keep(head.seq, note, head.logId, root);
+      return note;
     } finally {
-      if (signing?.note === note) signing = undefined;
+      if (signing?.made === made) signing = undefined;
     }
   };
 
   const proof = async (ranges: ReturnType<typeof inclusionRanges>, size: number) => {
-    const head = await sizeNow();
+    const head = (await store.logHead()).seq;
     if (size > head) throw new TreeSizePastHead(size, head);
-    return proofHashes(ranges, await lookupOf(nodesOf(ranges)));
+    return proofHashes(ranges, await lookupOf(store, nodesOf(ranges)));
   };
 
   return {

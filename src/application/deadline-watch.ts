@@ -16,76 +16,104 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-/** Sends jobs through `submit`, each answered by its deadline plus the grace. */
-export function deadlineWatch(submit: (job: Job) => Promise<JobResult>, unconfirmed: UnconfirmedCommits) {
-  // The callers still waiting; a job answered before its batch settled is marked instead.
-  const waiting = new Map<Job, Waiting>();
-  const answeredUnconfirmed = new WeakSet<Job>();
+/** The callers still waiting, and the jobs answered before their batch settled. */
+interface Watched {
+  waiting: Map<Job, Waiting>;
+  answeredUnconfirmed: WeakSet<Job>;
+  unconfirmed: UnconfirmedCommits;
+}
+
+/**
+ * One timer for every waiting job, set for the earliest time one is due: `answerDue`
+ * answers the jobs due at a time and says when the next one is (Infinity: none). Returns
+ * what asks to be woken by a time.
+ */
+function dueTimer(answerDue: (now: number) => number): (at: number) => void {
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Infinity;
-
   const wakeAt = (at: number) => {
     if (timer) clearTimeout(timer);
     timerAt = at;
-    timer = setTimeout(answerOverdue, Math.max(0, at - Date.now()));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        timerAt = Infinity;
+        const next = answerDue(Date.now());
+        if (next < Infinity) wakeAt(next);
+      },
+      Math.max(0, at - Date.now()),
+    );
     // The callers' own connections keep the process alive while they wait.
     timer.unref();
   };
-  const answerOverdue = () => {
-    timer = undefined;
-    timerAt = Infinity;
-    const at = Date.now();
-    let next = Infinity;
-    for (const job of waiting.keys()) {
-      const due = job.deadline + ANSWER_GRACE_MS;
-      if (due <= at) answerUnsettled(job);
-      else if (due < next) next = due;
-    }
-    if (next < Infinity) wakeAt(next);
+  return (at) => {
+    if (at < timerAt) wakeAt(at);
   };
-  /** The caller of a waiting job, no longer waiting once taken. */
-  const callerOf = (job: Job): Waiting | undefined => {
-    const caller = waiting.get(job);
-    waiting.delete(job);
-    return caller;
-  };
-  /** What may be said by the deadline of a job whose batch has not settled. */
-  const answerUnsettled = (job: Job) => {
-    const caller = callerOf(job);
-    const { progress } = job;
-    if (!progress.committing) {
-      // Not sent: dropped from the queue. Sent: the store sends no COMMIT after the
-      // batch's deadline, which is this job's or earlier.
-      if (!progress.sent) progress.abandoned = true;
-      return caller?.reject(new DeadlinePassed());
-    }
-    answeredUnconfirmed.add(job);
-    caller?.reject(new CommitUnconfirmed({}));
-  };
-  const settled = (job: Job, result: JobResult) => {
-    const caller = callerOf(job);
-    if (caller) caller.resolve(result);
-    // A stored refusal appended no event: the write the client asked for did not happen.
-    else if (answeredUnconfirmed.has(job)) unconfirmed.report(job, result.kind === 'applied' ? 'committed' : 'not committed');
-  };
-  const failed = (job: Job, error: unknown) => {
-    const caller = callerOf(job);
-    if (error instanceof CommitUnconfirmed) {
-      answeredUnconfirmed.add(job);
-      unconfirmed.lookUp(job, error);
-    } else if (!caller && answeredUnconfirmed.has(job)) unconfirmed.report(job, 'not committed');
-    caller?.reject(error);
-  };
+}
 
+/** The caller of a waiting job, no longer waiting once found. */
+function callerOf(watched: Watched, job: Job): Waiting | undefined {
+  const caller = watched.waiting.get(job);
+  watched.waiting.delete(job);
+  return caller;
+}
+
+/** Answers the jobs overdue at `at`; when the next one is due (Infinity: none). */
+function answerOverdue(watched: Watched, at: number): number {
+  let next = Infinity;
+  for (const job of watched.waiting.keys()) {
+    const due = job.deadline + ANSWER_GRACE_MS;
+    if (due <= at) answerUnsettled(watched, job);
+    else if (due < next) next = due;
+  }
+  return next;
+}
+
+/** What may be said by the deadline of a job whose batch has not settled. */
+function answerUnsettled(watched: Watched, job: Job): void {
+  const caller = callerOf(watched, job);
+  const { progress } = job;
+  if (!progress.committing) {
+    // Not sent: dropped from the queue. Sent: the store sends no COMMIT after the
+    // batch's deadline, which is this job's or earlier.
+    if (!progress.sent) progress.abandoned = true;
+    return caller?.reject(new DeadlinePassed());
+  }
+  watched.answeredUnconfirmed.add(job);
+  caller?.reject(new CommitUnconfirmed({}));
+}
+
+function settled(watched: Watched, job: Job, result: JobResult): void {
+  const caller = callerOf(watched, job);
+  if (caller) caller.resolve(result);
+  // A stored refusal appended no event: the write the client asked for did not happen.
+  else if (watched.answeredUnconfirmed.has(job)) {
+    watched.unconfirmed.report(job, result.kind === 'applied' ? 'committed' : 'not committed');
+  }
+}
+
+function failed(watched: Watched, job: Job, error: unknown): void {
+  const caller = callerOf(watched, job);
+  if (error instanceof CommitUnconfirmed) {
+    watched.answeredUnconfirmed.add(job);
+    watched.unconfirmed.lookUp(job, error);
+  } else if (!caller && watched.answeredUnconfirmed.has(job)) watched.unconfirmed.report(job, 'not committed');
+  caller?.reject(error);
+}
+
+/** Sends jobs through `submit`, each answered by its deadline plus the grace. */
+export function deadlineWatch(submit: (job: Job) => Promise<JobResult>, unconfirmed: UnconfirmedCommits) {
+  const watched: Watched = { waiting: new Map(), answeredUnconfirmed: new WeakSet(), unconfirmed };
+  const wakeBy = dueTimer((at) => answerOverdue(watched, at));
   return {
     /** The job's result, or by its deadline plus the grace what can be said then. */
     attempt: (job: Job) =>
       new Promise<JobResult>((resolve, reject) => {
-        waiting.set(job, { resolve, reject });
-        if (job.deadline + ANSWER_GRACE_MS < timerAt) wakeAt(job.deadline + ANSWER_GRACE_MS);
+        watched.waiting.set(job, { resolve, reject });
+        wakeBy(job.deadline + ANSWER_GRACE_MS);
         submit(job).then(
-          (result) => settled(job, result),
-          (error: unknown) => failed(job, error),
+          (result) => settled(watched, job, result),
+          (error: unknown) => failed(watched, job, error),
         );
       }),
   };

@@ -9,9 +9,9 @@ export const REQUEST_BUDGET_MS = 5_000;
  * goes on; what it brings later is dropped). For reads, which change nothing. */
 export function within<T>(promise: Promise<T>, deadline: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
+  const passed = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new DeadlinePassed()), Math.max(0, deadline - Date.now()));
   });
   promise.catch(() => undefined);
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, passed]).finally(() => clearTimeout(timer));
 }

@@ -21,7 +21,7 @@ import { keyTimeProblem, trustedKeys, trustedSigners, verifiersOf, type ListedKe
 export type WholeLogVerdict =
   { ok: true; events: number; head: { seq: number; hash: string } } | { ok: false; reason: string; seq?: number };
 
-export interface MonitorRun {
+interface MonitorRun {
   get: TextGet;
   /** The kept checkpoint (FILE), undefined on a first run. */
   kept?: string;
@@ -33,7 +33,7 @@ export interface MonitorRun {
   wholeLog(): Promise<WholeLogVerdict>;
 }
 
-export type MonitorVerdict =
+type MonitorVerdict =
   { ok: true; checkpoint: SignedCheckpoint; keys: string[]; report: string[] } | { ok: false; reason: string; report: string[] };
 
 /** A kept file that holds no checkpoint: an error of the monitor's own files, never a pass. */

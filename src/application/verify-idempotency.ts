@@ -22,7 +22,8 @@ import {
   verifierKey,
   type Verifier,
 } from '../support/checkpoint.ts';
-import { eventLeaf, rootFromInclusion } from '../support/merkle.ts';
+import { eventLeaf } from '../support/merkle.ts';
+import { rootFromInclusion } from '../support/merkle-verify.ts';
 
 /** What a stored receipt says it is a receipt of. */
 interface Receipt {
@@ -43,16 +44,41 @@ export type RecordsVerdict = { ok: true; records: number } | { ok: false; record
 
 const ITEM_PATH = /^\/v1\/inventory\/([1-9][0-9]*)$/;
 
-export async function verifyIdempotency(
-  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'logHead' | 'signingKeys'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
-): Promise<RecordsVerdict> {
+/** The log's id and its signing keys, as the receipts are checked against them. */
+async function logKeysOf(store: Pick<AuditReads, 'logHead' | 'signingKeys'>): Promise<LogKeys> {
   const { logId } = await store.logHead();
   const listed = await store.signingKeys();
-  const keys: LogKeys = {
+  return {
     logId,
     byId: new Map(listed.map((k) => [k.keyId, publicKeyFromRaw(k.publicKey)])),
     verifiers: listed.map((k) => parseVerifierKey(verifierKey(originOf(logId), Buffer.from(k.publicKey, 'base64url'))) as Verifier),
   };
+}
+
+/** Why a stored 200 does not match the event of its entry's version (another quantity,
+ * or a receipt for another event); undefined when it does. */
+function storedAnswerProblem(
+  want: { quantity: unknown; path: string; receipt?: Receipt },
+  event: { seq: bigint; version: bigint; type: string; data: string; hash: string | null },
+): string | undefined {
+  const { seq, version, hash } = event;
+  const decoded = decodeEvent(event.type, event.data);
+  if (decoded.type !== 'QuantitySet' || decoded.data.quantity !== want.quantity) {
+    return `the stored 200 for ${want.path} at version ${version} does not match that event`;
+  }
+  if (want.receipt && (BigInt(want.receipt.seq) !== seq || want.receipt.hash !== hash)) {
+    return (
+      `the stored 200 for ${want.path} at version ${version} has a receipt for seq ${want.receipt.seq} (hash ${want.receipt.hash}), ` +
+      `not for its event (seq ${seq}, hash ${hash})`
+    );
+  }
+  return undefined;
+}
+
+export async function verifyIdempotency(
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'logHead' | 'signingKeys'> & { idempotency: Pick<IdempotencyStore, 'unexpired'> },
+): Promise<RecordsVerdict> {
+  const keys = await logKeysOf(store);
   // By "petId:version": the quantity each stored 200 says was set, and its receipt.
   const expected = new Map<string, { quantity: unknown; path: string; receipt?: Receipt }>();
   let records = 0;
@@ -83,19 +109,8 @@ export async function verifyIdempotency(
         const id = `${petId}:${version}`;
         const want = expected.get(id);
         if (!want) continue;
-        const event = decodeEvent(type, data);
-        if (event.type !== 'QuantitySet' || event.data.quantity !== want.quantity) {
-          return { ok: false, records, reason: `the stored 200 for ${want.path} at version ${version} does not match that event` };
-        }
-        if (want.receipt && (BigInt(want.receipt.seq) !== seq || want.receipt.hash !== hash)) {
-          return {
-            ok: false,
-            records,
-            reason:
-              `the stored 200 for ${want.path} at version ${version} has a receipt for seq ${want.receipt.seq} (hash ${want.receipt.hash}), ` +
-              `not for its event (seq ${seq}, hash ${hash})`,
-          };
-        }
+        const wrong = storedAnswerProblem(want, { seq, version, type, data, hash });
+        if (wrong) return { ok: false, records, reason: wrong };
         expected.delete(id);
       }
     }

@@ -19,7 +19,7 @@ import {
   type TextGet,
 } from './checkpoint-checks.ts';
 
-export type ReceiptVerdict = { ok: true; report: string[] } | { ok: false; reason: string };
+type ReceiptVerdict = { ok: true; report: string[] } | { ok: false; reason: string };
 
 const WHO = 'check';
 

@@ -5,7 +5,7 @@
 // heads kept earlier, and each event of a type its actor's kind writes.
 import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
 import type { SigningKeyInfo } from '../store/audit-reads.ts';
-import { eventTypeProblem } from './verify-log.ts';
+import { eventTypeProblem } from './actor-checks.ts';
 import { keyTimeProblem } from './trust.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
@@ -110,6 +110,88 @@ interface FeedEvent {
   hash: string;
 }
 
+/** The kept heads' event-log digests by seq, or why they cannot all be extended: a kept
+ * head not signed for this log, two naming one seq differently, or a key log cut or
+ * rewritten since. */
+function keptDigests(
+  kept: readonly (SignedHead | Digest)[],
+  head: SignedHead,
+  keys: readonly SigningKeyInfo[],
+): Map<number, string> | string {
+  const wanted = new Map<number, string>();
+  const wantedKeys: Digest[] = [];
+  const want = (d: Digest, from: string): string | undefined => {
+    if (d.chain === 'keys') {
+      wantedKeys.push(d);
+      return undefined;
+    }
+    if (wanted.has(d.seq) && wanted.get(d.seq) !== d.hash) return `${from} names seq ${d.seq} with another hash than another kept head`;
+    wanted.set(d.seq, d.hash);
+    return undefined;
+  };
+  for (const k of kept) {
+    if (!('signature' in k)) {
+      const clash = want(k, 'a kept digest');
+      if (clash) return clash;
+      continue;
+    }
+    const wrong = headSignatureProblem(k, head.logId, keys);
+    if (wrong) return `a kept head (seq ${k.seq}, ${k.time}): ${wrong}`;
+    for (const d of digestsOfHead(k)) {
+      const clash = want(d, `the kept head of ${k.time}`);
+      if (clash) return clash;
+    }
+  }
+  wanted.set(head.seq, head.hash);
+  // The key log's rows are not served: its head can only be compared with kept ones.
+  for (const d of wantedKeys) {
+    if (d.seq > head.keys.seq) return `the key log ends at key seq ${head.keys.seq}, before a kept head's ${d.seq}: it was truncated`;
+    if (d.seq === head.keys.seq && d.hash !== head.keys.hash) {
+      return `the key log's head at key seq ${d.seq} differs from a kept head's: it was rewritten`;
+    }
+  }
+  return wanted;
+}
+
+/** Why a served event is not the next link after prev, or undefined when it is. */
+function feedEventProblem(e: FeedEvent, [seqText, petId]: [string, string], prev: Digest, wanted: Map<number, string>): string | undefined {
+  const seq = Number(seqText);
+  if (seq !== prev.seq + 1) return `seq ${prev.seq} is followed by ${seq}: events were removed`;
+  if (e.prevHash !== prev.hash) return 'prev_hash does not link to the event before it';
+  const fields = { ...e, seq: BigInt(seqText), petId: BigInt(petId), data: JSON.stringify(e.data) };
+  if (eventHash(fields) !== e.hash) return 'the hash does not match the event: a field was changed';
+  // The keys' scopes are not served: a read-only key's event is caught with the database.
+  const wrongType = eventTypeProblem(e.actor, e.type);
+  if (wrongType) return wrongType;
+  const kept = wanted.get(seq);
+  if (kept !== undefined && kept !== e.hash) return `the event has hash ${e.hash}, not the kept head's: history up to it was rewritten`;
+  return undefined;
+}
+
+/** GET /v1/events from the first event to the last, page by page: its head and count, or where it broke. */
+async function readFeed(
+  get: ApiGet,
+  wanted: Map<number, string>,
+): Promise<{ ok: true; head: Digest; events: number } | Extract<ApiVerdict, { ok: false }>> {
+  let prev: Digest = { seq: 0, hash: GENESIS_HASH };
+  let events = 0;
+  for (;;) {
+    const text = await get(`/v1/events?after=${prev.seq}&limit=${PAGE}`);
+    const page = JSON.parse(text) as FeedEvent[];
+    const ids = exactIds(text);
+    if (ids.length !== page.length) return { ok: false, reason: 'a page of GET /v1/events is not a list of events' };
+    for (let i = 0; i < page.length; i++) {
+      const e = page[i]!;
+      const seq = Number(ids[i]![0]);
+      const problem = feedEventProblem(e, ids[i]!, prev, wanted);
+      if (problem) return { ok: false, seq, reason: problem };
+      prev = { seq, hash: e.hash };
+      events++;
+    }
+    if (page.length < PAGE) return { ok: true, head: prev, events };
+  }
+}
+
 /**
  * The service's log through GET /v1/events, from its first event: every hash recomputed,
  * seqs without gaps; its signed head (GET /v1/log/head) checked against the published
@@ -123,75 +205,17 @@ export async function verifyThroughApi(get: ApiGet, kept: readonly (SignedHead |
   if (typeof head === 'string') return { ok: false, reason: `the service's head ${head}` };
   const headWrong = headSignatureProblem(head, head.logId, keys);
   if (headWrong) return { ok: false, reason: `the service's signed head: ${headWrong}` };
-  const wanted = new Map<number, string>();
-  const wantedKeys: Digest[] = [];
-  const want = (d: Digest, from: string): string | undefined => {
-    if (d.chain === 'keys') {
-      wantedKeys.push(d);
-      return undefined;
-    }
-    if (wanted.has(d.seq) && wanted.get(d.seq) !== d.hash) return `${from} names seq ${d.seq} with another hash than another kept head`;
-    wanted.set(d.seq, d.hash);
-    return undefined;
-  };
-  for (const k of kept) {
-    if ('signature' in k) {
-      const wrong = headSignatureProblem(k, head.logId, keys);
-      if (wrong) return { ok: false, reason: `a kept head (seq ${k.seq}, ${k.time}): ${wrong}` };
-      for (const d of digestsOfHead(k)) {
-        const clash = want(d, `the kept head of ${k.time}`);
-        if (clash) return { ok: false, reason: clash };
-      }
-    } else {
-      const clash = want(k, 'a kept digest');
-      if (clash) return { ok: false, reason: clash };
-    }
-  }
-  wanted.set(head.seq, head.hash);
-  // The key log's rows are not served: its head can only be compared with kept ones.
-  for (const d of wantedKeys) {
-    if (d.seq > head.keys.seq) {
-      return { ok: false, reason: `the key log ends at key seq ${head.keys.seq}, before a kept head's ${d.seq}: it was truncated` };
-    }
-    if (d.seq === head.keys.seq && d.hash !== head.keys.hash) {
-      return { ok: false, reason: `the key log's head at key seq ${d.seq} differs from a kept head's: it was rewritten` };
-    }
-  }
-
-  let prev: Digest = { seq: 0, hash: GENESIS_HASH };
-  let events = 0;
-  for (;;) {
-    const text = await get(`/v1/events?after=${prev.seq}&limit=${PAGE}`);
-    const page = JSON.parse(text) as FeedEvent[];
-    const ids = exactIds(text);
-    if (ids.length !== page.length) return { ok: false, reason: 'a page of GET /v1/events is not a list of events' };
-    for (let i = 0; i < page.length; i++) {
-      const e = page[i]!;
-      const [seqText, petId] = ids[i]!;
-      const seq = Number(seqText);
-      if (seq !== prev.seq + 1) return { ok: false, seq, reason: `seq ${prev.seq} is followed by ${seq}: events were removed` };
-      if (e.prevHash !== prev.hash) return { ok: false, seq, reason: 'prev_hash does not link to the event before it' };
-      const fields = { ...e, seq: BigInt(seqText), petId: BigInt(petId), data: JSON.stringify(e.data) };
-      if (eventHash(fields) !== e.hash) return { ok: false, seq, reason: 'the hash does not match the event: a field was changed' };
-      // The keys' scopes are not served: a read-only key's event is caught with the database.
-      const wrongType = eventTypeProblem(e.actor, e.type);
-      if (wrongType) return { ok: false, seq, reason: wrongType };
-      const kept = wanted.get(seq);
-      if (kept !== undefined && kept !== e.hash) {
-        return { ok: false, seq, reason: `the event has hash ${e.hash}, not the kept head's: history up to it was rewritten` };
-      }
-      prev = { seq, hash: e.hash };
-      events++;
-    }
-    if (page.length < PAGE) break;
-  }
+  const wanted = keptDigests(kept, head, keys);
+  if (typeof wanted === 'string') return { ok: false, reason: wanted };
+  const read = await readFeed(get, wanted);
+  if (!read.ok) return read;
   const beyond = Math.max(0, ...wanted.keys());
-  if (beyond > prev.seq) {
+  if (beyond > read.head.seq) {
     return {
       ok: false,
       seq: beyond,
-      reason: `the log ends at seq ${prev.seq}, before a signed or kept head's seq ${beyond}: it was truncated`,
+      reason: `the log ends at seq ${read.head.seq}, before a signed or kept head's seq ${beyond}: it was truncated`,
     };
   }
-  return { ok: true, events, head, keys: keys.length };
+  return { ok: true, events: read.events, head, keys: keys.length };
 }

@@ -3,11 +3,9 @@
 // and the replays (rebuild-projection, stock-at, a copy's import) all use it, so they
 // cannot drift apart.
 import { evolve } from './evolve.ts';
-import type { DomainEvent, EntryState } from './events.ts';
+import type { EntryState, PlacedEvent } from './events.ts';
 
-/** An event placed in its pet's stream: what applying it needs. A decided event has no
- * seq yet (the log gives it one on append); one read from the log has. */
-export type PlacedEvent = DomainEvent & { petId: bigint; version: number; recordedAt: string; seq?: number };
+export type { PlacedEvent } from './events.ts';
 
 /** One inventory entry: a row of the projection. */
 export interface Entry extends EntryState {

@@ -21,15 +21,18 @@ export interface EventMeta {
   requestId: string;
 }
 
-/** An event with its place in the log: all that applying it to an entry needs. */
-export type AppliedEvent = DomainEvent & {
-  seq: number;
-  petId: bigint;
-  version: number;
-  recordedAt: string;
-};
+// One event at three stages, each the one before with more fields: placed in its pet's
+// stream (what applying it to an entry needs), numbered by the log, and recorded with
+// who made it.
 
-/** An event as stored in the log. */
+/** An event placed in its pet's stream: what applying it needs. A decided event has no
+ * seq yet (the log gives it one on append); one read from the log has. */
+export type PlacedEvent = DomainEvent & { petId: bigint; version: number; recordedAt: string; seq?: number };
+
+/** A placed event the log has numbered: one read back from the log. */
+export type AppliedEvent = PlacedEvent & { seq: number };
+
+/** A numbered event with who made it and in which request: a whole row of the log. */
 export type RecordedEvent = AppliedEvent & EventMeta;
 
 /** The state of one tracked pet, which the domain decides on. */

@@ -7,7 +7,7 @@ import { requestIdFor } from './request-id.ts';
 import type { Logger } from '../support/logger.ts';
 
 /** What observe records of each request when its response closes. */
-interface Observer {
+export interface Observer {
   answered(method: string, route: string, res: Context['res'], started: number): void;
 }
 

@@ -23,12 +23,13 @@ export function readNumberLiteral(literal: string): NumberReading {
   // Where the decimal point falls in the significant digits once the exponent moves it.
   // The exponent may be huge ("1e99999999999999999999"): compare before building anything.
   const leadingZeros = whole!.length + fraction.length - digits.length;
-  const point = BigInt(whole!.length - leadingZeros) + BigInt(exponent);
-  if (point < BigInt(digits.length) && !/^0*$/.test(digits.slice(Math.max(0, Number(point))))) {
+  const decimalPoint = BigInt(whole!.length - leadingZeros) + BigInt(exponent);
+  if (decimalPoint < BigInt(digits.length) && !/^0*$/.test(digits.slice(Math.max(0, Number(decimalPoint))))) {
     return { kind: 'fraction' };
   }
-  if (point > BigInt(MAX_DIGITS)) return { kind: 'huge', negative: sign === '-' };
-  const integer = BigInt(digits.slice(0, Math.max(0, Number(point))) || '0') * 10n ** BigInt(Math.max(0, Number(point) - digits.length));
+  if (decimalPoint > BigInt(MAX_DIGITS)) return { kind: 'huge', negative: sign === '-' };
+  const integer =
+    BigInt(digits.slice(0, Math.max(0, Number(decimalPoint))) || '0') * 10n ** BigInt(Math.max(0, Number(decimalPoint) - digits.length));
   return { kind: 'integer', value: sign === '-' ? -integer : integer };
 }
 

@@ -36,109 +36,126 @@ type Open = { node: JsonNode & { kind: 'array' } } | { node: JsonNode & { kind: 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;
 
+/** The reader's place in the text, and the reads of one token at it. */
+class Cursor {
+  constructor(
+    readonly text: string,
+    public i: number,
+  ) {}
+
+  fail(what: string): never {
+    throw new Stop({ ok: false, problem: 'malformed', reason: `${what} at ${where(this.text, this.i)}` });
+  }
+
+  skipWhitespace(): void {
+    WHITESPACE.lastIndex = this.i;
+    WHITESPACE.exec(this.text);
+    this.i = WHITESPACE.lastIndex;
+  }
+
+  readString(): string {
+    const { text } = this;
+    const start = this.i;
+    let end = start + 1;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    if (end >= text.length) this.fail('a string that never ends');
+    try {
+      // JSON.parse of the one string checks its escapes and control characters exactly.
+      const value = JSON.parse(text.slice(start, end + 1)) as string;
+      this.i = end + 1;
+      return value;
+    } catch {
+      return this.fail('a string with a raw control character or a bad escape');
+    }
+  }
+
+  /** A member's name and its colon; a name the object has already is a duplicate. */
+  readKey(object: JsonNode & { kind: 'object' }): string {
+    this.skipWhitespace();
+    if (this.text[this.i] !== '"') this.fail(`expected a member name in double quotes, found ${found(this.text, this.i)}`);
+    const start = this.i;
+    const key = this.readString();
+    if (object.members.has(key)) throw new Stop({ ok: false, problem: 'duplicate', member: key, at: where(this.text, start) });
+    this.skipWhitespace();
+    if (this.text[this.i] !== ':') this.fail(`expected ":" after a member name, found ${found(this.text, this.i)}`);
+    this.i++;
+    return key;
+  }
+
+  /** A string, a number, true, false or null. */
+  readScalar(): JsonNode {
+    const { text } = this;
+    const c = text[this.i];
+    if (c === '"') return { kind: 'string', value: this.readString() };
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+      NUMBER.lastIndex = this.i;
+      const literal = NUMBER.exec(text)?.[0];
+      if (literal === undefined) return this.fail(`a malformed number`);
+      this.i += literal.length;
+      return { kind: 'number', literal };
+    }
+    if (text.startsWith('true', this.i) || text.startsWith('false', this.i) || text.startsWith('null', this.i)) {
+      const word = text.startsWith('null', this.i) ? 'null' : text.startsWith('true', this.i) ? 'true' : 'false';
+      this.i += word.length;
+      return word === 'null' ? { kind: 'null' } : { kind: 'boolean', value: word === 'true' };
+    }
+    return this.fail(`expected a value, found ${found(text, this.i)}`);
+  }
+}
+
+/** At "{" or "[": an empty container's value, or undefined once a non-empty one is left open on the stack. */
+function openContainer(at: Cursor, stack: Open[]): JsonNode | undefined {
+  const object = at.text[at.i] === '{';
+  at.i++;
+  at.skipWhitespace();
+  const node: JsonNode = object ? { kind: 'object', members: new Map() } : { kind: 'array', items: [] };
+  if (at.text[at.i] === (object ? '}' : ']')) {
+    at.i++;
+    return node;
+  }
+  stack.push(node.kind === 'object' ? { node, key: at.readKey(node) } : { node });
+  return undefined;
+}
+
+/** Hands a complete value to the open containers, closing those that end here: the
+ * document's value once none is left open, or undefined when another value is due. */
+function closeContainers(at: Cursor, stack: Open[], value: JsonNode): JsonNode | undefined {
+  for (;;) {
+    const top = stack.at(-1);
+    at.skipWhitespace();
+    if (top === undefined) {
+      if (at.i < at.text.length) at.fail(`unexpected ${found(at.text, at.i)} after the JSON value`);
+      return value;
+    }
+    if (top.node.kind === 'array') top.node.items.push(value);
+    else top.node.members.set((top as { key: string }).key, value);
+    const close = top.node.kind === 'array' ? ']' : '}';
+    if (at.text[at.i] === ',') {
+      at.i++;
+      if (top.node.kind === 'object') (top as { key: string }).key = at.readKey(top.node);
+      return undefined;
+    }
+    if (at.text[at.i] !== close) at.fail(`expected "," or "${close}", found ${found(at.text, at.i)}`);
+    at.i++;
+    stack.pop();
+    value = top.node;
+  }
+}
+
 export function readStrictJson(text: string, options: { byteOrderMark?: boolean } = {}): StrictJsonResult {
   // RFC 8259 section 8.1: a parser may ignore a byte order mark. A caller that decoded
   // the bytes itself (and dropped one there) passes byteOrderMark: false, so that a
   // second one is not JSON, as JSON.parse says.
-  let i = options.byteOrderMark !== false && text.charCodeAt(0) === 0xfeff ? 1 : 0;
-
-  const fail = (what: string): never => {
-    throw new Stop({ ok: false, problem: 'malformed', reason: `${what} at ${where(text, i)}` });
-  };
-  const skipWhitespace = () => {
-    WHITESPACE.lastIndex = i;
-    WHITESPACE.exec(text);
-    i = WHITESPACE.lastIndex;
-  };
-  const readString = (): string => {
-    const start = i;
-    let end = i + 1;
-    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-    if (end >= text.length) fail('a string that never ends');
-    try {
-      // JSON.parse of the one string checks its escapes and control characters exactly.
-      const value = JSON.parse(text.slice(start, end + 1)) as string;
-      i = end + 1;
-      return value;
-    } catch {
-      return fail('a string with a raw control character or a bad escape');
-    }
-  };
-  const readKey = (object: JsonNode & { kind: 'object' }): string => {
-    skipWhitespace();
-    if (text[i] !== '"') fail(`expected a member name in double quotes, found ${found(text, i)}`);
-    const start = i;
-    const key = readString();
-    if (object.members.has(key)) throw new Stop({ ok: false, problem: 'duplicate', member: key, at: where(text, start) });
-    skipWhitespace();
-    if (text[i] !== ':') fail(`expected ":" after a member name, found ${found(text, i)}`);
-    i++;
-    return key;
-  };
-
+  const at = new Cursor(text, options.byteOrderMark !== false && text.charCodeAt(0) === 0xfeff ? 1 : 0);
   const stack: Open[] = [];
   try {
     for (;;) {
-      skipWhitespace();
-      let value: JsonNode;
-      const c = text[i];
-      if (c === '{') {
-        i++;
-        skipWhitespace();
-        const node: JsonNode & { kind: 'object' } = { kind: 'object', members: new Map() };
-        if (text[i] !== '}') {
-          stack.push({ node, key: readKey(node) });
-          continue;
-        }
-        i++;
-        value = node;
-      } else if (c === '[') {
-        i++;
-        skipWhitespace();
-        const node: JsonNode & { kind: 'array' } = { kind: 'array', items: [] };
-        if (text[i] !== ']') {
-          stack.push({ node });
-          continue;
-        }
-        i++;
-        value = node;
-      } else if (c === '"') {
-        value = { kind: 'string', value: readString() };
-      } else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
-        NUMBER.lastIndex = i;
-        const literal = NUMBER.exec(text)?.[0];
-        if (literal === undefined) return fail(`a malformed number`);
-        i += literal.length;
-        value = { kind: 'number', literal };
-      } else if (text.startsWith('true', i) || text.startsWith('false', i) || text.startsWith('null', i)) {
-        const word = text.startsWith('null', i) ? 'null' : text.startsWith('true', i) ? 'true' : 'false';
-        i += word.length;
-        value = word === 'null' ? { kind: 'null' } : { kind: 'boolean', value: word === 'true' };
-      } else {
-        return fail(`expected a value, found ${found(text, i)}`);
-      }
-
-      // The value is complete: hand it to the open containers, closing those that end here.
-      for (;;) {
-        const top = stack.at(-1);
-        skipWhitespace();
-        if (top === undefined) {
-          if (i < text.length) fail(`unexpected ${found(text, i)} after the JSON value`);
-          return { ok: true, value };
-        }
-        if (top.node.kind === 'array') top.node.items.push(value);
-        else top.node.members.set((top as { key: string }).key, value);
-        const close = top.node.kind === 'array' ? ']' : '}';
-        if (text[i] === ',') {
-          i++;
-          if (top.node.kind === 'object') (top as { key: string }).key = readKey(top.node);
-          break;
-        }
-        if (text[i] !== close) fail(`expected "," or "${close}", found ${found(text, i)}`);
-        i++;
-        stack.pop();
-        value = top.node;
-      }
+      at.skipWhitespace();
+      const c = text[at.i];
+      const value = c === '{' || c === '[' ? openContainer(at, stack) : at.readScalar();
+      if (value === undefined) continue;
+      const document = closeContainers(at, stack, value);
+      if (document !== undefined) return { ok: true, value: document };
     }
   } catch (err) {
     if (err instanceof Stop) return err.result;

@@ -8,7 +8,7 @@ import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto
 /** The Ed25519 signature type of a signed note's key hash. */
 const ED25519 = 0x01;
 export const ORIGIN_PREFIX = 'petstore-inventory/';
-export const ENDORSEMENT_DOMAIN = 'petstore-inventory/key-endorsement/v1';
+const ENDORSEMENT_DOMAIN = 'petstore-inventory/key-endorsement/v1';
 
 /** A log's origin line: the name of its checkpoints and of its keys. */
 export function originOf(logId: string): string {
@@ -16,7 +16,7 @@ export function originOf(logId: string): string {
 }
 
 /** The note key hash: the first 4 bytes of SHA-256(name || "\n" || 0x01 || public key). */
-export function noteKeyHash(name: string, rawPublicKey: Buffer): Buffer {
+function noteKeyHash(name: string, rawPublicKey: Buffer): Buffer {
   return createHash('sha256')
     .update(`${name}\n`, 'utf8')
     .update(Buffer.from([ED25519]))
@@ -60,7 +60,7 @@ export function signedNote(text: string, name: string, rawPublicKey: Buffer, sig
   return `${text}\n\u2014 ${name} ${Buffer.concat([noteKeyHash(name, rawPublicKey), signature]).toString('base64')}\n`;
 }
 
-export interface NoteSignature {
+interface NoteSignature {
   name: string;
   keyHash: Buffer;
   signature: Buffer;
@@ -135,7 +135,7 @@ export function endorsementText(logId: string, newVerifierKey: string, time: str
   return `${ENDORSEMENT_DOMAIN}\n${logId}\n${newVerifierKey}\ntime ${time}\n`;
 }
 
-export interface Endorsement {
+interface Endorsement {
   logId: string;
   verifierKey: string;
   time: string;

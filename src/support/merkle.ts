@@ -30,7 +30,7 @@ export class MissingNode extends Error {
   }
 }
 
-export function leafHash(data: Buffer): Buffer {
+function leafHash(data: Buffer): Buffer {
   return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
@@ -58,7 +58,7 @@ function splitPoint(n: number): number {
  * complete subtrees, largest first, as the RFC's recursion cuts it. lo must be a
  * multiple of a power of two at least hi - lo (every range a proof asks for is).
  */
-export function rangeNodes(lo: number, hi: number): NodeKey[] {
+function rangeNodes(lo: number, hi: number): NodeKey[] {
   const keys: NodeKey[] = [];
   while (lo < hi) {
     let size = 1;
@@ -74,7 +74,7 @@ export function rangeNodes(lo: number, hi: number): NodeKey[] {
 }
 
 /** The hash of the leaves [lo, hi) (the tree's root for [0, size)). */
-export function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
+function rangeHash(lo: number, hi: number, lookup: NodeLookup): Buffer {
   if (hi <= lo) {
     if (lo === 0 && hi === 0) return EMPTY_ROOT;
     throw new Error(`no subtree for leaves [${lo}, ${hi})`);
@@ -158,7 +158,7 @@ export function frontierNodes(size: number): NodeKey[] {
  * finds the tree's frontier (frontierNodes(size)): the only old node a new one is hashed
  * with is the left child of a level's first new node.
  */
-function grow(size: number, leaves: readonly Buffer[], lookup: NodeLookup): Buffer[][] {
+function completedRows(size: number, leaves: readonly Buffer[], lookup: NodeLookup): Buffer[][] {
   const end = size + leaves.length;
   const rows: Buffer[][] = [[...leaves]];
   for (let level = 1; 2 ** level <= end; level += 1) {
@@ -177,23 +177,15 @@ function grow(size: number, leaves: readonly Buffer[], lookup: NodeLookup): Buff
   return rows;
 }
 
-/** The nodes that appending leaves to a tree of size leaves completes, leaves first. */
-export function appendNodes(size: number, leaves: readonly Buffer[], lookup: NodeLookup): TreeNode[] {
-  return grow(size, leaves, lookup).flatMap((row, level) => {
-    const first = Math.floor(size / 2 ** level);
-    return row.map((hash, i) => ({ level, index: first + i, hash }));
-  });
-}
-
 /** A stored node's key in the maps of nodes read or made. */
 export function nodeId(level: number, index: number): string {
   return `${level}/${index}`;
 }
 
 /**
- * The tree of size leaves grown by leaves: the nodes they complete, a lookup of every
- * node a root or a path of the new tree needs (the new nodes and the old frontier), and
- * the new tree's frontier, which is all the next growth needs.
+ * The tree of size leaves grown by leaves: the nodes they complete (leaves first), a
+ * lookup of every node a root or a path of the new tree needs (the new nodes and the old
+ * frontier), and the new tree's frontier, which is all the next growth needs.
  */
 export function extendTree(
   size: number,
@@ -201,7 +193,7 @@ export function extendTree(
   leaves: readonly Buffer[],
 ): { nodes: TreeNode[]; lookup: NodeLookup; frontier: Map<string, Buffer> } {
   const old: NodeLookup = (level, index) => frontier.get(nodeId(level, index));
-  const rows = grow(size, leaves, old);
+  const rows = completedRows(size, leaves, old);
   const lookup: NodeLookup = (level, index) => {
     const first = Math.floor(size / 2 ** level);
     return (index >= first ? rows[level]?.[index - first] : undefined) ?? old(level, index);
@@ -222,65 +214,4 @@ export function extendTree(
 /** A proof's hashes from the stored nodes (base64 is the wire form; this gives raw bytes). */
 export function proofHashes(ranges: readonly Range[], lookup: NodeLookup): Buffer[] {
   return ranges.map(([lo, hi]) => rangeHash(lo, hi, lookup));
-}
-
-/** RFC 9162 section 2.1.3.2: the root an inclusion path leads to, or undefined when it cannot be one. */
-export function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: readonly Buffer[]): Buffer | undefined {
-  if (!(index >= 0 && index < size)) return undefined;
-  let fn = index;
-  let sn = size - 1;
-  let r = leaf;
-  for (const p of proof) {
-    if (sn === 0) return undefined;
-    if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 ? r : undefined;
-}
-
-/** RFC 9162 section 2.1.4.2: whether proof shows the tree of size `from` (root fromRoot) is a prefix of the one of size `to`. */
-export function verifyConsistency(from: number, to: number, fromRoot: Buffer, toRoot: Buffer, proof: readonly Buffer[]): boolean {
-  if (from < 1 || from > to) return false;
-  if (from === to) return proof.length === 0 && fromRoot.equals(toRoot);
-  let path = [...proof];
-  // When from is a power of two, the old root is the proof's first node.
-  if ((from & (from - 1)) === 0) path = [fromRoot, ...path];
-  if (path.length === 0) return false;
-  let fn = from - 1;
-  let sn = to - 1;
-  while (fn % 2 === 1) {
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  let fr = path[0]!;
-  let sr = path[0]!;
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (fn % 2 === 1 || fn === sn) {
-      fr = nodeHash(c, fr);
-      sr = nodeHash(c, sr);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      sr = nodeHash(sr, c);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 && fr.equals(fromRoot) && sr.equals(toRoot);
 }

@@ -7,8 +7,8 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export const HEAD_DOMAIN = 'petstore-inventory/head/v1';
-export const RECEIPT_DOMAIN = 'petstore-inventory/receipt/v1';
+const HEAD_DOMAIN = 'petstore-inventory/head/v1';
+const RECEIPT_DOMAIN = 'petstore-inventory/receipt/v1';
 /** Who a SigningKeyAdded names: the service that started signing with the key. */
 export const SIGNING_ACTOR = 'service';
 

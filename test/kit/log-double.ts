@@ -9,9 +9,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkpointText, originOf, signedNote, verifierKey } from '../../src/support/checkpoint.ts';
 import {
-  appendNodes,
   consistencyRanges,
   eventLeaf,
+  extendTree,
   inclusionRanges,
   proofHashes,
   treeRoot,
@@ -66,7 +66,7 @@ export interface LogDouble {
 
 function lookupOf(events: readonly string[]): NodeLookup {
   const nodes = new Map<string, Buffer>();
-  for (const n of appendNodes(0, events.map(eventLeaf), () => undefined)) nodes.set(`${n.level}/${n.index}`, n.hash);
+  for (const n of extendTree(0, new Map(), events.map(eventLeaf)).nodes) nodes.set(`${n.level}/${n.index}`, n.hash);
   return (level, index) => nodes.get(`${level}/${index}`);
 }
 

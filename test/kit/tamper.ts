@@ -4,7 +4,7 @@
 import Database from 'better-sqlite3';
 import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
 import type { KeyChainRow } from '../../src/store/keys.ts';
-import { appendNodes, eventLeaf } from '../../src/support/merkle.ts';
+import { eventLeaf, extendTree } from '../../src/support/merkle.ts';
 import type { StoreTarget } from './stores.ts';
 
 /** Runs run on a plain read-write connection to the file, as anyone with the file could. */
@@ -31,7 +31,7 @@ export async function regrowTree(target: Pick<StoreTarget, 'name' | 'tamper'> & 
     await store.close();
   }
   const bytes = (b: Buffer) => (target.name === 'sqlite' ? `X'${b.toString('hex')}'` : `decode('${b.toString('hex')}', 'hex')`);
-  const rows = appendNodes(0, leaves, () => undefined).map((n) => `(${n.level}, ${n.index}, ${bytes(n.hash)})`);
+  const rows = extendTree(0, new Map(), leaves).nodes.map((n) => `(${n.level}, ${n.index}, ${bytes(n.hash)})`);
   await target.tamper.pastGuards(
     db,
     ['DELETE FROM tree_nodes', ...(rows.length > 0 ? [`INSERT INTO tree_nodes (level, idx, hash) VALUES ${rows.join(', ')}`] : [])].join(
@@ -80,7 +80,7 @@ export function recomputeChain(db: Database.Database): void {
     db.exec('DROP TRIGGER IF EXISTS tree_nodes_no_update; DROP TRIGGER IF EXISTS tree_nodes_no_delete; DELETE FROM tree_nodes');
     const insert = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
     const leaves = (db.prepare('SELECT hash FROM events ORDER BY seq').pluck().all() as string[]).map(eventLeaf);
-    for (const n of appendNodes(0, leaves, () => undefined)) insert.run(n.level, n.index, n.hash);
+    for (const n of extendTree(0, new Map(), leaves).nodes) insert.run(n.level, n.index, n.hash);
     for (const sql of triggers) db.exec(sql);
   })();
 }

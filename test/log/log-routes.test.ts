@@ -4,7 +4,7 @@
 // per tree size.
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { rootFromInclusion, verifyConsistency } from '../../src/support/merkle.ts';
+import { rootFromInclusion, verifyConsistency } from '../../src/support/merkle-verify.ts';
 import type { TestApp } from '../kit/app.ts';
 import { appSuite } from '../kit/suites.ts';
 

@@ -7,19 +7,18 @@ import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  appendNodes,
   consistencyRanges,
   EMPTY_ROOT,
   eventLeaf,
+  extendTree,
   frontierNodes,
   inclusionRanges,
   nodeHash,
   proofHashes,
-  rootFromInclusion,
   treeRoot,
-  verifyConsistency,
   type NodeLookup,
 } from '../../src/support/merkle.ts';
+import { rootFromInclusion, verifyConsistency } from '../../src/support/merkle-verify.ts';
 import {
   checkpointText,
   noteSigners,
@@ -46,16 +45,15 @@ const vectors = JSON.parse(readFileSync(new URL('./log-vectors.json', import.met
 };
 const b64 = (b: Buffer) => b.toString('base64');
 
-/** A store of nodes built leaf by leaf, as the stores build theirs: appendNodes in batches of the given sizes. */
+/** A store of nodes built leaf by leaf, as the stores build theirs: extendTree in batches of the given sizes. */
 function buildTree(leaves: readonly Buffer[], batches: readonly number[] = [leaves.length]): Map<string, Buffer> {
   const stored = new Map<string, Buffer>();
   const lookup: NodeLookup = (level, index) => stored.get(`${level}/${index}`);
   let size = 0;
   for (const n of batches) {
-    const frontier = new Set(frontierNodes(size).map((k) => `${k.level}/${k.index}`));
-    // appendNodes may read only the frontier of the tree it appends to.
-    const onlyFrontier: NodeLookup = (level, index) => (frontier.has(`${level}/${index}`) ? lookup(level, index) : undefined);
-    for (const node of appendNodes(size, leaves.slice(size, size + n), onlyFrontier)) {
+    // extendTree is given only the frontier of the tree it appends to.
+    const frontier = new Map(frontierNodes(size).map((k) => [`${k.level}/${k.index}`, lookup(k.level, k.index)!]));
+    for (const node of extendTree(size, frontier, leaves.slice(size, size + n)).nodes) {
       assert.not.ok(stored.has(`${node.level}/${node.index}`), `node ${node.level}/${node.index} made twice`);
       stored.set(`${node.level}/${node.index}`, node.hash);
     }
