@@ -7,7 +7,7 @@ export const REQUEST_BUDGET_MS = 5_000;
 
 /** The promise's result, or DeadlinePassed once Date.now() reaches deadline (the promise
  * goes on; what it brings later is dropped). For reads, which change nothing. */
-export function within<T>(promise: Promise<T>, deadline: number): Promise<T> {
+export function byDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const passed = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new DeadlinePassed()), Math.max(0, deadline - Date.now()));

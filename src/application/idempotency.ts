@@ -8,7 +8,7 @@ import type { EventMeta } from '../domain/events.ts';
 import { IdempotencyKeyInFlight, scopeId, type IdempotencyScope, type IdempotencyStore } from '../store/idempotency.ts';
 import type { CommandHandler } from './commands.ts';
 import { IdempotencyKeyReused, replayOf, type CommandResult, type Idempotent } from './command-result.ts';
-import { within } from './deadline.ts';
+import { byDeadline } from './deadline.ts';
 
 export { IdempotencyKeyInFlight };
 export type { StoredAnswer } from '../store/idempotency.ts';
@@ -33,7 +33,7 @@ export function idempotentCommands({ commands, records, now, onReplay, onRefused
   const handle = async (command: Command, meta: EventMeta, request: Idempotent, deadline: number): Promise<CommandResult> => {
     // A stored answer is replayed before the entry is looked at; a key another
     // instance's batch holds is in flight there.
-    const stored = await within(records.find(request.scope, new Date(now()).toISOString()), deadline);
+    const stored = await byDeadline(records.find(request.scope, new Date(now()).toISOString()), deadline);
     if (stored) return replayOf(stored, request.fingerprint);
     const release = inFlight.claim(request.scope);
     if (!release) throw new IdempotencyKeyInFlight();

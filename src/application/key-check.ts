@@ -2,7 +2,7 @@
 // when the store can tell at once, else from the store within the request's time on the
 // database (past it, DeadlinePassed: a 503).
 import type { KeyStore, Principal } from '../store/keys.ts';
-import { REQUEST_BUDGET_MS, within } from './deadline.ts';
+import { REQUEST_BUDGET_MS, byDeadline } from './deadline.ts';
 
 export type { Principal };
 
@@ -11,5 +11,5 @@ export type KeyCheckSource = Pick<KeyStore, 'authenticate' | 'authenticateFromMe
 
 /** The token's principal from the store (undefined: refused), within the request's budget. */
 export function principalWithinBudget(keys: Pick<KeyStore, 'authenticate'>, token: string): Promise<Principal | undefined> {
-  return within(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS);
+  return byDeadline(keys.authenticate(token), Date.now() + REQUEST_BUDGET_MS);
 }

@@ -2,7 +2,7 @@
 // PostgreSQL's pool, the idempotency records. Each store's own gauges only: a gauge
 // that is always 0 would read as a fact.
 import { Gauge, type Registry } from 'prom-client';
-import { within } from './deadline.ts';
+import { byDeadline } from './deadline.ts';
 import { DeadlinePassed, type StoreHealth } from '../store/health.ts';
 import type { InventoryStore } from '../store/port.ts';
 
@@ -63,7 +63,7 @@ function idempotencyGauge(registry: Registry, store: GaugedStore, records: NonNu
       // While the database is unavailable (or stops answering) the page is needed most:
       // the gauge keeps its last value rather than failing or holding up the scrape.
       try {
-        this.set(await within(records.count(), Date.now() + COUNT_WITHIN_MS));
+        this.set(await byDeadline(records.count(), Date.now() + COUNT_WITHIN_MS));
       } catch (error) {
         if (!(error instanceof DeadlinePassed) && !store.fault(error)) throw error;
       }

@@ -9,7 +9,7 @@ import type { ReplayRow } from '../store/event-log.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
 import type { Projection } from '../store/projection.ts';
-import { toAppliedEvent } from '../store/replay-rows.ts';
+import { toLoggedEvent } from '../store/replay-rows.ts';
 
 export interface Difference {
   petId: bigint;
@@ -46,7 +46,7 @@ export async function replayPages(
   let count = 0;
   for await (const rows of pages) {
     for (const row of rows) {
-      const event = toAppliedEvent(row);
+      const event = toLoggedEvent(row);
       entries.set(event.petId, applyEvent(entries.get(event.petId), event));
       if (++count % PROGRESS_EVERY === 0) onEach?.(count);
     }

@@ -2,7 +2,7 @@
 // read-only file, an I/O error) marks it unwritable; /readyz then probes, at most once
 // a second, with a real write that needs new pages, and a successful probe or commit
 // marks it writable again: the service recovers by itself once the fault is gone.
-import { REQUEST_BUDGET_MS, within } from './deadline.ts';
+import { REQUEST_BUDGET_MS, byDeadline } from './deadline.ts';
 import {
   ChainHeadMismatch,
   chainHeadMismatchIn,
@@ -61,7 +61,7 @@ export function makeStorageHealth(
       // request's budget, not when a driver gives up.
       const deadline = Date.now() + REQUEST_BUDGET_MS;
       try {
-        await within(store.ping(), deadline);
+        await byDeadline(store.ping(), deadline);
       } catch (error) {
         return `the database does not answer (${storageFault(store, error) ?? 'error'})`;
       }
@@ -70,7 +70,7 @@ export function makeStorageHealth(
       if (fault && deps.now() - lastProbe >= probeEveryMs) {
         lastProbe = deps.now();
         try {
-          await within(store.probeWrite(), deadline);
+          await byDeadline(store.probeWrite(), deadline);
           fault = undefined;
         } catch (error) {
           note(error);

@@ -2,7 +2,7 @@
 // the event log with the projection's own rule (applyEvent), read-only.
 import { parsePetId } from '../domain/events.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
-import { toAppliedEvent } from '../store/replay-rows.ts';
+import { toLoggedEvent } from '../store/replay-rows.ts';
 import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
@@ -62,7 +62,7 @@ await run(USAGE, async (argv) => {
         if (recordedAt > at) stopped = true;
         else if (only === undefined || petId === only) {
           if (stopped) leftOut++;
-          else stock.set(petId, applyEvent(stock.get(petId), toAppliedEvent(row)));
+          else stock.set(petId, applyEvent(stock.get(petId), toLoggedEvent(row)));
         }
       }
     }

@@ -3,9 +3,7 @@
 // and the replays (rebuild-projection, stock-at, a copy's import) all use it, so they
 // cannot drift apart.
 import { evolve } from './evolve.ts';
-import type { EntryState, PlacedEvent } from './events.ts';
-
-export type { PlacedEvent } from './events.ts';
+import type { EntryState, StreamEvent } from './events.ts';
 
 /** One inventory entry: a row of the projection. */
 export interface Entry extends EntryState {
@@ -13,7 +11,7 @@ export interface Entry extends EntryState {
   updatedAt: string;
 }
 
-export function applyEvent(entry: Entry | undefined, event: PlacedEvent): Entry {
+export function applyEvent(entry: Entry | undefined, event: StreamEvent): Entry {
   const state = evolve(entry, event);
   if (state.version !== event.version) {
     const which = event.seq === undefined ? `a decided ${event.type}` : `event ${event.seq}`;

@@ -27,13 +27,13 @@ export interface EventMeta {
 
 /** An event placed in its pet's stream: what applying it needs. A decided event has no
  * seq yet (the log gives it one on append); one read from the log has. */
-export type PlacedEvent = DomainEvent & { petId: bigint; version: number; recordedAt: string; seq?: number };
+export type StreamEvent = DomainEvent & { petId: bigint; version: number; recordedAt: string; seq?: number };
 
 /** A placed event the log has numbered: one read back from the log. */
-export type AppliedEvent = PlacedEvent & { seq: number };
+export type LoggedEvent = StreamEvent & { seq: number };
 
 /** A numbered event with who made it and in which request: a whole row of the log. */
-export type RecordedEvent = AppliedEvent & EventMeta;
+export type RecordedEvent = LoggedEvent & EventMeta;
 
 /** The state of one tracked pet, which the domain decides on. */
 export interface EntryState {

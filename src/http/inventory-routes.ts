@@ -2,7 +2,7 @@
 // with its version (the ETag a client needs for If-Match). Authentication has already
 // happened (ctx.state.actor); a request arrives here with its path id judged, and a PATCH
 // with its media type, size, body and Idempotency-Key too, in the order the decisions fix.
-import { REQUEST_BUDGET_MS, within } from '../application/deadline.ts';
+import { REQUEST_BUDGET_MS, byDeadline } from '../application/deadline.ts';
 import type { Context } from 'koa';
 import type { CommandHandler } from '../application/commands.ts';
 import type { CommandResult, Idempotent, Written } from '../application/command-result.ts';
@@ -45,7 +45,7 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   const list: Route['handler'] = (ctx) => {
     const held = inventory.peek();
     if (held) return listAnswer(ctx, held);
-    return within(inventory.current(), Date.now() + REQUEST_BUDGET_MS).then((current) => listAnswer(ctx, current));
+    return byDeadline(inventory.current(), Date.now() + REQUEST_BUDGET_MS).then((current) => listAnswer(ctx, current));
   };
 
   // Path id 400 (judged before), then 404, then the conditions.

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { PetStatus } from '../../domain/events.ts';
 import type { ReplayRow } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 
 interface EntryRow {
   pet_id: bigint;
@@ -44,7 +44,7 @@ export async function loadEntries(client: pg.ClientBase | pg.Pool, petIds: reado
     const events = await client.query({ text: PET_EVENTS, values: [String(row.pet_id)], rowMode: 'array' });
     let replayed: Entry | undefined;
     for (const r of events.rows as ReplayRow[])
-      replayed = applyEvent(replayed, toAppliedEvent([r[0], r[1], BigInt(r[2]), r[3], r[4], r[5]]));
+      replayed = applyEvent(replayed, toLoggedEvent([r[0], r[1], BigInt(r[2]), r[3], r[4], r[5]]));
     if (replayed) found.set(row.pet_id, replayed);
   }
   return found;

@@ -11,7 +11,7 @@ import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
 import type { IdempotencyRecord } from '../idempotency.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from './changes.ts';
 import { writeEntries } from './projection.ts';
 import { eventLeaf, extendTree } from '../../support/merkle.ts';
@@ -56,7 +56,7 @@ async function importEvents(client: pg.ClientBase, pages: AsyncIterable<ChainRow
     ]);
     frontier = grown.frontier;
     for (const [seq, petId, version, type, data, , , recordedAt] of page) {
-      const event = toAppliedEvent([seq, petId, version, type, data, recordedAt]);
+      const event = toLoggedEvent([seq, petId, version, type, data, recordedAt]);
       entries.set(event.petId, applyEvent(entries.get(event.petId), event));
     }
     const last = page[page.length - 1]!;

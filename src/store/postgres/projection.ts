@@ -16,7 +16,7 @@
 // event touched after the snapshot has the same live row at step 2 as at step 1.
 import type pg from 'pg';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 import { inTransaction } from './transactions.ts';
 import { replayPages } from './reads.ts';
 
@@ -141,7 +141,7 @@ export async function swapProjection(
     let caughtUp = 0;
     for await (const rows of replayPages(client, { after })) {
       for (const row of rows) {
-        const event = toAppliedEvent(row);
+        const event = toLoggedEvent(row);
         const entry = applyEvent(entries.get(event.petId), event);
         entries.set(event.petId, entry);
         touched.set(event.petId, entry);

@@ -4,7 +4,7 @@
 import type { Db } from './database.ts';
 import type { ReplayRow } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 import type { ProjectionTable } from './projection.ts';
 
 export function makeEntryReader(db: Db, projection: ProjectionTable): (petId: bigint) => Entry | undefined {
@@ -18,7 +18,7 @@ export function makeEntryReader(db: Db, projection: ProjectionTable): (petId: bi
     const entry = projection.get(petId);
     if ((entry?.version ?? 0) === logVersion.get(petId)) return entry;
     let replayed: Entry | undefined;
-    for (const row of petEvents.all(petId) as ReplayRow[]) replayed = applyEvent(replayed, toAppliedEvent(row));
+    for (const row of petEvents.all(petId) as ReplayRow[]) replayed = applyEvent(replayed, toLoggedEvent(row));
     return replayed;
   };
 }

@@ -8,7 +8,7 @@ import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
 import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 import { eventLeaf, extendTree } from '../../support/merkle.ts';
 
 export async function importHistory(
@@ -55,7 +55,7 @@ export async function importHistory(
       for (const row of page) {
         insertEvent.run(...row);
         const [seq, petId, version, type, data, , , recordedAt] = row;
-        const event = toAppliedEvent([seq, petId, version, type, data, recordedAt]);
+        const event = toLoggedEvent([seq, petId, version, type, data, recordedAt]);
         entries.set(event.petId, applyEvent(entries.get(event.petId), event));
       }
       events += page.length;

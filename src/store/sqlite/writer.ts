@@ -8,7 +8,7 @@ import type { KeyScope, Revocation } from '../keys.ts';
 import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../event-log.ts';
 import { StoreUnavailable } from '../health.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
-import { toAppliedEvent } from '../replay-rows.ts';
+import { toLoggedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
@@ -119,7 +119,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     swap: db.transaction((entries: Map<bigint, Entry>, after: number) => {
       let caughtUp = 0;
       for (const row of since.iterate(after) as IterableIterator<ReplayRow>) {
-        const event = toAppliedEvent(row);
+        const event = toLoggedEvent(row);
         entries.set(event.petId, applyEvent(entries.get(event.petId), event));
         caughtUp++;
       }
