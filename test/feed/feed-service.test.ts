@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { ConfigError, readConfig } from '../../src/config.ts';
 import { createKey, eventsOf, trackPets } from '../kit/fixtures.ts';
 import { assertErrorShape } from '../kit/http.ts';
-import { killAll, startService, withTimeout } from '../kit/service.ts';
+import { killAll, startService } from '../kit/service.ts';
 import { openStream } from '../kit/sse.ts';
 import { targetSuites } from '../kit/suites.ts';
 
@@ -48,10 +48,11 @@ service('SIGTERM: streams get every committed event, then end; the service exits
     });
     assert.is(res.status, 200);
   }
-  const { code, ms } = await s.stop();
+  // Past its grace period the service exits 1: an exit 0 is the proof that the open
+  // streams did not hold the shutdown until then.
+  const { code } = await s.stop();
   assert.is(code, 0, s.err());
-  assert.ok(ms < 5000, `exits without waiting out the grace period (${ms} ms)`);
-  await withTimeout(Promise.all(streams.map((x) => x.ended)), 2000, 'the streams to end');
+  await Promise.all(streams.map((x) => x.ended));
   const store = await target.open(db);
   try {
     const table = (await eventsOf(store)).map((e) => `${e.seq}:${e.hash}`);

@@ -17,8 +17,17 @@ import { killAll, startService, type Service } from '../kit/service.ts';
 import { freezingProxy, type FreezingProxy } from '../kit/tcp-proxy.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Every answer within this of the request, whatever the server does. */
-const ANSWER_WITHIN_MS = 6_000;
+/** The budget of a request's wait for the database, after which it is answered 503. */
+const DEADLINE_MS = 5_000;
+/**
+ * The API document promises every request an answer soon after that budget, whatever
+ * the database does. The test allows ANSWER_SLACK_MS past it: at least five times what an
+ * answer took past the budget in this test's runs with both cores busy (no benchmark
+ * freezes the database), and still well short of the freeze, so that a request that
+ * waited for the server to answer again would fail.
+ */
+const ANSWER_SLACK_MS = 3_000;
+const ANSWER_WITHIN_MS = DEADLINE_MS + ANSWER_SLACK_MS;
 
 interface Ctx {
   database: TestDatabase;
@@ -76,9 +85,12 @@ async function loggedIds(ctx: Ctx): Promise<Set<string>> {
   return new Set(rows.map((r) => r.request_id));
 }
 
-/** The outcome the service logged for a request answered commit_unconfirmed, waiting up to 20 s. */
+/**
+ * The outcome the service logged for a request answered commit_unconfirmed, once it
+ * has: one never logged is caught by the test run's timeout for the file.
+ */
 async function loggedOutcome(ctx: Ctx, requestId: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
+  for (;;) {
     for (const line of ctx.service.out().split('\n')) {
       if (!line.includes('answered as unconfirmed')) continue;
       const entry = JSON.parse(line) as { requestId?: string; outcome?: string };
@@ -86,7 +98,6 @@ async function loggedOutcome(ctx: Ctx, requestId: string): Promise<string> {
     }
     await sleep(100);
   }
-  throw new Error(`no outcome logged for ${requestId}\n${ctx.service.out()}`);
 }
 
 function pct(values: number[], p: number): number {
@@ -94,7 +105,7 @@ function pct(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-frozen('frozen for 12 s under load: every request answered within 6 s, and every answer agrees with the log', async (ctx) => {
+frozen('frozen under load: every request answered soon after its deadline, and every answer agrees with the log', async (ctx) => {
   const answers: { id: string; status: number; code?: string; ms: number }[] = [];
   const unanswered: string[] = [];
   const probes: string[] = [];
@@ -143,7 +154,7 @@ frozen('frozen for 12 s under load: every request answered within 6 s, and every
 
   assert.equal(unanswered.slice(0, 1), [], `${unanswered.length} PATCHes got no answer`);
   const slow = answers.filter((a) => a.ms >= ANSWER_WITHIN_MS);
-  assert.equal(slow, [], 'every PATCH answered within 6 s');
+  assert.equal(slow, [], `every PATCH answered within ${ANSWER_WITHIN_MS} ms`);
   const logged = await loggedIds(ctx);
   for (const a of answers) {
     if (a.status === 200) assert.ok(logged.has(a.id), `${a.id} was acknowledged and must be in the log`);
@@ -158,7 +169,7 @@ frozen('frozen for 12 s under load: every request answered within 6 s, and every
   console.log(
     `frozen 12 s under load: ${answers.length} PATCHes, ${count((a) => a.status === 200)} 200, ` +
       `${count((a) => a.code === 'unavailable')} 503 unavailable, ${count((a) => a.code === 'commit_unconfirmed')} 503 commit_unconfirmed; ` +
-      `503 latency p50 ${pct(during, 50).toFixed(0)} ms, max ${Math.max(0, ...during).toFixed(0)} ms; probes: ${probes.join(', ')}`,
+      `503 latency p50 ${pct(during, 50).toFixed(0)} ms, max ${Math.max(0, ...during).toFixed(0)} ms, all max ${Math.max(0, ...answers.map((a) => a.ms)).toFixed(0)} ms; probes: ${probes.join(', ')}`,
   );
   // Writes go on after the thaw.
   assert.is((await patch(ctx, 1, 77)).status, 200, 'writes again after the thaw');
@@ -206,7 +217,8 @@ frozen('a retry storm with Idempotency-Keys across a freeze ends with exactly on
     // The first attempts spread over 3 s, so that the freeze (at 1 s) meets some of
     // them in each state: queued, in a batch, at COMMIT, not yet sent.
     await sleep(i * 150);
-    for (let attempt = 0; attempt < 200; attempt++) {
+    // Until it is answered 200: one that never is is caught by the test run's timeout for the file.
+    for (;;) {
       attempts++;
       const res = await patch(ctx, petId, 1_000 + petId, { 'idempotency-key': key }).catch(() => undefined);
       const label = res ? (res.status === 200 ? '200' : `${res.status} ${res.json<ErrorBody>().code}`) : 'no answer';
@@ -214,7 +226,6 @@ frozen('a retry storm with Idempotency-Keys across a freeze ends with exactly on
       if (res?.status === 200) return;
       await sleep(100 + ((petId * 37) % 200));
     }
-    throw new Error(`write ${key} never got a 200`);
   });
   await sleep(1_000);
   ctx.proxy.freeze();
