@@ -2,6 +2,7 @@
 // appended as one port call, the events and the projection in one transaction; each job
 // then has its own outcome (one job's refusal leaves the others untouched).
 import type { Appended, EventLog, Outcome } from '../store/event-log.ts';
+import { newCommitGate, type CommitGate } from '../store/commit-gate.ts';
 import { DeadlinePassed } from '../store/health.ts';
 import type { Job, JobResult } from './command-job.ts';
 import type { Written } from './command-result.ts';
@@ -21,25 +22,20 @@ export interface BatchCommitDeps {
 
 /** The commit function of the group commit: a batch of jobs in, an outcome per job out. */
 export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppended }: BatchCommitDeps) {
-  const commitJobs = async (jobs: Job[]): Promise<Outcome<JobResult>[]> => {
+  const commitJobs = async (jobs: Job[], gate: CommitGate): Promise<Outcome<JobResult>[]> => {
     const at = now();
     const times = { recordedAt: new Date(at).toISOString(), expiresAt: new Date(at + idempotencyTtlMs).toISOString() };
     const plan = await decideBatch(jobs, entries, times, Math.min(...jobs.map((job) => job.deadline)));
-    if (plan.submissions.length > 0) await append(jobs, plan);
+    if (plan.submissions.length > 0) await append(jobs, plan, gate);
     return plan.outcomes;
   };
 
-  const append = async (jobs: Job[], { submissions, positions, outcomes, refusals }: BatchPlan) => {
+  const append = async (jobs: Job[], { submissions, positions, outcomes, refusals }: BatchPlan, gate: CommitGate) => {
     // Real time, not the injected clock: this bounds how long a client waits.
     let waitUntil = Infinity;
     for (const i of positions) waitUntil = Math.min(waitUntil, jobs[i]!.deadline);
     const started = performance.now();
-    const appended = await store.appendBatch(submissions, {
-      waitUntil,
-      onCommitting: () => {
-        for (const job of jobs) job.progress.committing = true;
-      },
-    });
+    const appended = await store.appendBatch(submissions, { waitUntil, gate });
     const types: string[] = [];
     appended.forEach((outcome, k) => {
       const i = positions[k]!;
@@ -61,11 +57,16 @@ export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppen
     });
 
   // Jobs answered while they waited for this batch are left out: their clients were
-  // told that nothing was written. (A job once sent is never abandoned.)
+  // told that nothing was written. (A job once sent is never abandoned: from then on its
+  // batch's gate decides whether it may still commit.)
   return async (batch: Job[]): Promise<Outcome<JobResult>[]> => {
     const live = batch.filter((job) => !job.progress.abandoned);
-    for (const job of live) job.progress.sent = true;
-    const outcomes = live.length === 0 ? [] : await commitJobs(live);
+    const gate = newCommitGate();
+    for (const job of live) {
+      job.progress.sent = true;
+      job.progress.gate = gate;
+    }
+    const outcomes = live.length === 0 ? [] : await commitJobs(live, gate);
     if (live.length === batch.length) return outcomes;
     let k = 0;
     return batch.map((job) => (job.progress.abandoned ? { ok: false, error: new DeadlinePassed() } : outcomes[k++]!));

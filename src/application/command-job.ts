@@ -2,14 +2,15 @@
 // commands, the caller's deadline, and how far the batch carrying it has gone.
 import type { Command } from '../domain/decide.ts';
 import type { EventMeta } from '../domain/events.ts';
+import type { CommitGate } from '../store/commit-gate.ts';
 import type { Idempotent, Refused, Written } from './command-result.ts';
 
 /** Where a job is: a request answered before its batch settled is told what that allows. */
 interface Progress {
   /** In a batch under way. */
   sent: boolean;
-  /** The store can no longer promise that its batch will not commit. */
-  committing: boolean;
+  /** Its batch's gate, once sent: whether that batch may still commit. */
+  gate?: CommitGate;
   /** Answered already without being sent: it must never be. */
   abandoned: boolean;
 }
@@ -28,7 +29,7 @@ export interface Job {
 export type JobResult = { kind: 'applied'; entries: Written[] } | Refused;
 
 export function newJob(commands: Command[], meta: EventMeta, deadline: number, idempotent: Idempotent | undefined): Job {
-  const job: Job = { commands, meta, deadline, progress: { sent: false, committing: false, abandoned: false } };
+  const job: Job = { commands, meta, deadline, progress: { sent: false, abandoned: false } };
   if (idempotent) job.idempotent = idempotent;
   return job;
 }

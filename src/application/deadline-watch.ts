@@ -2,6 +2,7 @@
 // stuck past it) whatever the database does. One timer serves every waiting job, set for
 // the earliest of their deadlines: a job settled before it costs nothing of its own.
 import { CommitUnconfirmed } from '../store/event-log.ts';
+import { giveUpCommit } from '../store/commit-gate.ts';
 import { DeadlinePassed } from '../store/health.ts';
 import type { Job, JobResult } from './command-job.ts';
 import type { UnconfirmedCommits } from './unconfirmed-commits.ts';
@@ -73,9 +74,9 @@ function answerOverdue(watched: Watched, at: number): number {
 function answerUnsettled(watched: Watched, job: Job): void {
   const caller = callerOf(watched, job);
   const { progress } = job;
-  if (!progress.committing) {
-    // Not sent: dropped from the queue. Sent: the store sends no COMMIT after the
-    // batch's deadline, which is this job's or earlier.
+  // Not sent: dropped from the queue. Sent: its batch given up, the store rolls it back
+  // instead of committing; if its COMMIT began first, the write may have happened.
+  if (progress.gate === undefined || giveUpCommit(progress.gate)) {
     if (!progress.sent) progress.abandoned = true;
     return caller?.reject(new DeadlinePassed());
   }

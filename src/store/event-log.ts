@@ -4,6 +4,7 @@
 // reports a VersionConflict when another writer came first) and reading the log back in
 // ranges: replays, the hash chain, the change feed.
 import type { DomainEvent, EventMeta, RecordedEvent } from '../domain/events.ts';
+import type { CommitGate } from './commit-gate.ts';
 import type { RecordRequest } from './idempotency.ts';
 import type { Entry } from './projection.ts';
 
@@ -40,11 +41,10 @@ export interface BatchOptions {
    * PostgreSQL every round trip of the batch is bounded by it, and no COMMIT is sent
    * after it. */
   waitUntil?: number;
-  /** Called once the store can no longer promise that the batch will not commit: just
-   * before COMMIT is sent (PostgreSQL), or when the batch is handed to the writer thread
-   * (SQLite). A client answered after that without the batch's result cannot be told
-   * that nothing was written. */
-  onCommitting?: () => void;
+  /** Entered by the store just before its COMMIT (on SQLite in the writer thread): a
+   * batch given up before that rolls back instead, and once it is entered a client
+   * answered without the batch's result cannot be told that nothing was written. */
+  gate?: CommitGate;
 }
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };

@@ -99,7 +99,7 @@ export async function appendBatch(
   signing?: ReceiptSigning,
 ): Promise<Outcome<Appended[]>[]> {
   const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
-  const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, onCommitting: options.onCommitting };
+  const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, gate: options.gate };
   const keyLocks = keyLocksOf(submissions);
   const written: Written = {};
   const outcomes = await inTransaction(

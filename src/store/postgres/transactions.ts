@@ -3,6 +3,7 @@
 // deadline, and a COMMIT whose answer was lost told apart from a failure.
 import type pg from 'pg';
 import { CommitUnconfirmed } from '../event-log.ts';
+import { enterCommit, type CommitGate } from '../commit-gate.ts';
 import { DeadlinePassed } from '../health.ts';
 
 /**
@@ -32,8 +33,9 @@ const COMMIT_GRACE_MS = 5_000;
 /** The deadline of a transaction (Date.now()): every round trip gets what is left of it. */
 interface TransactionBounds {
   deadline: number;
-  /** Just before COMMIT is sent: from then on its outcome may be unknown. */
-  onCommitting?: () => void;
+  /** Entered just before COMMIT is sent (from then on its outcome may be unknown); a
+   * transaction whose batch was given up rolls back instead. */
+  gate?: CommitGate;
 }
 
 /** A connection of the pool by deadline; one that comes later goes back unused. */
@@ -117,8 +119,7 @@ export async function inTransaction<T>(
     const begun = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[];
     const result = await work(client, begun);
     if (bounds) {
-      if (Date.now() >= bounds.deadline) throw new DeadlinePassed();
-      bounds.onCommitting?.();
+      if (Date.now() >= bounds.deadline || (bounds.gate && !enterCommit(bounds.gate))) throw new DeadlinePassed();
     }
     committing = true;
     await (bounds ? bounded(raw, bounds.deadline, COMMIT_GRACE_MS) : raw).query('COMMIT');

@@ -10,6 +10,8 @@ import type { Transaction } from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../batch-plan.ts';
 import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../event-log.ts';
+import { enterCommit, type CommitGate } from '../commit-gate.ts';
+import { DeadlinePassed } from '../health.ts';
 import type { IdempotencyWriter } from './idempotency.ts';
 import type { ProjectionTable } from './projection.ts';
 import type { BatchToSign, ReceiptSigning, Ticket } from '../receipts.ts';
@@ -110,11 +112,13 @@ export function makeEventWriter(
   };
   const writes: BatchWrites = { db, progress, write, inSavepoint: db.transaction(write), toSign: start.toSign };
 
-  const batch = db.transaction((submissions: readonly Submission[], each: boolean): Done => {
+  const batch = db.transaction((submissions: readonly Submission[], each: boolean, gate: CommitGate | undefined): Done => {
     const signs = signing();
     const state = start.planState(submissions, signs !== undefined);
     const done = each ? { outcomes: oneByOne(writes, submissions, state, signs) } : wholeBatch(writes, submissions, state, signs);
     beforeCommit();
+    // Given up (its clients answered that nothing was written): it rolls back.
+    if (gate && !enterCommit(gate)) throw new DeadlinePassed();
     progress.committing = true;
     return done;
   });
@@ -125,11 +129,11 @@ export function makeEventWriter(
    * later recovery may find them whole. That is CommitUnconfirmed, never "nothing
    * written"; any other failure of COMMIT (SQLITE_BUSY, a full disk) rolls back.
    */
-  const attempt = (submissions: readonly Submission[], each: boolean): Done => {
+  const attempt = (submissions: readonly Submission[], each: boolean, gate: CommitGate | undefined): Done => {
     progress.written = undefined;
     progress.committing = false;
     try {
-      return batch.immediate(submissions, each);
+      return batch.immediate(submissions, each, gate);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (progress.committing && typeof code === 'string' && code.startsWith('SQLITE_IOERR')) {
@@ -138,13 +142,13 @@ export function makeEventWriter(
       throw error;
     }
   };
-  const run = (submissions: readonly Submission[]): Outcome<Appended[]>[] => {
+  const run = (submissions: readonly Submission[], gate: CommitGate | undefined): Outcome<Appended[]>[] => {
     let done: Done;
     try {
-      done = attempt(submissions, false);
+      done = attempt(submissions, false, gate);
     } catch (error) {
       if (!(error instanceof RedoOneByOne)) throw error;
-      done = attempt(submissions, true);
+      done = attempt(submissions, true, gate);
     }
     // Committed: the receipts, signed meanwhile, go with the answers.
     done.ticket?.placeReceiptsSync();
@@ -155,5 +159,5 @@ export function makeEventWriter(
   // us wait (busy_timeout) rather than fail halfway. The wait ends at the batch's
   // deadline (lock-wait.ts).
   const waitingUntil = makeLockWait(db);
-  return { appendBatch: (submissions, options = {}) => waitingUntil(options.waitUntil, () => run(submissions)) };
+  return { appendBatch: (submissions, options = {}) => waitingUntil(options.waitUntil, () => run(submissions, options.gate)) };
 }

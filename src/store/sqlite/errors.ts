@@ -3,7 +3,7 @@
 import { IdempotencyKeyTaken, type IdempotencyRecord } from '../idempotency.ts';
 import { KeyNameTaken } from '../keys.ts';
 import { CommitUnconfirmed, VersionConflict, type UnconfirmedBatch } from '../event-log.ts';
-import { StoreUnavailable } from '../health.ts';
+import { DeadlinePassed, StoreUnavailable } from '../health.ts';
 import { SigningKeyRefused } from '../signing-keys.ts';
 
 export interface WireError {
@@ -36,6 +36,7 @@ export function fromWire(wire: WireError): Error {
   if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
   if (wire.name === 'IdempotencyKeyTaken') return new IdempotencyKeyTaken(wire.record!);
   if (wire.name === 'StoreUnavailable') return new StoreUnavailable(wire.message);
+  if (wire.name === 'DeadlinePassed') return new DeadlinePassed(wire.message);
   if (wire.name === 'SigningKeyRefused') return new SigningKeyRefused(wire.message);
   if (wire.name === 'CommitUnconfirmed') return new CommitUnconfirmed(wire.batch ?? {}, { cause: new Error(wire.message) });
   const error = new Error(wire.message) as Error & { code?: string };

@@ -49,11 +49,7 @@ export function portOver(reader: Reader, writer: StoreWriter, now: () => number)
   const at = () => new Date(now()).toISOString();
   return {
     loadEntries: async (petIds) => reader.loadEntries(petIds),
-    appendBatch: (submissions, { onCommitting, ...options } = {}) => {
-      // Once the batch is in the writer's hands, whether it commits is out of ours.
-      onCommitting?.();
-      return writer.appendBatch(submissions, options);
-    },
+    appendBatch: (submissions, options) => writer.appendBatch(submissions, options),
     commitOutcome: async ({ seq, hash }) => {
       if (seq === undefined) return 'unknown';
       return reader.hashAt(seq) === hash ? 'committed' : 'not committed';
