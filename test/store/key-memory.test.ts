@@ -295,19 +295,21 @@ postgres('a key revoked or created through another instance is seen within 100 m
   const revokedAt = performance.now();
   // The contract: a revoked key stops working at once. Across instances that is the
   // notification's delay; this bound is many times what it takes, so only a missed
-  // notification (a request asking the database, or a stale key) fails here.
-  while ((await a.keys.authenticate(key)) !== undefined) {
-    assert.ok(performance.now() - revokedAt < 100, 'refused within 100 ms');
-    await sleep(2);
-  }
-  const refusedAfter = performance.now() - revokedAt;
-  assert.ok(refusedAfter < 100, `refused after ${refusedAfter} ms`);
+  // notification (a request asking the database, or a stale key) fails here. What
+  // counts is when a check began: one begun 100 ms after the revocation must refuse,
+  // however long a loaded machine then takes to answer it.
+  const seenWithin = async (after: number, seen: () => Promise<boolean>, what: string) => {
+    for (;;) {
+      const began = performance.now() - after;
+      if (await seen()) return performance.now() - after;
+      assert.ok(began < 100, `${what} within 100 ms (a check begun ${began.toFixed(0)} ms after did not see it)`);
+      await sleep(2);
+    }
+  };
+  const refusedAfter = await seenWithin(revokedAt, async () => (await a.keys.authenticate(key)) === undefined, 'refused');
   const second = await b.keys.create('till-2', 'test');
   const createdAt = performance.now();
-  while ((await a.keys.authenticate(second)) === undefined) {
-    assert.ok(performance.now() - createdAt < 100, 'accepted within 100 ms');
-    await sleep(2);
-  }
+  await seenWithin(createdAt, async () => (await a.keys.authenticate(second)) !== undefined, 'accepted');
   // The revoking instance itself refuses at its next request.
   assert.is(await b.keys.revoke('till-2', 'test'), 'revoked');
   assert.is(await b.keys.authenticate(second), undefined);
