@@ -9,12 +9,16 @@ interface ConnectionDrain {
   /** Whether the response's request is run; false for one pipelined behind the last
    * answer of a draining connection. */
   admit(socket: Duplex, res: ServerResponse): boolean;
+  /** The connection's responses not yet closed, in order (the stall guard measures them). */
+  responsesOf(socket: Duplex): readonly ServerResponse[];
   drain(): void;
 }
 
+const NONE: readonly ServerResponse[] = [];
+
 /** closeIdle: closes the server's idle connections. */
 export function makeConnectionDrain(closeIdle: () => void): ConnectionDrain {
-  // Each connection's responses not yet sent, in order (more than one: pipelined requests).
+  // Each connection's responses not yet closed, in order (more than one: pipelined requests).
   const pending = new Map<Duplex, ServerResponse[]>();
   let draining = false;
   /** The connection ends after res; one whose headers are sent is closed once it ends. */
@@ -38,6 +42,7 @@ export function makeConnectionDrain(closeIdle: () => void): ConnectionDrain {
       if (draining) lastOnConnection(res);
       return true;
     },
+    responsesOf: (socket) => pending.get(socket) ?? NONE,
     drain() {
       draining = true;
       for (const queue of pending.values()) lastOnConnection(queue.at(-1)!);

@@ -89,6 +89,7 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
     server,
     { stallTimeoutMs: limits.stallTimeoutMs, maxPinnedBytes: limits.maxPinnedBytes, checkIntervalMs: limits.checkIntervalMs },
     {
+      responsesOf: (socket) => connections.responsesOf(socket),
       onClosed: ({ stalled, overCap, pinnedBytes }) => {
         if (stalled)
           warn?.('stalled', stalled, { pinnedBytes }, `closed connections that took no response bytes for ${limits.stallTimeoutMs} ms`);

@@ -65,7 +65,9 @@ export function makeRouter(routes: readonly Route[]): Routing {
   const router = new Router({ sensitive: true, strict: true });
   const methods = new Map<string, string[]>();
   for (const route of routes) {
-    router.register(route.template, [route.method], compose([...(route.stages ?? []), respond(route.handler)]));
+    const answer = respond(route.handler);
+    // A route without stages of its own is its handler: no compose around one function.
+    router.register(route.template, [route.method], route.stages?.length ? compose([...route.stages, answer]) : answer);
     const served = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
     methods.set(route.template, [...(methods.get(route.template) ?? []), ...served]);
   }

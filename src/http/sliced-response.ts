@@ -6,14 +6,18 @@
 // other request until the copying is done. A slice per socket per turn, each turn copies
 // little and the others, /healthz among them, are served in between. The slices are
 // views of the one body, never copies. What a response has not yet handed over still
-// counts as what its connection pins (unsentBytes), for the stall guard, which SLICING
-// tells to look.
+// counts as what its connection pins (unsentBytes), for the stall guard, which
+// OUTPUT_WAITING tells to look.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 
 /** Bodies larger than this go out a slice of this size at a time. */
 const SLICE_BYTES = 64 * 1024;
-/** Emitted by a response once it has started to send a large body a slice at a time. */
-export const SLICING = 'slicing';
+/** Emitted by a response that has started to send a large body a slice at a time, or
+ * whose end left more than LARGE_OUTPUT bytes waiting (on its socket, or queued behind a
+ * pipelined answer): the stall guard then measures at once. Small answers leave nothing
+ * waiting and emit nothing. */
+export const OUTPUT_WAITING = 'output-waiting';
+const LARGE_OUTPUT = 64 * 1024;
 
 const unsent = new WeakMap<ServerResponse, number>();
 
@@ -27,7 +31,10 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
     const [body, ...rest] = args;
     // A callback or an encoding after the body, or a small body: as Node does it.
     if (!Buffer.isBuffer(body) || body.length <= SLICE_BYTES || rest.length > 0) {
-      return (super.end as (...a: unknown[]) => this)(...args);
+      (super.end as (...a: unknown[]) => this)(...args);
+      // writableLength counts the socket's buffer once the response has one.
+      if (this.writableLength > LARGE_OUTPUT) this.emit(OUTPUT_WAITING);
+      return this;
     }
     let offset = 0;
     // One slice per socket per turn of the event loop. A write the kernel takes at once
@@ -45,7 +52,7 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
       else this.once('drain', later);
     };
     next();
-    this.emit(SLICING);
+    this.emit(OUTPUT_WAITING);
     return this;
   }
 }

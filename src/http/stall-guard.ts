@@ -5,8 +5,8 @@
 // responses queued behind it (ServerResponse output not yet given to the socket).
 // Node stops reading a socket whose output waits, but nothing ever frees what it holds.
 //
-// Every check interval, and at once whenever a response leaves more than LARGE_OUTPUT
-// bytes waiting on its socket, the guard measures each connection's pinned bytes and
+// Every check interval, and at once whenever a response leaves a large output waiting
+// on its socket (OUTPUT_WAITING), the guard measures each connection's pinned bytes and
 // whether it took any since the last check. A connection with output waiting that took
 // nothing for stallTimeoutMs is destroyed; and when all connections with output waiting
 // together pin more than maxPinnedBytes, those stalled longest (nothing taken since the
@@ -22,7 +22,7 @@
 // 100 KB/s shows progress every few seconds. The stall time must be well above that.
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { SLICING, unsentBytes } from './sliced-response.ts';
+import { OUTPUT_WAITING, unsentBytes } from './sliced-response.ts';
 
 interface StallLimits {
   /** A connection with output waiting that takes no byte of it for this long is closed. */
@@ -42,14 +42,11 @@ interface StallReport {
   pinnedBytes: number;
 }
 
-/** Output left waiting on a socket past this (the kernel's buffers took the rest) makes
- * the guard look at once: small answers leave nothing, so they cost no check. */
-const LARGE_OUTPUT = 64 * 1024;
+/** A connection's responses not yet closed, in order (pipelined ones queue behind the first). */
+export type ResponsesOf = (socket: Socket) => readonly ServerResponse[];
 
 interface Connection {
   socket: Socket;
-  /** Responses of this connection not yet finished (pipelined ones queue here). */
-  responses: Set<ServerResponse>;
   /** Bytes whose writes completed (monotonic) when last measured. */
   completed: number;
   /** libuv's queue of the write in flight: it shrinks as the kernel takes bytes. */
@@ -69,9 +66,9 @@ function unsentOfWriteInFlight(socket: Socket): number {
 }
 
 /** The bytes this connection holds for its client: its socket's, and its queued responses'. */
-function pinnedBy(c: Connection): number {
+function pinnedBy(c: Connection, responsesOf: ResponsesOf): number {
   let pinned = c.socket.writableLength;
-  for (const res of c.responses) {
+  for (const res of responsesOf(c.socket)) {
     // writableLength of a response counts its socket's buffer too once it has one.
     pinned += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
     // A large body's slices not yet handed over (sliced-response.ts).
@@ -82,13 +79,13 @@ function pinnedBy(c: Connection): number {
 
 /** Measures each connection: closes those that took nothing for stallTimeoutMs, then,
  * while the total is over maxPinnedBytes, those stalled longest. */
-function closeStalled(connections: Iterable<Connection>, limits: StallLimits, at: number): StallReport {
+function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesOf, limits: StallLimits, at: number): StallReport {
   const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
   const waiting: { c: Connection; pinned: number }[] = [];
   for (const c of connections) {
     const { socket } = c;
     if (socket.destroyed) continue;
-    const pinned = pinnedBy(c);
+    const pinned = pinnedBy(c, responsesOf);
     if (!tookNothing(c, pinned)) {
       c.since = at;
       report.pinnedBytes += pinned;
@@ -129,16 +126,17 @@ function tookNothing(c: Connection, pinned: number): boolean {
   return pinned !== 0 && !progressed;
 }
 
+/** responsesOf: each connection's responses not yet closed (the server keeps them). */
 export function guardStalls(
   server: Server,
   limits: StallLimits,
-  deps: { now?: () => number; onClosed?: (report: StallReport) => void } = {},
+  deps: { responsesOf: ResponsesOf; now?: () => number; onClosed?: (report: StallReport) => void },
 ): { check(): StallReport } {
   const now = deps.now ?? Date.now;
   const connections = new Map<Socket, Connection>();
 
   server.on('connection', (socket: Socket) => {
-    const c: Connection = { socket, responses: new Set(), completed: 0, queued: 0, pinned: 0, since: now() };
+    const c: Connection = { socket, completed: 0, queued: 0, pinned: 0, since: now() };
     connections.set(socket, c);
     socket.once('close', () => connections.delete(socket));
   });
@@ -149,26 +147,11 @@ export function guardStalls(
       check();
     });
   };
-  server.on('request', (req, res: ServerResponse) => {
-    const c = connections.get(req.socket);
-    if (!c) return;
-    c.responses.add(res);
-    const done = () => c.responses.delete(res);
-    res.once('finish', done);
-    res.once('close', done);
-    // 'prefinish': the whole answer is handed over (to the socket, or queued behind a
-    // pipelined one); 'finish' would come only once the kernel took it all, which a
-    // client that does not read never lets happen.
-    res.once('prefinish', () => {
-      if (c.socket.writableLength > LARGE_OUTPUT || res.writableLength > LARGE_OUTPUT) checkSoon();
-    });
-    // A large body sent a slice at a time ends (prefinish) only once its reader took it
-    // nearly all; its size is known at the start.
-    res.once(SLICING, checkSoon);
-  });
+  // Fresh output is measured as soon as it is large (see the top of this file).
+  server.on('request', (_req, res: ServerResponse) => res.once(OUTPUT_WAITING, checkSoon));
 
   function check(): StallReport {
-    const report = closeStalled(connections.values(), limits, now());
+    const report = closeStalled(connections.values(), deps.responsesOf, limits, now());
     if (report.stalled + report.overCap > 0) deps.onClosed?.(report);
     return report;
   }
