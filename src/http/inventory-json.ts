@@ -22,7 +22,12 @@ export interface InventoryBody {
   body: Buffer;
   /** Strong; changes whenever any entry changes, a confirmed count included. */
   etag: string;
+  /** The headers of a 200 with this body, made once for every answer that sends it. */
+  headers: Readonly<Record<string, string>>;
 }
+
+/** The list's Content-Type, whole: set as it is, it needs no lookup per answer. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -66,7 +71,8 @@ function makeInventoryRenderer(sizeHint = 0): { add(rows: Iterable<InventoryRow>
       chunks.push(chunk.subarray(0, used));
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
       const tag = createHash('sha256').update(body).update(versions.digest()).digest('base64url').slice(0, 27);
-      return { body, etag: `"${tag}"` };
+      const etag = `"${tag}"`;
+      return { body, etag, headers: Object.freeze({ ETag: etag, 'Cache-Control': CACHE_CONTROL, 'Content-Type': JSON_TYPE }) };
     },
   };
 }

@@ -30,14 +30,16 @@ export interface InventoryDeps {
 }
 
 export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }: InventoryDeps): Route[] {
-  const listAnswer = (ctx: Context, { body, etag }: InventoryBody): Reply => {
-    const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
+  const listAnswer = (ctx: Context, { body, etag, headers }: InventoryBody): Reply => {
+    const request = ctx.req.headers;
     // Judged here, not by ctx.fresh (see preconditions.ts).
-    const verdict = judgeRead(readConditions(ctx.req.headers), etag);
-    if (verdict === 'if-match-failed')
-      throw new HttpError(412, 'precondition_failed', 'If-Match does not match the current list', { ETag: etag });
-    if (verdict === 'not-modified') return { status: 304, headers };
-    return { headers, type: 'application/json', body };
+    if (request['if-match'] !== undefined || request['if-none-match'] !== undefined) {
+      const verdict = judgeRead(readConditions(request), etag);
+      if (verdict === 'if-match-failed')
+        throw new HttpError(412, 'precondition_failed', 'If-Match does not match the current list', { ETag: etag });
+      if (verdict === 'not-modified') return { status: 304, headers: { ETag: etag, 'Cache-Control': CACHE_CONTROL } };
+    }
+    return { headers, body };
   };
 
   // The list held in memory when the store can tell at once that it is current: no

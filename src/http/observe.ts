@@ -19,11 +19,12 @@ const METHODS = new Set(['GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'DELETE', 'OPTIO
 export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Context) => string | undefined): Middleware {
   return function observeRequest(ctx, next) {
     const started = performance.now();
-    const id = requestIdFor(ctx.get('X-Request-Id'));
+    const { req, res } = ctx;
+    const given = req.headers['x-request-id'];
+    const id = requestIdFor(typeof given === 'string' ? given : undefined);
     ctx.state.requestId = id;
-    ctx.set('X-Request-Id', id);
-    const method = ctx.method;
-    const res = ctx.res;
+    res.setHeader('X-Request-Id', id);
+    const method = req.method!;
     res.once('close', () => {
       metrics.answered(METHODS.has(method) ? method : 'other', templateOf(ctx) ?? UNMATCHED, res, started);
       logAnswer(logger, res, started, { requestId: id, actor: ctx.state.actor, method, path: ctx.path });
