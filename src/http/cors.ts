@@ -26,7 +26,9 @@ const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Li
 /** The first stage of every request while CORS is on: even an answer refused before the
  * CORS stage (a bad Host) or by it (a preflight on no path) varies by Origin. */
 export const varyOnOrigin: Middleware = (ctx, next) => {
-  ctx.vary('Origin');
+  // Usually the first Vary of the answer: set as it is, without parsing one.
+  if (ctx.res.hasHeader('Vary')) ctx.vary('Origin');
+  else ctx.res.setHeader('Vary', 'Origin');
   return next();
 };
 
@@ -34,7 +36,10 @@ export const varyOnOrigin: Middleware = (ctx, next) => {
 export function corsFor(origins: readonly string[], served: (ctx: Context) => boolean): Middleware {
   const allowed = new Set(origins);
   const grant = cors({
-    origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+    origin: (ctx) => {
+      const origin = ctx.req.headers.origin;
+      return origin !== undefined && allowed.has(origin) ? origin : '';
+    },
     allowMethods: ['GET', 'HEAD', 'PATCH'],
     allowHeaders: CORS_REQUEST_HEADERS,
     exposeHeaders: CORS_EXPOSED_HEADERS,
