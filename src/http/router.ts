@@ -47,7 +47,10 @@ function respond(handler: Handler): Middleware {
   const write = (ctx: Context, reply: Reply | undefined) => {
     if (reply === undefined) return;
     ctx.status = reply.status ?? 200;
-    if (reply.headers) ctx.set(reply.headers);
+    // The values are strings already: set as they are, without ctx.set's arrays of
+    // entries on every answer (the headers are not sent before the handler replies).
+    const { res } = ctx;
+    if (reply.headers) for (const name in reply.headers) res.setHeader(name, reply.headers[name]!);
     if (reply.type !== undefined) ctx.type = reply.type;
     if (reply.body !== undefined) ctx.body = reply.body;
   };
