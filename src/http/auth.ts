@@ -17,8 +17,8 @@ const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
  * Bearer header without exactly one token after it. */
 function bearerCredential(header: string): string | undefined {
   // The form every client sends, taken without splitting; anything else is parsed below.
-  if (header.startsWith('Bearer ') && header.indexOf(' ', 7) === -1 && header.length > 7 && header.trim() === header)
-    return header.slice(7);
+  // ('Bearer ' alone is not it: trimmed, it differs.)
+  if (header.startsWith('Bearer ') && header.indexOf(' ', 7) === -1 && header.trim() === header) return header.slice(7);
   const [scheme, ...rest] = header.trim().split(/ +/);
   if (scheme?.toLowerCase() !== 'bearer') return undefined;
   return rest.length === 1 ? rest[0]! : '';
