@@ -48,9 +48,10 @@ function respond(handler: Handler): Middleware {
     if (reply === undefined) return;
     ctx.status = reply.status ?? 200;
     // The values are strings already: set as they are, without ctx.set's arrays of
-    // entries on every answer (the headers are not sent before the handler replies).
+    // entries on every answer. A response already sent (a 400 for a body the parser
+    // refused while the handler worked) takes none, as ctx.set would ignore them.
     const { res } = ctx;
-    if (reply.headers) for (const name in reply.headers) res.setHeader(name, reply.headers[name]!);
+    if (reply.headers && !res.headersSent) for (const name in reply.headers) res.setHeader(name, reply.headers[name]!);
     if (reply.type !== undefined) ctx.type = reply.type;
     if (reply.body !== undefined) ctx.body = reply.body;
   };

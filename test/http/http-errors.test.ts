@@ -342,6 +342,26 @@ wire('a body cut short (the client closes early) is 400 bad_request, writes noth
   assert.is(line.status, 400);
 });
 
+wire('a bad chunk after a GET that answers later: the 400 is sent, and the late answer of the route is dropped quietly', async ({ t }) => {
+  // The entry route reads from the store before it answers; the parser refuses the chunk
+  // in the meantime and the 400 goes out on the request's own response.
+  const res = await raw(
+    t.port,
+    `GET /v1/inventory/7 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nX-Request-Id: late-1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n`,
+  );
+  assert.match(res, /^HTTP\/1\.1 400 /);
+  assertErrorShape(answerOf(res), 400, 'bad_request');
+  // A later request of the same kind has been answered, so the first one's read is done.
+  assert.is((await t.get('/v1/inventory/7')).status, 200);
+  const lines = t.logs.map((l) => parseJson<AccessLogLine & { level: number; msg?: string }>(l));
+  assert.equal(
+    lines.filter((l) => l.level >= 40),
+    [],
+    'the late answer finds the response ended and is no error',
+  );
+  assert.is(lines.find((l) => l.requestId === 'late-1')?.status, 400);
+});
+
 wire('no Host, an unmet Expect, CONNECT: answered in the Error shape, not by Node bare', async ({ t }) => {
   const noHost = await raw(t.port, 'GET /healthz HTTP/1.1\r\n\r\n');
   assert.match(noHost, /^HTTP\/1\.1 400 /);
