@@ -17,8 +17,8 @@ function recordingWriter() {
   return {
     writes,
     calls,
-    write(text: string) {
-      writes.push(text);
+    write(block: Buffer) {
+      writes.push(block.toString('utf8'));
       calls.push('write');
       return true;
     },
@@ -32,16 +32,30 @@ function recordingWriter() {
   };
 }
 
-blocks('lines wait until a block is full, then go out as one write, in order', () => {
+blocks('lines wait while the next may fit, then go out as one write, in order', () => {
   const writer = recordingWriter();
-  const dest = inBlocks(writer, 100);
+  const dest = inBlocks(writer, 200);
   const line = (i: number) => `{"n":${String(i).padStart(3, '0')},"pad":"${'x'.repeat(14)}"}\n`; // 30 characters
-  for (let i = 0; i < 3; i++) dest.write(line(i));
-  assert.equal(writer.writes, [], 'three lines of 30 are under the block of 100');
-  dest.write(line(3));
-  assert.equal(writer.writes, [line(0) + line(1) + line(2) + line(3)], 'the fourth line fills the block: one write of all four');
+  // A line of 30 characters may take 90 bytes: four fit in 200 (the fourth at 90-180).
+  for (let i = 0; i < 4; i++) dest.write(line(i));
+  assert.equal(writer.writes, [], 'four lines of 30 wait in the block of 200');
   dest.write(line(4));
-  assert.is(writer.writes.length, 1, 'the next block has started');
+  assert.equal(writer.writes, [line(0) + line(1) + line(2) + line(3)], 'the fifth might not fit: one write of the four before it');
+  dest.flushSync();
+  assert.equal(writer.writes.at(-1), line(4), 'the fifth began the next block');
+});
+
+blocks('lines are written as UTF-8, and a line longer than a block goes on its own, in its place', () => {
+  const writer = recordingWriter();
+  const dest = inBlocks(writer, 64);
+  const wide = '{"path":"/caf\u00e9/\u{1F408}/\u2028"}\n';
+  dest.write(wide);
+  const long = `{"pad":"${'\u00e9'.repeat(40)}"}\n`;
+  dest.write(long);
+  dest.write('{"last":1}\n');
+  dest.flushSync();
+  assert.equal(writer.writes, [wide, long, '{"last":1}\n']);
+  assert.is(Buffer.byteLength(writer.writes[1]!), long.length + 40, 'each \u00e9 is two bytes');
 });
 
 blocks('flush and flushSync hand over a partial block before the writer flushes', () => {
@@ -66,12 +80,14 @@ blocks('through pino and sonic-boom to a file: every line, in order, once the wr
   const dir = mkdtempSync(join(tmpdir(), 'log-blocks-'));
   try {
     const file = join(dir, 'out.log');
-    const writer = pino.destination({ dest: file, sync: false });
+    const writer = pino.destination({ dest: file, sync: false, contentMode: 'buffer' });
     // A file is opened asynchronously (standard output, the service's, is open already).
     await once(writer, 'ready');
-    const dest = inBlocks(writer, 4096);
+    const dest = inBlocks(writer as unknown as Parameters<typeof inBlocks>[0], 4096);
     const logger = pino({ base: undefined, timestamp: false }, dest);
-    for (let i = 0; i < 5000; i++) logger.info({ i, path: `/v1/inventory/${i}` });
+    // Some lines with characters of two, three and four bytes.
+    const path = (i: number) => (i % 7 === 0 ? `/caf\u00e9/\u20ac/\u{1F408}/${i}` : `/v1/inventory/${i}`);
+    for (let i = 0; i < 5000; i++) logger.info({ i, path: path(i) });
     // The partial block is handed over; sonic-boom ends once its writes are done. (Not
     // flushSync here: while one of its asynchronous writes is under way, sonic-boom's
     // flushSync writes what waits behind it first.)
@@ -80,7 +96,7 @@ blocks('through pino and sonic-boom to a file: every line, in order, once the wr
     await once(writer, 'close');
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     assert.is(lines.length, 5000);
-    lines.forEach((text, i) => assert.equal(JSON.parse(text), { level: 30, i, path: `/v1/inventory/${i}` }));
+    lines.forEach((text, i) => assert.equal(JSON.parse(text), { level: 30, i, path: path(i) }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
