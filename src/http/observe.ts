@@ -2,7 +2,7 @@
 // token), echoed on the answer; its access log line and its metrics, written once the
 // response closes, labelled by the template of the route that serves its path.
 import type { Context, Middleware } from 'koa';
-import { logAnswer } from './access-log.ts';
+import { accessLog } from './access-log.ts';
 import { requestIdFor } from './request-id.ts';
 import type { Logger } from '../support/logger.ts';
 
@@ -17,6 +17,7 @@ const METHODS = new Set(['GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'DELETE', 'OPTIO
 
 /** templateOf: the template of the route serving the request's path, if any. */
 export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Context) => string | undefined): Middleware {
+  const logAnswer = accessLog(logger);
   return function observeRequest(ctx, next) {
     const started = performance.now();
     const { req, res } = ctx;
@@ -27,7 +28,7 @@ export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Con
     const method = req.method!;
     res.once('close', () => {
       metrics.answered(METHODS.has(method) ? method : 'other', templateOf(ctx) ?? UNMATCHED, res, started);
-      logAnswer(logger, res, started, { requestId: id, actor: ctx.state.actor, method, path: ctx.path });
+      logAnswer(res, started, { requestId: id, actor: ctx.state.actor as string | undefined, method, path: ctx.path });
     });
     return next();
   };
