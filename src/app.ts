@@ -1,7 +1,7 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does).
 // Every request takes the same stages, composed once: observe (request id, access log,
-// metrics) -> error boundary -> Host present -> CORS (when configured; answers
-// preflights) -> auth (under /v1) -> the router (http/router.ts: the route table below;
+// metrics) -> error boundary -> CORS grant (when configured: Vary, actual requests) ->
+// Host present -> CORS preflights -> auth (under /v1) -> the router (http/router.ts: the route table below;
 // 404, 405 and OPTIONS) -> the route's body and validation (PATCH) -> handler -> command
 // (decide, preconditions, append + project in one transaction) -> answer.
 import Koa, { type Middleware } from 'koa';
@@ -15,7 +15,7 @@ import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.t
 import { appErrorLog } from './http/app-errors.ts';
 import { auditRoutes } from './http/audit-routes.ts';
 import { bearerAuth } from './http/auth.ts';
-import { corsFor, varyOnOrigin } from './http/cors.ts';
+import { corsGrant, corsPreflight } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './http/feed-hub.ts';
@@ -117,9 +117,9 @@ function requestStages(
         metrics.unavailable(error);
       },
     }),
-    ...(cors ? [varyOnOrigin] : []),
+    ...(cors ? [corsGrant(corsOrigins)] : []),
     requireHost(),
-    ...(cors ? [corsFor(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
+    ...(cors ? [corsPreflight(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
     ...stages,
     underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
     router.routes,
