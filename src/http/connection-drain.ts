@@ -18,7 +18,8 @@ const NONE: readonly ServerResponse[] = [];
 
 /** closeIdle: closes the server's idle connections. */
 export function makeConnectionDrain(closeIdle: () => void): ConnectionDrain {
-  // Each connection's responses not yet closed, in order (more than one: pipelined requests).
+  // Each open connection's responses not yet closed, in order (more than one: pipelined
+  // requests); a connection's list lasts as long as the connection.
   const pending = new Map<Duplex, ServerResponse[]>();
   let draining = false;
   /** The connection ends after res; one whose headers are sent is closed once it ends. */
@@ -28,24 +29,27 @@ export function makeConnectionDrain(closeIdle: () => void): ConnectionDrain {
   };
   return {
     admit(socket, res) {
-      const queue = pending.get(socket) ?? [];
+      let queue = pending.get(socket);
+      if (queue === undefined) {
+        queue = [];
+        pending.set(socket, queue);
+        socket.once('close', () => pending.delete(socket));
+      }
       // While draining, the answer before this one closes the connection: a request
       // pipelined behind it is never run (nothing of it committed), so none is left
       // without its answer.
       if (draining && queue.length > 0) return false;
       queue.push(res);
-      pending.set(socket, queue);
-      res.once('close', () => {
-        queue.splice(queue.indexOf(res), 1);
-        if (queue.length === 0 && pending.get(socket) === queue) pending.delete(socket);
-      });
+      const responses = queue;
+      // A response closes once.
+      res.on('close', () => responses.splice(responses.indexOf(res), 1));
       if (draining) lastOnConnection(res);
       return true;
     },
     responsesOf: (socket) => pending.get(socket) ?? NONE,
     drain() {
       draining = true;
-      for (const queue of pending.values()) lastOnConnection(queue.at(-1)!);
+      for (const queue of pending.values()) if (queue.length > 0) lastOnConnection(queue.at(-1)!);
       closeIdle();
     },
   };

@@ -26,7 +26,8 @@ export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Con
     ctx.state.requestId = id;
     res.setHeader('X-Request-Id', id);
     const method = req.method!;
-    res.once('close', () => {
+    // A response closes once.
+    res.on('close', () => {
       metrics.answered(METHODS.has(method) ? method : 'other', templateOf(ctx) ?? UNMATCHED, res, started);
       logAnswer(res, started, { requestId: id, actor: ctx.state.actor as string | undefined, method, path: ctx.path });
     });
