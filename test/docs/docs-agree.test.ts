@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { stopGroup } from '../kit/lines.ts';
 import { root, tempDir } from '../kit/paths.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { withTimeout, WAIT_MS } from '../kit/service.ts';
@@ -79,8 +80,9 @@ test('`npm start --silent` prints only JSON lines on standard output', async () 
     assert.ok(lines.length > 0);
     for (const line of lines) assert.not.throws(() => void JSON.parse(line), `not JSON: ${line}`);
   } finally {
-    // npm and the service it started: the whole group this test made.
-    process.kill(-proc.pid!, 'SIGTERM');
+    // npm and the service it started: the whole group this test made, all of it gone
+    // before its database's folder is removed.
+    await stopGroup(proc, WAIT_MS);
     await withTimeout(closed, WAIT_MS, 'npm start to exit');
     dir.cleanup();
   }

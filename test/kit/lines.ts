@@ -1,7 +1,7 @@
 // A long-running child process read line by line (a follower that never exits by
 // itself): its standard output as lines so far, its standard error, its exit, and a wait
 // for a count of lines that fails early when the child exits.
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
 
 export interface LineReader {
   proc: ChildProcessWithoutNullStreams;
@@ -36,4 +36,32 @@ export function readLines(proc: ChildProcessWithoutNullStreams): LineReader {
       }
     },
   };
+}
+
+/**
+ * Stops a child started detached (its own process group) and everything it started:
+ * SIGTERM to the group, then waits until the child has exited and no process of the
+ * group is left (at most ms), so that a folder they wrote into can be removed without one
+ * of them still writing into it.
+ */
+export async function stopGroup(proc: ChildProcess, ms = 10_000): Promise<void> {
+  const group = -proc.pid!;
+  const alive = () => {
+    try {
+      process.kill(group, 0);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      return false;
+    }
+  };
+  const exited =
+    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise((resolve) => proc.once('exit', resolve));
+  if (alive()) process.kill(group, 'SIGTERM');
+  const started = Date.now();
+  await exited;
+  while (alive()) {
+    if (Date.now() - started > ms) throw new Error(`processes of group ${-group} still running ${ms} ms after SIGTERM`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
