@@ -3,8 +3,9 @@
 // The observe stage (observe.ts) writes it.
 // The line is the one pino writes for logger.info(fields), but put together here: it is
 // the one line every request writes, and pino's walk over a fields object of any shape
-// was a tenth of a GET's time. It goes to the logger's own stream, with its timestamp
-// and bindings (pino.symbols), and only while the logger's level lets info lines through.
+// costs every GET more than these four known fields do. It goes to the logger's own
+// stream, with its timestamp and bindings (pino.symbols), and only while the logger's
+// level lets info lines through.
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import type { Logger } from '../support/logger.ts';

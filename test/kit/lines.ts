@@ -46,9 +46,10 @@ export function readLines(proc: ChildProcessWithoutNullStreams): LineReader {
  */
 export async function stopGroup(proc: ChildProcess, ms = 10_000): Promise<void> {
   const group = -proc.pid!;
-  const alive = () => {
+  // False once no process of the group is left to take the signal.
+  const signal = (name: NodeJS.Signals | 0) => {
     try {
-      process.kill(group, 0);
+      process.kill(group, name);
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
@@ -57,11 +58,12 @@ export async function stopGroup(proc: ChildProcess, ms = 10_000): Promise<void> 
   };
   const exited =
     proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise((resolve) => proc.once('exit', resolve));
-  if (alive()) process.kill(group, 'SIGTERM');
+  signal('SIGTERM');
   const started = Date.now();
-  await exited;
-  while (alive()) {
+  // The child too: it is a member of its group until it has exited and been reaped.
+  while (signal(0)) {
     if (Date.now() - started > ms) throw new Error(`processes of group ${-group} still running ${ms} ms after SIGTERM`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  await exited;
 }
