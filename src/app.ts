@@ -15,7 +15,7 @@ import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.t
 import { appErrorLog } from './http/app-errors.ts';
 import { auditRoutes } from './http/audit-routes.ts';
 import { bearerAuth } from './http/auth.ts';
-import { corsGrant, corsPreflight } from './http/cors.ts';
+import { corsStages } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
 import { makeFeed, type Feed } from './http/feed-hub.ts';
@@ -107,7 +107,7 @@ function requestStages(
   }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages'>> & { storage: StorageHealth },
 ): Middleware {
   const router = makeRouter(routes);
-  const cors = corsOrigins.length > 0;
+  const cors = corsOrigins.length > 0 ? corsStages(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined) : undefined;
   return compose([
     observe(logger, metricsObserver(metrics), router.templateOf),
     errorBoundary(logger, {
@@ -117,9 +117,9 @@ function requestStages(
         metrics.unavailable(error);
       },
     }),
-    ...(cors ? [corsGrant(corsOrigins)] : []),
+    ...(cors ? [cors.grant] : []),
     requireHost(),
-    ...(cors ? [corsPreflight(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined)] : []),
+    ...(cors ? [cors.preflight] : []),
     ...stages,
     underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
     router.routes,

@@ -26,46 +26,46 @@ const CORS_REQUEST_HEADERS = [
 /** Response headers a browser client may read (besides the CORS-safelisted ones). */
 const CORS_EXPOSED_HEADERS = ['ETag', 'X-Request-Id', 'Idempotent-Replayed', 'Link', 'Log-Receipt'];
 
-/** The grant: the first stage of every request while CORS is on. An actual request gets
- * what @koa/cors gives one (Access-Control-Allow-Origin and -Expose-Headers), set here
- * without its promises, since every request of a browser front end takes this path. */
-export function corsGrant(origins: readonly string[]): Middleware {
+/** The two stages while CORS is on; served: whether a route serves the path. */
+export function corsStages(origins: readonly string[], served: (ctx: Context) => boolean): { grant: Middleware; preflight: Middleware } {
   const allowed = new Set(origins);
-  const exposed = CORS_EXPOSED_HEADERS.join(',');
-  return function corsGrant(ctx, next) {
-    const { req, res } = ctx;
-    // Usually the first Vary of the answer: set as it is, without parsing one.
-    if (res.hasHeader('Vary')) ctx.vary('Origin');
-    else res.setHeader('Vary', 'Origin');
-    const origin = req.headers.origin;
-    if (req.method !== 'OPTIONS' && origin !== undefined && allowed.has(origin)) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Expose-Headers', exposed);
-    }
-    return next();
+  /** The request's Origin when it is one of the allowed ones. */
+  const allowedOrigin = (ctx: Context) => {
+    const origin = ctx.req.headers.origin;
+    return origin !== undefined && allowed.has(origin) ? origin : undefined;
   };
-}
-
-/** The preflight stage; served: whether a route serves the path. */
-export function corsPreflight(origins: readonly string[], served: (ctx: Context) => boolean): Middleware {
-  const allowed = new Set(origins);
+  const exposed = CORS_EXPOSED_HEADERS.join(',');
   const answer = cors({
-    origin: (ctx) => {
-      const origin = ctx.req.headers.origin;
-      return origin !== undefined && allowed.has(origin) ? origin : '';
-    },
+    origin: (ctx) => allowedOrigin(ctx) ?? '',
     allowMethods: ['GET', 'HEAD', 'PATCH'],
     allowHeaders: CORS_REQUEST_HEADERS,
     credentials: false,
     // A browser may reuse a preflight answer for 10 minutes.
     maxAge: 600,
   });
-  return function corsPreflight(ctx, next) {
-    // Every other method was granted (or not) by corsGrant.
-    if (ctx.method !== 'OPTIONS') return next();
-    const preflight = ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
-    // A preflight on a path no route serves is refused as the path is: 404.
-    if (preflight && !served(ctx)) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
-    return answer(ctx, next) as Promise<void>;
+  return {
+    // The first stage of every request. An actual request gets what @koa/cors gives one
+    // (Access-Control-Allow-Origin and -Expose-Headers), set here without its promises,
+    // since every request of a browser front end takes this path.
+    grant: function corsGrant(ctx, next) {
+      const { res } = ctx;
+      // Usually the first Vary of the answer: set as it is, without parsing one.
+      if (res.hasHeader('Vary')) ctx.vary('Origin');
+      else res.setHeader('Vary', 'Origin');
+      const origin = ctx.method === 'OPTIONS' ? undefined : allowedOrigin(ctx);
+      if (origin !== undefined) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Expose-Headers', exposed);
+      }
+      return next();
+    },
+    preflight: function corsPreflight(ctx, next) {
+      // Every other method was granted (or not) by the grant.
+      if (ctx.method !== 'OPTIONS') return next();
+      const preflight = ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
+      // A preflight on a path no route serves is refused as the path is: 404.
+      if (preflight && !served(ctx)) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+      return answer(ctx, next) as Promise<void>;
+    },
   };
 }

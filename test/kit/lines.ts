@@ -1,6 +1,7 @@
 // A long-running child process read line by line (a follower that never exits by
 // itself): its standard output as lines so far, its standard error, its exit, and a wait
-// for a count of lines that fails early when the child exits.
+// for a count of lines that fails early when the child exits; and how to stop one started
+// in a process group of its own, with everything it started.
 import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
 
 export interface LineReader {
