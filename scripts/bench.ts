@@ -123,12 +123,17 @@ async function againstBareServers(): Promise<void> {
       for (let k = 0; k < loads.length; k++) {
         const i = (k + round) % loads.length;
         const { port, mode, key: bearer } = loads[i]!;
-        rounds[i]!.push(await measure(port, mode, SECONDS, 50, bearer, PETS));
+        const measured = await measure(port, mode, SECONDS, 50, bearer, PETS);
+        rounds[i]!.push(measured);
+        // Each round as it ends: how far apart one load's rounds lie shows how much of a
+        // ratio's distance from its target this machine's stretches could account for.
+        console.log(`  round ${round + 1}: ${loads[i]!.name.padEnd(62)} ${measured.requests.average.toFixed(0).padStart(7)} req/s`);
       }
     }
     return loads.map(({ name }, i) => {
       const sorted = [...rounds[i]!].sort((a, b) => a.requests.average - b.requests.average);
-      return report(`${name} (median of ${ROUNDS})`, sorted[Math.floor(ROUNDS / 2)]!);
+      const spread = `  (rounds ${sorted[0]!.requests.average.toFixed(0)}-${sorted.at(-1)!.requests.average.toFixed(0)} req/s)`;
+      return report(`${name} (median of ${ROUNDS})`, sorted[Math.floor(ROUNDS / 2)]!, spread);
     }) as { [K in keyof T]: Load };
   };
   /** A load, with a probe (or a scraper) running beside its measured part. */
