@@ -5,8 +5,9 @@
 // without waiting for the disk (a crash may leave the file behind, never ahead). A log
 // smaller than that, or whose tree at that size has another root (a restored backup, a
 // rewritten log), is refused before the key signs anything for it.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { writeFile, rename } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { frontierNodes, nodeId, treeRoot } from '../support/merkle.ts';
 import type { AuditReads } from '../store/audit-reads.ts';
 
@@ -68,13 +69,15 @@ export async function forkOf(store: Pick<AuditReads, 'logHead' | 'treeNodes'>, p
 
 /**
  * Records trees as they are published: the newest one per log is written in the
- * background, one write at a time (renamed into place whole), never a smaller one.
+ * background, one write at a time (renamed into place whole), never a smaller one. At
+ * start, it removes the copies that writes cut short left beside the state.
  */
 export function makeSignedStateWriter(
   path: string,
   onError: (error: Error) => void,
 ): { published(logId: string, size: number, root: Buffer): void; flush(): Promise<void> } {
   const logs = readState(path);
+  removeAbandonedWrites(path, Date.now(), onError);
   let writing: Promise<void> | undefined;
   let dirty = false;
   // What is published while a write is under way is written by the next one.
@@ -107,6 +110,35 @@ export function makeSignedStateWriter(
       await writing;
     },
   };
+}
+
+/** A write's whole copy is renamed into place within moments of being written: one
+ * older than this was left by a process that ended between the two. */
+const ABANDONED_MS = 60_000;
+
+/** Removes the whole copies (`<path>.<pid>.tmp`, `<path>.tmp`) that processes stopped
+ * between writing and renaming left beside the state, so that they do not pile up beside
+ * the key file; a copy still fresh may be a running process's, and stays. */
+function removeAbandonedWrites(path: string, at: number, onError: (error: Error) => void): void {
+  const folder = dirname(path);
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch (error) {
+    onError(error as Error);
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^(\d+\.)?tmp$/.test(name.slice(prefix.length))) continue;
+    const copy = join(folder, name);
+    try {
+      if (at - statSync(copy).mtimeMs > ABANDONED_MS) unlinkSync(copy);
+    } catch (error) {
+      // Removed meanwhile by another process starting on the same key.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error as Error);
+    }
+  }
 }
 
 /** Writes the state at once (tests and tools that set it up). */

@@ -2,7 +2,7 @@
 // not extend it, smaller or with another root at that size, is a fork the key must not
 // sign; on both stores. The service's own refusal at start is shown by the backup drill.
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { forkOf, makeSignedStateWriter, signedStatePath, writeSignedState } from '../../src/application/signed-state.ts';
 import { appSuite } from '../kit/suites.ts';
@@ -63,6 +63,32 @@ state('the writer keeps the largest tree per log, written whole', async () => {
     assert.equal(JSON.parse(readFileSync(path, 'utf8')), {
       logs: { 'log-a': { size: 5, root: root(2).toString('base64') }, 'log-b': { size: 1, root: root(4).toString('base64') } },
     });
+    assert.equal(errors, []);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+state('the writer removes the copies that writes cut short left, once they are old, and nothing else', () => {
+  const dir = tempDir('signed-state-');
+  try {
+    const path = dir.path('key.pem.signed');
+    writeSignedState(path, { 'log-a': { size: 1, root: Buffer.alloc(32).toString('base64') } });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    // A process killed between writing its copy and renaming it leaves the copy behind.
+    const abandoned = [`${path}.12345.tmp`, `${path}.tmp`];
+    // A copy written just now may be another process's, about to be renamed.
+    const fresh = `${path}.67890.tmp`;
+    const others = [dir.path('key.pem'), dir.path('key.pem.tmp'), `${path}.x.tmp`, `${path}.12345.tmp.bak`, dir.path('other.signed.1.tmp')];
+    for (const file of [...abandoned, ...others]) {
+      writeFileSync(file, '{');
+      utimesSync(file, hourAgo, hourAgo);
+    }
+    writeFileSync(fresh, '{');
+    const errors: Error[] = [];
+    makeSignedStateWriter(path, (e) => errors.push(e));
+    for (const file of abandoned) assert.not.ok(existsSync(file), `${file} removed`);
+    for (const file of [fresh, path, ...others]) assert.ok(existsSync(file), `${file} kept`);
     assert.equal(errors, []);
   } finally {
     dir.cleanup();
