@@ -49,6 +49,8 @@ export interface Checkpoints {
   mayStillSign(): Promise<void>;
   /** The signed checkpoint of the log as it stands (exact bytes). */
   current(): Promise<string>;
+  /** The same, with the head it is of: the checkpoint's size is that head's seq. */
+  currentWithHead(): Promise<{ head: LogHead; note: string }>;
   /** The inclusion path of the event seq in the tree of size events, bottom up. */
   inclusion(seq: number, size: number): Promise<Buffer[]>;
   /** The consistency proof from the tree of from events to the one of to, bottom up. */
@@ -111,18 +113,18 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
     setImmediate(() => onPublished(logId, size, root));
   };
 
-  const sign = async (): Promise<string> => {
+  const sign = async (): Promise<{ head: LogHead; note: string }> => {
     await mayStillSign();
     const head = await store.logHead();
-    if (newest?.size === head.seq) return newest.note;
+    if (newest?.size === head.seq) return { head, note: newest.note };
     if (!signer) throw new NoSigningKey();
-    if (signing?.size === head.seq) return (await signing.made).note;
+    if (signing?.size === head.seq) return { head, note: (await signing.made).note };
     const made = signCheckpoint(head, store, signer, now);
     signing = { size: head.seq, made };
     try {
       const { note, root } = await made;
       keep(head.seq, note, head.logId, root);
-      return note;
+      return { head, note };
     } finally {
       if (signing?.made === made) signing = undefined;
     }
@@ -136,7 +138,8 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
 
   return {
     mayStillSign,
-    current: sign,
+    current: async () => (await sign()).note,
+    currentWithHead: sign,
     inclusion: (seq, size) => (seq > size ? Promise.reject(new RangeError('seq past size')) : proof(inclusionRanges(seq - 1, size), size)),
     consistency: (from, to) => proof(consistencyRanges(from, to), to),
     committed(note) {

@@ -58,17 +58,16 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
       handler: async () => {
         // An instance whose key was retired signs no head (503, as its writes).
         await checkpoints.mayStillSign();
-        // A tree that lacks a node (edited behind the triggers) gives no checkpoint, nor does
-        // an instance without a key, but the head is still answered: verify-log --url reads
-        // it to say what is broken.
-        const [head, checkpoint] = await Promise.all([
-          store.logHead(),
-          checkpoints.current().catch((error: unknown) => {
-            if (error instanceof MissingNode || error instanceof NoSigningKey) return undefined;
-            throw error;
-          }),
-        ]);
-        return { headers: NO_STORE, body: { ...logHeadJson(head, now(), signer), ...(checkpoint === undefined ? {} : { checkpoint }) } };
+        // The head answered is the one the checkpoint is of, read once: its size is the
+        // head's seq even while commits land. A tree that lacks a node (edited behind the
+        // triggers) gives no checkpoint, nor does an instance without a key, but the head
+        // is still answered: verify-log --url reads it to say what is broken.
+        const signed = await checkpoints.currentWithHead().catch((error: unknown) => {
+          if (error instanceof MissingNode || error instanceof NoSigningKey) return undefined;
+          throw error;
+        });
+        const head = signed?.head ?? (await store.logHead());
+        return { headers: NO_STORE, body: { ...logHeadJson(head, now(), signer), ...(signed ? { checkpoint: signed.note } : {}) } };
       },
     },
     {

@@ -1,11 +1,13 @@
 // The verifiable log through the API, on both stores: the signed checkpoint, the
 // inclusion and consistency proofs (checked here with Node's crypto and the RFC's
-// verification steps, against the checkpoint's root), their refusals, and one signature
-// per tree size.
+// verification steps, against the checkpoint's root), their refusals, one signature per
+// tree size, and the head's checkpoint of the head's own size.
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { rootFromInclusion, verifyConsistency } from '../../src/support/merkle-verify.ts';
-import type { TestApp } from '../kit/app.ts';
+import { makeCommandHandler } from '../../src/application/commands.ts';
+import { startApp, type TestApp } from '../kit/app.ts';
+import { openStore } from '../kit/stores.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
@@ -142,6 +144,54 @@ log('a read-only key may ask; a size past the head is 409 tree_size_past_head; n
     assert.is((JSON.parse(res.text) as { code: string }).code, 'bad_request', query);
   }
   assert.is((await t.request({ path: '/v1/log/checkpoint' })).status, 401);
+});
+
+log('the head and its checkpoint are of one tree size, even when a commit lands between reads', async ({ target }) => {
+  // The store the app reads: once armed, its first read of the head commits another event
+  // before it answers the head as it was, and every other read waits for that commit. A
+  // route that read the head twice would see two sizes.
+  let armed = false;
+  let committed: Promise<unknown> = Promise.resolve();
+  const app = await startApp({
+    target,
+    signingKey: KEY,
+    writer: 'thread',
+    open: async (db, now) => {
+      const store = await openStore(db, { now, writer: 'thread', signingKey: KEY });
+      const commands = makeCommandHandler({ store, now });
+      return {
+        ...store,
+        async logHead() {
+          if (!armed) {
+            await committed;
+            return store.logHead();
+          }
+          armed = false;
+          let done!: () => void;
+          committed = new Promise<void>((resolve) => (done = resolve));
+          const head = await store.logHead();
+          await commands.handle(
+            { type: 'TrackPet', petId: 99n, quantity: 1, status: 'available' },
+            { actor: 'cli:test', requestId: 'between' },
+          );
+          done();
+          return head;
+        },
+      };
+    },
+  });
+  try {
+    await app.track(1, 1);
+    armed = true;
+    const head = JSON.parse((await app.get('/v1/log/head')).text) as { seq: number; checkpoint: string };
+    assert.not.ok(armed, 'the commit between the reads was made');
+    assert.is(head.seq, 1);
+    assert.is(head.checkpoint.split('\n')[1], '1', 'the checkpoint is of the head answered');
+    const after = JSON.parse((await app.get('/v1/log/head')).text) as { seq: number; checkpoint: string };
+    assert.equal([after.seq, after.checkpoint.split('\n')[1]], [2, '2']);
+  } finally {
+    await app.close();
+  }
 });
 
 log.run();
