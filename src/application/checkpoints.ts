@@ -45,9 +45,8 @@ export class SigningKeyRetired extends Error {
 }
 
 export interface Checkpoints {
-  /** Throws SigningKeyRetired once this instance's key is retired (known within RETIREMENT_CHECK_MS). */
-  mayStillSign(): Promise<void>;
-  /** The signed checkpoint of the log as it stands (exact bytes). */
+  /** The signed checkpoint of the log as it stands (exact bytes). Throws SigningKeyRetired
+   * once this instance's key is retired (known within RETIREMENT_CHECK_MS). */
   current(): Promise<string>;
   /** The same, with the head it is of: the checkpoint's size is that head's seq. */
   currentWithHead(): Promise<{ head: LogHead; note: string }>;
@@ -137,7 +136,6 @@ export function makeCheckpoints({ store, signer, now, onPublished = () => {} }: 
   };
 
   return {
-    mayStillSign,
     current: async () => (await sign()).note,
     currentWithHead: sign,
     inclusion: (seq, size) => (seq > size ? Promise.reject(new RangeError('seq past size')) : proof(inclusionRanges(seq - 1, size), size)),

@@ -77,7 +77,7 @@ export function makeSignedStateWriter(
   onError: (error: Error) => void,
 ): { published(logId: string, size: number, root: Buffer): void; flush(): Promise<void> } {
   const logs = readState(path);
-  removeAbandonedWrites(path, Date.now(), onError);
+  removeAbandonedWrites(path, onError);
   let writing: Promise<void> | undefined;
   let dirty = false;
   // What is published while a write is under way is written by the next one.
@@ -119,7 +119,8 @@ const ABANDONED_MS = 60_000;
 /** Removes the whole copies (`<path>.<pid>.tmp`, `<path>.tmp`) that processes stopped
  * between writing and renaming left beside the state, so that they do not pile up beside
  * the key file; a copy still fresh may be a running process's, and stays. */
-function removeAbandonedWrites(path: string, at: number, onError: (error: Error) => void): void {
+function removeAbandonedWrites(path: string, onError: (error: Error) => void): void {
+  const at = Date.now();
   const folder = dirname(path);
   const prefix = `${basename(path)}.`;
   let names: string[];

@@ -56,12 +56,11 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
       method: 'GET',
       template: '/v1/log/head',
       handler: async () => {
-        // An instance whose key was retired signs no head (503, as its writes).
-        await checkpoints.mayStillSign();
         // The head answered is the one the checkpoint is of, read once: its size is the
-        // head's seq even while commits land. A tree that lacks a node (edited behind the
-        // triggers) gives no checkpoint, nor does an instance without a key, but the head
-        // is still answered: verify-log --url reads it to say what is broken.
+        // head's seq even while commits land. An instance whose key was retired signs no
+        // head (SigningKeyRetired: 503, as its writes). A tree that lacks a node (edited
+        // behind the triggers) gives no checkpoint, nor does an instance without a key, but
+        // the head is still answered: verify-log --url reads it to say what is broken.
         const signed = await checkpoints.currentWithHead().catch((error: unknown) => {
           if (error instanceof MissingNode || error instanceof NoSigningKey) return undefined;
           throw error;
