@@ -1,6 +1,7 @@
 // The service's own counters and histograms: requests, group commit, events appended,
 // the store's faults, the list cache, clients gone, idempotent answers.
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { requestDurations } from './request-durations.ts';
 import { VersionConflict } from '../store/event-log.ts';
 import { StoreUnavailable, type StorageFault } from '../store/health.ts';
 
@@ -20,10 +21,9 @@ export function faultKind(error: unknown, faultOf: (error: unknown) => StorageFa
 /** The requests' and commits' histograms, registered with registry. */
 function timings(registry: Registry) {
   return {
-    requestDuration: new Histogram({
+    requestDuration: requestDurations({
       name: 'inventory_http_request_duration_seconds',
       help: 'Time from a request arriving to its response finished (or the client gone), by method, route template and status.',
-      labelNames: ['method', 'route', 'status'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),

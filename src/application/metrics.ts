@@ -10,8 +10,8 @@ import { storeGauges, type GaugedStore } from './metrics-store-gauges.ts';
 export interface Metrics {
   registry: Registry;
   /** A request answered in `seconds`, by method, route template (that of the routes
-   * serving the path) and status ('none' when the client went away before one). */
-  requestTimed(method: string, route: string, status: string, seconds: number): void;
+   * serving the path) and status (undefined when the client went away before one). */
+  requestTimed(method: string, route: string, status: number | undefined, seconds: number): void;
   /** A batch of submissions committed in `seconds`, appending events of these types. */
   committed(submissions: number, seconds: number, eventTypes: readonly string[]): void;
   /** A request was answered 503 because of this error of the store's. */
@@ -44,20 +44,9 @@ export function makeMetrics({ store, processMetrics = false }: MetricsOptions): 
   }
   const meters = serviceMeters(registry);
   storeGauges(registry, store);
-  // The histogram's child per label set, found without building and sorting a label
-  // key on every request (the label values come from small fixed sets).
-  const children = new Map<string, ReturnType<typeof meters.requestDuration.labels>>();
   return {
     registry,
-    requestTimed(method, route, status, seconds) {
-      const key = `${method} ${status} ${route}`;
-      let child = children.get(key);
-      if (!child) {
-        child = meters.requestDuration.labels({ method, route, status });
-        children.set(key, child);
-      }
-      child.observe(seconds);
-    },
+    requestTimed: (method, route, status, seconds) => meters.requestDuration.observe(method, route, status, seconds),
     committed(submissions, seconds, eventTypes) {
       meters.batchSize.observe(submissions);
       meters.commitDuration.observe(seconds);

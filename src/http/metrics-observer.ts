@@ -10,7 +10,7 @@ export function metricsObserver(metrics: Pick<Metrics, 'requestTimed'>): Observe
       // A change feed stream lasts as long as its reader follows: not a latency.
       if (String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream')) return;
       // A client that went away before its answer got no status.
-      const status = res.headersSent ? String(res.statusCode) : 'none';
+      const status = res.headersSent ? res.statusCode : undefined;
       metrics.requestTimed(method, route, status, (performance.now() - started) / 1000);
     },
   };
