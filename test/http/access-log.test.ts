@@ -33,6 +33,12 @@ const CASES = [
     res: closed(200, true, false),
     line: { requestId: 'r:3', actor: 'ops', method: 'GET', path: '/v1/inventory' },
   },
+  // Each alone in its string: a line that escapes one of them wrongly differs from pino's.
+  { name: 'a quote', res: closed(404), line: { requestId: 'r-5', actor: 'a "b"', method: 'GET', path: '/v1/"q"' } },
+  { name: 'a backslash', res: closed(404), line: { requestId: 'r-6', actor: 'a\\b', method: 'GET', path: '/v1/\\' } },
+  { name: 'DEL', res: closed(404), line: { requestId: 'r-7', actor: 'a\u007fb', method: 'GET', path: '/v1/\u007f' } },
+  { name: 'a control character', res: closed(404), line: { requestId: 'r-8', actor: 'a\tb', method: 'GET', path: '/v1/\u0001' } },
+  { name: 'beyond ASCII', res: closed(404), line: { requestId: 'r-9', actor: 'caf\u00e9', method: 'GET', path: '/v1/\u2028' } },
   {
     name: 'characters a path or a key name may hold',
     res: closed(404),
