@@ -51,7 +51,7 @@ export function bearerAuth(keys: KeyCheckSource, logger?: Logger, methodUnserved
     return next();
   };
   return function authenticate(ctx, next) {
-    const token = bearerCredential(ctx.get('Authorization'));
+    const token = bearerCredential(ctx.req.headers.authorization ?? '');
     if (token === undefined) {
       // No credential, or another scheme (Basic, …): RFC 6750 section 3.1 says no error code.
       throw new HttpError(401, 'unauthorized', 'an API key is required: send Authorization: Bearer <key>', {

@@ -52,7 +52,7 @@ export function corsStages(origins: readonly string[], served: (ctx: Context) =>
       // Usually the first Vary of the answer: set as it is, without parsing one.
       if (res.hasHeader('Vary')) ctx.vary('Origin');
       else res.setHeader('Vary', 'Origin');
-      const origin = ctx.method === 'OPTIONS' ? undefined : allowedOrigin(ctx);
+      const origin = ctx.req.method === 'OPTIONS' ? undefined : allowedOrigin(ctx);
       if (origin !== undefined) {
         res.setHeader('Access-Control-Allow-Origin', origin);
         res.setHeader('Access-Control-Expose-Headers', exposed);
@@ -61,7 +61,7 @@ export function corsStages(origins: readonly string[], served: (ctx: Context) =>
     },
     preflight: function corsPreflight(ctx, next) {
       // Every other method was granted (or not) by the grant.
-      if (ctx.method !== 'OPTIONS') return next();
+      if (ctx.req.method !== 'OPTIONS') return next();
       const preflight = ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
       // A preflight on a path no route serves is refused as the path is: 404.
       if (preflight && !served(ctx)) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);

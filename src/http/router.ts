@@ -46,14 +46,17 @@ export interface Routing {
 function respond(handler: Handler): Middleware {
   const write = (ctx: Context, reply: Reply | undefined) => {
     if (reply === undefined) return;
-    ctx.status = reply.status ?? 200;
+    // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
+    // keyed store that V8 leaves to its runtime, on every answer.
+    const { response } = ctx;
+    response.status = reply.status ?? 200;
     // The values are strings already: set as they are, without ctx.set's arrays of
     // entries on every answer. A response already sent (a 400 for a body the parser
     // refused while the handler worked) takes none, as ctx.set would ignore them.
     const { res } = ctx;
     if (reply.headers && !res.headersSent) for (const name in reply.headers) res.setHeader(name, reply.headers[name]!);
-    if (reply.type !== undefined) ctx.type = reply.type;
-    if (reply.body !== undefined) ctx.body = reply.body;
+    if (reply.type !== undefined) response.type = reply.type;
+    if (reply.body !== undefined) response.body = reply.body;
   };
   return (ctx) => {
     const reply = handler(ctx);
@@ -108,7 +111,7 @@ export function makeRouter(routes: readonly Route[]): Routing {
 export function underPrefix(prefix: string, stage: Middleware): Middleware {
   const n = prefix.length;
   return (ctx, next) => {
-    const path = ctx.path;
+    const path = ctx.request.path;
     const under = path.slice(0, n).toLowerCase() === prefix && (path.length === n || path[n] === '/');
     return under ? (stage(ctx, next) as unknown) : next();
   };
