@@ -3,7 +3,10 @@
 // same machine at the same time, not against figures from another day. REF is checked
 // out into a temporary git worktree (sharing this checkout's node_modules); each service
 // gets its own copy of the same database. Each load (GET, PATCH, 90/10 mix) runs in three
-// rounds, alternating which service goes first, and the medians are compared; then each
+// rounds, alternating which service goes first, and the medians are compared, with the
+// CPU time each service spent per request in its rounds (user + system, from /proc, so
+// Linux only): the work a change adds or saves, which the machine's stretches move less
+// than they move requests a second. Then each
 // serves 100,000 pets to 10 clients and its peak RSS is read. Writes
 // bench-results/baseline.json.
 import { execFileSync } from 'node:child_process';
@@ -12,15 +15,16 @@ import { join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
 import {
   children,
+  cpuMicros,
   load,
   loadAverage,
-  measure,
   peakRssMb,
   ready,
   startService as startServiceAt,
   stop,
   type Load,
   type Mode,
+  WARMUP_SECONDS,
 } from './harness.ts';
 
 const ROUNDS = 3;
@@ -83,13 +87,19 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
 
     const modes = ['get', 'patch', 'mix'] as const satisfies Mode[];
     const runs: Record<(typeof modes)[number], Load[][]> = { get: [[], []], patch: [[], []], mix: [[], []] };
+    const cpu: Record<(typeof modes)[number], number[][]> = { get: [[], []], patch: [[], []], mix: [[], []] };
     for (const mode of modes) {
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [0, 1] : [1, 0];
         for (const i of order) {
-          const r = await measure(services[i]!.port, mode, seconds, 50, keys[i]!, PETS);
+          const { port, pid } = services[i]!;
+          await load(port, mode, WARMUP_SECONDS, 50, keys[i]!, PETS);
+          const before = cpuMicros(`/proc/${pid}/stat`);
+          const r = await load(port, mode, seconds, 50, keys[i]!, PETS);
+          const perRequest = (cpuMicros(`/proc/${pid}/stat`) - before) / (r['2xx'] + r.non2xx);
           runs[mode][i]!.push(r);
-          console.log(line(`${mode} round ${round + 1}: ${i === 0 ? 'this' : 'baseline'}`, r));
+          cpu[mode][i]!.push(perRequest);
+          console.log(line(`${mode} round ${round + 1}: ${i === 0 ? 'this' : 'baseline'}`, r, `  CPU ${perRequest.toFixed(1)} µs/request`));
         }
       }
     }
@@ -113,10 +123,15 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
       const [p99Mine, p99Theirs] = runs[mode].map((rs) => median(rs.map((r) => r.latency.p99))) as [number, number];
       summary[`${mode} req/s`] = { this: mine, baseline: theirs, ratio: mine / theirs };
       summary[`${mode} p99 ms`] = { this: p99Mine, baseline: p99Theirs, ratio: p99Mine / p99Theirs };
+      const [cpuMine, cpuTheirs] = cpu[mode].map((rounds) => median(rounds)) as [number, number];
+      summary[`${mode} CPU µs/request`] = { this: cpuMine, baseline: cpuTheirs, ratio: cpuMine / cpuTheirs };
     }
     summary['peak RSS MB, 100k pets'] = { this: rss[0]!, baseline: rss[1]!, ratio: rss[0]! / rss[1]! };
     for (const [name, s] of Object.entries(summary)) {
-      console.log(`${name.padEnd(22)} ${s.this.toFixed(0).padStart(10)} ${s.baseline.toFixed(0).padStart(10)}   ${s.ratio.toFixed(2)}x`);
+      const digits = name.includes('µs') ? 1 : 0;
+      console.log(
+        `${name.padEnd(22)} ${s.this.toFixed(digits).padStart(10)} ${s.baseline.toFixed(digits).padStart(10)}   ${s.ratio.toFixed(2)}x`,
+      );
     }
     const clean = Object.values(runs).every((sides) => sides.every((rs) => rs.every((r) => r.errors + r.timeouts + r.non2xx === 0)));
     console.log(`errors and non-2xx in every run: ${clean ? 'none' : 'SOME'}`);
@@ -125,7 +140,7 @@ export async function compareWithBaseline({ ref, root, dir, seconds }: Options):
     mkdirSync(join(root, 'bench-results'), { recursive: true });
     writeFileSync(
       join(root, 'bench-results', 'baseline.json'),
-      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, loadAverage: { before: loadBefore, after: loadAfter }, head, baseline: commit, summary, runs }, null, 2)}\n`,
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, loadAverage: { before: loadBefore, after: loadAfter }, head, baseline: commit, summary, runs, cpuMicrosPerRequest: cpu }, null, 2)}\n`,
     );
   } finally {
     for (const child of children) child.kill('SIGKILL');
