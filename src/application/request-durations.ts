@@ -5,10 +5,10 @@
 // series through three maps keyed by the label values themselves (a route template, a
 // method, a status code: strings and numbers V8 has hashed already) and its bucket by a
 // scan of the bounds.
-// The registry reads it as it reads each of its metrics, through get(), in the shape
-// that getMetricsAsJSON returns: /metrics prints it exactly as a prom-client Histogram of
-// the same name, help, labels and buckets would (a test feeds both the same
-// observations and compares the pages).
+// The registry prints a metric from what its get() returns, the shape getMetricsAsJSON
+// returns: /metrics prints this one exactly as a prom-client Histogram of the same name,
+// help, labels and buckets would (a test feeds both the same observations and compares
+// the pages).
 import type { Histogram, Registry } from 'prom-client';
 
 type Label = 'method' | 'route' | 'status';

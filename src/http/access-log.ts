@@ -50,9 +50,9 @@ export function accessLog(logger: Logger): AccessLog {
 /** Printable ASCII but the quote and the backslash: what JSON writes as it is. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-/** A string as JSON: in quotes as it is when nothing in it needs escaping, which is
- * every request id and method, and the paths of the routes (a test of the characters
- * costs a line less than JSON.stringify does); escaped as pino would otherwise. */
+/** A string as JSON: in quotes as it is when nothing in it needs escaping (every
+ * request id and method, and the paths of the routes), since testing its characters
+ * costs every line less than JSON.stringify does; escaped as pino would otherwise. */
 function jsonString(text: string): string {
   return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
