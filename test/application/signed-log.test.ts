@@ -172,16 +172,43 @@ signed('a replay carries the receipt of the original write, not of the newest ev
   assert.is(checkReceipt(r, publicKey), 2);
 });
 
-signed('PATCHes committed in one batch, with and without keys, each carry the receipt of their own event', async ({ t }) => {
+/** While set, the store's batches wait for it (the suite below). */
+let holdBatches: Promise<void> | undefined;
+const batching = appSuite('signed receipts of one batch', {
+  app: {
+    signingKey: KEY,
+    writer: 'thread',
+    open: async (db, now) => {
+      const store = await openStore(db, { now, writer: 'thread', signingKey: KEY });
+      const appendBatch = store.appendBatch.bind(store);
+      store.appendBatch = async (submissions, options) => {
+        await holdBatches;
+        return appendBatch(submissions, options);
+      };
+      return store;
+    },
+  },
+});
+
+batching('PATCHes committed in one batch, with and without keys, each carry the receipt of their own event', async ({ t }) => {
   for (let pet = 1; pet <= 12; pet++) await t.track(pet, 3);
   const { publicKey } = (await json<PublishedKey[]>(t, '/v1/log/signing-keys'))[0]!;
   const keyOf = (i: number): Record<string, string> => (i % 2 === 0 ? { 'Idempotency-Key': `batch-${i}` } : {});
-  // Sent at once, so that the group commit takes several in one transaction; the last
-  // repeats the first one's key while it is being written.
+  // Sent at once, the last repeating the first one's key while it is being written. The
+  // store holds its batches until the service has all thirteen: the writes that come
+  // while the first batch waits queue up, and the group commit takes them in one.
+  let arrived = 0;
+  let release = () => {};
+  holdBatches = new Promise<void>((resolve) => (release = resolve));
+  const count = () => void (++arrived === 13 && release());
+  t.server.on('request', count);
   const sent = await Promise.all([
     ...Array.from({ length: 12 }, (_, i) => t.patch(i + 1, { quantity: 10 + i }, { 'X-Request-Id': `req-${i}`, ...keyOf(i) })),
     t.patch(1, { quantity: 10 }, { 'X-Request-Id': 'req-again', ...keyOf(0) }),
-  ]);
+  ]).finally(() => {
+    t.server.off('request', count);
+    holdBatches = undefined;
+  });
   // The two requests with the first key race: whichever the service took first wrote the
   // event; the other is answered from it (a replay) or refused while it is in flight.
   const firstWon = sent[0].status !== 409 && sent[0].headers['idempotent-replayed'] !== 'true';
@@ -419,6 +446,7 @@ needing(signed, [tools.curl])(
 );
 
 signed.run();
+batching.run();
 
 const keyFile = suite('the signing key file');
 
