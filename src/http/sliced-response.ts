@@ -5,9 +5,9 @@
 // buffers take, and all those answers are ended in the same turn, which then holds every
 // other request until the copying is done. A slice per socket per turn, each turn copies
 // little and the others, /healthz among them, are served in between. The slices are
-// views of the one body, never copies. What a response has not yet handed over still
-// counts as what its connection pins (unsentBytes), for the stall guard, which
-// OUTPUT_WAITING tells to look.
+// views of the one body, never copies: however many answers send it, the body is in
+// memory once, and the stall guard, which OUTPUT_WAITING tells to look, counts it once
+// (sharedBody).
 import { ServerResponse, type IncomingMessage } from 'node:http';
 
 /** Bodies larger than this go out a slice of this size at a time. */
@@ -19,11 +19,20 @@ const SLICE_BYTES = 64 * 1024;
 export const OUTPUT_WAITING = 'output-waiting';
 const LARGE_OUTPUT = 64 * 1024;
 
-const unsent = new WeakMap<ServerResponse, number>();
+/** The body a response is sending a slice at a time, until its last slice is flushed. */
+export interface SharedBody {
+  /** The whole body: a view of it keeps all of it in memory, and other answers may share it. */
+  body: Buffer;
+  /** The bytes of its slices now in the response's or its socket's buffers (or being
+   * written): views of the body, which the buffers' byte counts include. */
+  inBuffers: number;
+}
 
-/** The bytes of this response's body not yet handed to its socket (or queued behind it). */
-export function unsentBytes(res: ServerResponse): number {
-  return unsent.get(res) ?? 0;
+const sending = new WeakMap<ServerResponse, SharedBody>();
+
+/** The body this response is still sending a slice at a time, if it is. */
+export function sharedBody(res: ServerResponse): SharedBody | undefined {
+  return sending.get(res);
 }
 
 export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
@@ -37,6 +46,11 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
       return this;
     }
     let offset = 0;
+    const shared: SharedBody = { body, inBuffers: 0 };
+    sending.set(this, shared);
+    // The last slice is flushed when the response finishes; each other one, when its
+    // write's callback runs.
+    this.once('finish', () => sending.delete(this));
     // One slice per socket per turn of the event loop. A write the kernel takes at once
     // completes (and drains) in a nextTick, which runs before the loop goes on: going on
     // from there, a socket with room for the whole body (a fast local reader) would be
@@ -46,9 +60,9 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
       if (this.destroyed) return;
       const slice = body.subarray(offset, offset + SLICE_BYTES);
       offset += slice.length;
-      unsent.set(this, body.length - offset);
+      shared.inBuffers += slice.length;
       if (offset >= body.length) super.end(slice);
-      else if (this.write(slice)) later();
+      else if (this.write(slice, () => (shared.inBuffers -= slice.length))) later();
       else this.once('drain', later);
     };
     next();

@@ -1,16 +1,20 @@
 // Bounds what clients that do not read their responses can pin. A response the client
-// does not take stays in this process: the socket's write buffer holds it (a body
-// Buffer is referenced, not copied, so a 5 MB inventory pins 5 MB per such socket),
-// and pipelined requests that Node parsed from the same chunk have their whole
-// responses queued behind it (ServerResponse output not yet given to the socket).
-// Node stops reading a socket whose output waits, but nothing ever frees what it holds.
+// does not take stays in this process: the socket's write buffer holds it, and
+// pipelined requests that Node parsed from the same chunk have their whole responses
+// queued behind it (ServerResponse output not yet given to the socket). A large body
+// goes out in slices that are views of it (sliced-response.ts): until its last slice is
+// out, a response keeps the whole body in memory, but the answers that send one body
+// (the list, to every reader until it changes) keep it once between them, and it counts
+// once. Node stops reading a socket whose output waits, but nothing ever frees what it
+// holds.
 //
 // Every check interval, and at once whenever a response leaves a large output waiting
-// on its socket (OUTPUT_WAITING), the guard measures each connection's pinned bytes and
-// whether it took any since the last check. A connection with output waiting that took
-// nothing for stallTimeoutMs is destroyed; and when all connections with output waiting
-// together pin more than maxPinnedBytes, those stalled longest (nothing taken since the
-// last check, oldest clock first) are destroyed until the total fits. Fresh output
+// on its socket (OUTPUT_WAITING), the guard measures what each connection pins and
+// whether it took any byte since the last measure. A connection with output waiting that
+// took nothing for stallTimeoutMs is destroyed; and when all connections with output
+// waiting together pin more than maxPinnedBytes, those stalled longest (nothing taken
+// since the last measure, oldest clock first) are destroyed until the total fits, a
+// shared body leaving the total with the last connection that holds it. Fresh output
 // counts toward the total from the moment it is queued: were it counted only at the
 // once-a-second check, a service rendering a large list every few milliseconds for
 // clients that never read would pin a second's worth of lists above the cap. Any byte a
@@ -22,7 +26,7 @@
 // 100 KB/s shows progress every few seconds. The stall time must be well above that.
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { OUTPUT_WAITING, unsentBytes } from './sliced-response.ts';
+import { OUTPUT_WAITING, sharedBody } from './sliced-response.ts';
 
 interface StallLimits {
   /** A connection with output waiting that takes no byte of it for this long is closed. */
@@ -51,8 +55,8 @@ interface Connection {
   completed: number;
   /** libuv's queue of the write in flight: it shrinks as the kernel takes bytes. */
   queued: number;
-  /** What it pinned when last measured. */
-  pinned: number;
+  /** Whether it had output waiting when last measured. */
+  waiting: boolean;
   /** When the connection last had nothing waiting or took a byte. */
   since: number;
 }
@@ -65,30 +69,60 @@ function unsentOfWriteInFlight(socket: Socket): number {
   return typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : 0;
 }
 
-/** The bytes this connection holds for its client: its socket's, and its queued responses'. */
-function pinnedBy(c: Connection, responsesOf: ResponsesOf): number {
-  let pinned = c.socket.writableLength;
+/** What a connection holds for its client: bytes of its own, and the bodies it shares. */
+interface Pinned {
+  /** Its socket's buffer and its queued responses' output, but for views of shared bodies. */
+  own: number;
+  /** The bodies its responses are sending a slice at a time (sliced-response.ts). */
+  bodies: Buffer[];
+}
+
+const NO_BODIES: Buffer[] = [];
+
+function pinnedBy(c: Connection, responsesOf: ResponsesOf): Pinned {
+  let own = c.socket.writableLength;
+  let bodies = NO_BODIES;
   for (const res of responsesOf(c.socket)) {
     // writableLength of a response counts its socket's buffer too once it has one.
-    pinned += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
-    // A large body's slices not yet handed over (sliced-response.ts).
-    pinned += unsentBytes(res);
+    own += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
+    const shared = sharedBody(res);
+    if (shared) {
+      own -= shared.inBuffers;
+      bodies = bodies === NO_BODIES ? [shared.body] : [...bodies, shared.body];
+    }
   }
-  return pinned;
+  return { own: Math.max(0, own), bodies };
+}
+
+/** What the connections measured pin together, each shared body once. */
+function makeTotal() {
+  const readers = new Map<Buffer, number>();
+  let bytes = 0;
+  const change = ({ own, bodies }: Pinned, by: 1 | -1) => {
+    bytes += by * own;
+    for (const body of bodies) {
+      const count = (readers.get(body) ?? 0) + by;
+      // A body counts while one connection still holds it.
+      if (count === 0 || (count === 1 && by === 1)) bytes += by * body.length;
+      readers.set(body, count);
+    }
+  };
+  return { add: (p: Pinned) => change(p, 1), remove: (p: Pinned) => change(p, -1), bytes: () => bytes };
 }
 
 /** Measures each connection: closes those that took nothing for stallTimeoutMs, then,
  * while the total is over maxPinnedBytes, those stalled longest. */
 function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesOf, limits: StallLimits, at: number): StallReport {
   const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
-  const waiting: { c: Connection; pinned: number }[] = [];
+  const total = makeTotal();
+  const waiting: { c: Connection; pinned: Pinned }[] = [];
   for (const c of connections) {
     const { socket } = c;
     if (socket.destroyed) continue;
     const pinned = pinnedBy(c, responsesOf);
     if (!tookNothing(c, pinned)) {
       c.since = at;
-      report.pinnedBytes += pinned;
+      total.add(pinned);
       continue;
     }
     if (at - c.since >= limits.stallTimeoutMs) {
@@ -97,33 +131,35 @@ function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesO
       continue;
     }
     waiting.push({ c, pinned });
-    report.pinnedBytes += pinned;
+    total.add(pinned);
   }
-  if (report.pinnedBytes > limits.maxPinnedBytes) {
+  if (total.bytes() > limits.maxPinnedBytes) {
     waiting.sort((a, b) => a.c.since - b.c.since);
     for (const { c, pinned } of waiting) {
-      if (report.pinnedBytes <= limits.maxPinnedBytes) break;
+      if (total.bytes() <= limits.maxPinnedBytes) break;
       c.socket.destroy();
       report.overCap++;
-      report.pinnedBytes -= pinned;
+      total.remove(pinned);
     }
   }
+  report.pinnedBytes = total.bytes();
   return report;
 }
 
 /** Records what the connection pins now and how far its writes went; whether it has
  * output waiting that took no byte since the last measure. */
-function tookNothing(c: Connection, pinned: number): boolean {
+function tookNothing(c: Connection, { own, bodies }: Pinned): boolean {
+  const waiting = own > 0 || bodies.length > 0;
   const completed = c.socket.bytesWritten - c.socket.writableLength;
   const queued = unsentOfWriteInFlight(c.socket);
   // While a write is in flight no other starts, so with no completed write a
   // smaller libuv queue can only mean the kernel took bytes. Output that was not
-  // there at the last check gets one interval before it counts as stalled.
-  const progressed = c.pinned === 0 || completed > c.completed || (completed === c.completed && queued < c.queued);
+  // there at the last measure is judged at the next one, not at this.
+  const progressed = !c.waiting || completed > c.completed || (completed === c.completed && queued < c.queued);
   c.completed = completed;
   c.queued = queued;
-  c.pinned = pinned;
-  return pinned !== 0 && !progressed;
+  c.waiting = waiting;
+  return waiting && !progressed;
 }
 
 /** responsesOf: each connection's responses not yet closed (the server keeps them). */
@@ -136,7 +172,7 @@ export function guardStalls(
   const connections = new Map<Socket, Connection>();
 
   server.on('connection', (socket: Socket) => {
-    const c: Connection = { socket, completed: 0, queued: 0, pinned: 0, since: now() };
+    const c: Connection = { socket, completed: 0, queued: 0, waiting: false, since: now() };
     connections.set(socket, c);
     socket.once('close', () => connections.delete(socket));
   });
