@@ -391,6 +391,7 @@ wire('two Host lines, or a Host that is no host: 400 bad_request (RFC 9112 secti
   const refused: [string, string][] = [
     ['Host: x\r\nHost: x', 'two Host lines, the same'],
     ['Host: a\r\nHost: b', 'two Host lines'],
+    ['HOST: a\r\nhost: a', 'two Host lines, written in other cases'],
     ['Host: a b@c/../', 'no host'],
     ['Host: a@b', 'user info'],
     ['Host: x:80:80', 'two ports'],
