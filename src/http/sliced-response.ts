@@ -12,10 +12,10 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 
 /** Bodies larger than this go out a slice of this size at a time. */
 const SLICE_BYTES = 64 * 1024;
-/** Emitted by a response that has started to send a large body a slice at a time, or
- * whose end left more than LARGE_OUTPUT bytes waiting (on its socket, or queued behind a
- * pipelined answer): the stall guard then measures at once. Small answers leave nothing
- * waiting and emit nothing. */
+/** Emitted on the connection's socket for a response that has started to send a large
+ * body a slice at a time, or whose end left more than LARGE_OUTPUT bytes waiting (on its
+ * socket, or queued behind a pipelined answer): the stall guard, which listens once per
+ * connection, then measures at once. Small answers leave nothing waiting and emit nothing. */
 export const OUTPUT_WAITING = 'output-waiting';
 const LARGE_OUTPUT = 64 * 1024;
 
@@ -42,7 +42,7 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
     if (!Buffer.isBuffer(body) || body.length <= SLICE_BYTES || rest.length > 0) {
       (super.end as (...a: unknown[]) => this)(...args);
       // writableLength counts the socket's buffer once the response has one.
-      if (this.writableLength > LARGE_OUTPUT) this.emit(OUTPUT_WAITING);
+      if (this.writableLength > LARGE_OUTPUT) this.req.socket.emit(OUTPUT_WAITING);
       return this;
     }
     let offset = 0;
@@ -66,7 +66,7 @@ export class SlicedResponse<Request extends IncomingMessage = IncomingMessage> e
       else this.once('drain', later);
     };
     next();
-    this.emit(OUTPUT_WAITING);
+    this.req.socket.emit(OUTPUT_WAITING);
     return this;
   }
 }

@@ -171,11 +171,6 @@ export function guardStalls(
   const now = deps.now ?? Date.now;
   const connections = new Map<Socket, Connection>();
 
-  server.on('connection', (socket: Socket) => {
-    const c: Connection = { socket, completed: 0, queued: 0, waiting: false, since: now() };
-    connections.set(socket, c);
-    socket.once('close', () => connections.delete(socket));
-  });
   let soon: NodeJS.Immediate | undefined;
   const checkSoon = () => {
     soon ??= setImmediate(() => {
@@ -183,8 +178,13 @@ export function guardStalls(
       check();
     });
   };
-  // Fresh output is measured as soon as it is large (see the top of this file).
-  server.on('request', (_req, res: ServerResponse) => res.once(OUTPUT_WAITING, checkSoon));
+  server.on('connection', (socket: Socket) => {
+    const c: Connection = { socket, completed: 0, queued: 0, waiting: false, since: now() };
+    connections.set(socket, c);
+    socket.once('close', () => connections.delete(socket));
+    // Fresh output is measured as soon as it is large (see the top of this file).
+    socket.on(OUTPUT_WAITING, checkSoon);
+  });
 
   function check(): StallReport {
     const report = closeStalled(connections.values(), deps.responsesOf, limits, now());
