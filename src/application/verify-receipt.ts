@@ -1,5 +1,6 @@
 // What scripts/verify-receipt checks of a kept Log-Receipt against a running service. A
-// version 2 receipt carries its own proof: the checkpoint's signature by a pinned key,
+// version 2 receipt carries its own proof: the checkpoint's signature by a trusted key (a
+// pinned one, or one a pinned key endorsed),
 // the event's inclusion in that checkpoint's tree, then a consistency proof from it up to
 // the service's newest checkpoint. A version 1 receipt (one signature per event, before
 // the tree) is checked by its signature, then by an inclusion proof of its seq and hash
@@ -30,38 +31,39 @@ function newestOfThisLog(newest: SignedCheckpoint | string, log: string): Signed
   return newest.origin === originOf(log) ? newest : `the service signs for ${newest.origin}, not for the receipt's log ${log}`;
 }
 
-async function checkV1(get: TextGet, r: LogReceipt & { version: 1 }, pinned: readonly Verifier[]): Promise<Checked> {
-  const signer = pinned.find((v) => keyIdOf(v.rawPublicKey) === r.key);
-  if (!signer) return { problem: `its key ${r.key} is not among the pinned keys` };
+async function checkV1(get: TextGet, r: LogReceipt & { version: 1 }, trusted: readonly Verifier[]): Promise<Checked> {
+  const signer = trusted.find((v) => keyIdOf(v.rawPublicKey) === r.key);
+  if (!signer) return { problem: `its key ${r.key} is not among the trusted keys` };
   if (!verifySignature(signer.key, receiptMessage(r.log, r.seq, r.hash), r.sig))
     return { problem: `its signature does not verify with key ${r.key}` };
-  const newest = newestOfThisLog(await newestCheckpoint(get, pinned, WHO), r.log);
+  const newest = newestOfThisLog(await newestCheckpoint(get, trusted, WHO), r.log);
   if (typeof newest === 'string') return { problem: newest };
   const wrong = inclusionProblem(r.seq, eventLeaf(r.hash), newest, await inclusionProof(get, r.seq, newest.size));
   if (wrong) return { problem: `the log no longer holds the event: ${wrong}` };
   return {
-    report: `ok: version 1 receipt of seq ${r.seq}: signed by pinned key ${r.key}; the event is in the newest checkpoint (${newest.size} events)`,
+    report: `ok: version 1 receipt of seq ${r.seq}: signed by trusted key ${r.key}; the event is in the newest checkpoint (${newest.size} events)`,
   };
 }
 
-async function checkV2(get: TextGet, r: LogReceipt & { version: 2 }, pinned: readonly Verifier[]): Promise<Checked> {
-  const own = openCheckpoint(r.checkpoint, pinned, WHO);
+async function checkV2(get: TextGet, r: LogReceipt & { version: 2 }, trusted: readonly Verifier[]): Promise<Checked> {
+  const own = openCheckpoint(r.checkpoint, trusted, WHO);
   if ('problem' in own) return { problem: `its checkpoint: ${own.problem}` };
   if (own.origin !== originOf(r.log)) return { problem: `its checkpoint is of ${own.origin}, not of the receipt's log ${r.log}` };
   const notIn = inclusionProblem(r.seq, eventLeaf(r.hash), own, r.proof);
   if (notIn) return { problem: notIn };
-  const newest = newestOfThisLog(await newestCheckpoint(get, pinned, WHO), r.log);
+  const newest = newestOfThisLog(await newestCheckpoint(get, trusted, WHO), r.log);
   if (typeof newest === 'string') return { problem: newest };
   const wrong = await extensionProblem(get, own, newest);
   if (wrong) return { problem: wrong };
   return {
     report:
-      `ok: version 2 receipt of seq ${r.seq}: its checkpoint (${own.size} events) is signed by a pinned key and holds the event; ` +
+      `ok: version 2 receipt of seq ${r.seq}: its checkpoint (${own.size} events) is signed by a trusted key and holds the event; ` +
       `the newest checkpoint (${newest.size} events) extends it`,
   };
 }
 
-export async function verifyReceipt(get: TextGet, receipt: LogReceipt, pinned: readonly Verifier[]): Promise<ReceiptVerdict> {
-  const checked = receipt.version === 1 ? await checkV1(get, receipt, pinned) : await checkV2(get, receipt, pinned);
+/** trusted: the pinned keys and those they endorsed (trust.ts). */
+export async function verifyReceipt(get: TextGet, receipt: LogReceipt, trusted: readonly Verifier[]): Promise<ReceiptVerdict> {
+  const checked = receipt.version === 1 ? await checkV1(get, receipt, trusted) : await checkV2(get, receipt, trusted);
   return 'problem' in checked ? { ok: false, reason: checked.problem } : { ok: true, report: [checked.report] };
 }

@@ -2,8 +2,8 @@
 // its API alone: the checkpoint's signature, the event's inclusion, and the consistency of
 // the receipt's tree with the newest one.
 import { readFileSync } from 'node:fs';
-import { listedVerifierKeys, serviceGetter } from '../application/checkpoint-checks.ts';
-import { verifiersOf } from '../application/trust.ts';
+import { listedKeys, listedVerifierKeys, serviceGetter } from '../application/checkpoint-checks.ts';
+import { trustedKeys, verifiersOf } from '../application/trust.ts';
 import { verifyReceipt } from '../application/verify-receipt.ts';
 import { parseLogReceipt } from '../support/log-receipt.ts';
 import { parse, run, UsageError } from './common.ts';
@@ -22,6 +22,8 @@ the log's size.
   --url URL       the service (http://host:port)
   --trust VKEY    a pinned verifier key (NAME+HASH+KEY, repeatable)
   --keys FILE     pinned verifier keys, one a line (a monitor's FILE.keys)
+                  A key the log added later is trusted as well when a trusted key
+                  endorsed it (GET /v1/log/signing-keys), and the output says so.
                   Without --trust or --keys, the keys the service lists now are used,
                   and the output says so: they prove only what the service says of itself
   -h, --help      this text
@@ -76,6 +78,11 @@ await run(USAGE, async (argv) => {
     const listed = await listedVerifierKeys(service.get);
     process.stderr.write(`keys: the ${listed.length} the service lists, not pinned ones (pin them with --trust or --keys)\n`);
     pinned = verifiersOf(listed, 'a key the service lists');
+  } else {
+    // The pinned keys, and the keys of later rotations that they endorsed, transitively.
+    const { trusted, endorsed } = trustedKeys(pinned, await listedKeys(service.get), receipt.log);
+    for (const { key: added, by } of endorsed) process.stderr.write(`trusting key ${added.keyId}: endorsed by ${by.text}\n`);
+    pinned = trusted;
   }
   const verdict = await verifyReceipt(service.get, receipt, pinned);
   if (!verdict.ok) {

@@ -1,10 +1,12 @@
 // Keys an auditor pins, against the service on both stores: a rotation done with
 // scripts/keys endorse-signing then retire-signing passes a monitor that kept its keys
-// (the new key is trusted through its endorsement), the retired key's instance stops
+// (the new key is trusted through its endorsement), and so does a receipt of either key
+// checked with verify-receipt and the first key pinned; the retired key's instance stops
 // signing (503, /readyz says why) and refuses to start, and a head it signs afterwards is
 // BROKEN for verify-log; the auditor's rewrite (the key log rewritten with a key of the
 // operator's, back-dated, the history re-signed) is BROKEN for that monitor. A key added
-// unendorsed is said loudly, and stays untrusted until pinned.
+// unendorsed is said loudly, and stays untrusted (by the monitor and by verify-receipt)
+// until pinned.
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { startApp, type TestApp } from '../kit/app.ts';
@@ -50,6 +52,12 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
     apps.push(a);
     for (let pet = 1; pet <= 3; pet++) await a.track(pet, 1);
     const [first] = await listed(a);
+    const receiptOf = async (t: TestApp, quantity: number) => {
+      const res = await t.patch(3, { quantity });
+      assert.is(res.status, 200, res.text);
+      return String(res.headers['log-receipt']);
+    };
+    const beforeRotation = await receiptOf(a, 7);
     const file = dir.path('checkpoint');
     const monitor = (t: TestApp) => runScript('verify-log', ['--url', url(t), '--checkpoint', file], { env: { INVENTORY_KEY: t.key } });
     const pinned = await runScript('verify-log', ['--url', url(a), '--checkpoint', file, '--trust', first!.verifierKey], {
@@ -69,6 +77,7 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
     });
     apps.push(b);
     assert.is((await b.patch(2, { quantity: 5 })).status, 200);
+    const afterRotation = await receiptOf(b, 8);
     const retired = await runScript('keys', ['retire-signing', first!.keyId, '--db', a.db]);
     assert.is(retired.status, 0, retired.stderr);
     assert.match(retired.stderr, new RegExp(`signing key ${first!.keyId} retired in `));
@@ -101,6 +110,23 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
     assert.is(rotated.status, 0, rotated.stderr);
     assert.ok(rotated.stderr.includes(`trusting key ${k2}: endorsed by ${first!.verifierKey}`), rotated.stderr);
     assert.is(readFileSync(`${file}.keys`, 'utf8'), `${first!.verifierKey}\n${keys[1]!.verifierKey}\n`);
+    // A receipt of either key holds for an auditor who pinned only the first: the second
+    // is trusted through its endorsement, and the newest checkpoint it signed extends both.
+    for (const [receipt, signedBy] of [
+      [beforeRotation, first!.verifierKey],
+      [afterRotation, keys[1]!.verifierKey],
+    ] as const) {
+      // The key hash in the verifier key (name+hash+key) opens the checkpoint's signature.
+      const note = Buffer.from(/checkpoint=:([^:]+):/.exec(receipt)![1]!, 'base64').toString('utf8');
+      const signature = /\n— \S+ (\S+)\n$/.exec(note)![1]!;
+      assert.is(Buffer.from(signature, 'base64').subarray(0, 4).toString('hex'), signedBy.split('+')[1], 'signed by the key named');
+      const checked = await runScript('verify-receipt', ['--url', url(b), '--trust', first!.verifierKey, receipt], {
+        env: { INVENTORY_KEY: b.key },
+      });
+      assert.is(checked.status, 0, `a receipt signed by ${signedBy}: ${checked.stderr}`);
+      assert.ok(checked.stderr.includes(`trusting key ${k2}: endorsed by ${first!.verifierKey}`), checked.stderr);
+      assert.match(checked.stderr, /^ok: version 2 receipt of seq \d+: its checkpoint .* is signed by a trusted key/m);
+    }
 
     // The retired key: refused at start, and a head it signed after its retirement is BROKEN.
     const again = await openStore(a.db, { signingKey: K1 }).then(
@@ -214,6 +240,19 @@ test('a key added unendorsed is said loudly and stays untrusted until pinned; ad
       env: { INVENTORY_KEY: b.key },
     });
     assert.is(trusted.status, 0, trusted.stderr);
+    // So does a receipt checker that pinned the first key: the new key's receipts are
+    // BROKEN until the new key is pinned too.
+    const patched = await b.patch(1, { quantity: 4 });
+    assert.is(patched.status, 200, patched.text);
+    const [firstKey] = await listed(b);
+    const receiptChecked = (pins: string[]) =>
+      runScript('verify-receipt', ['--url', url(b), ...pins.flatMap((p) => ['--trust', p]), String(patched.headers['log-receipt'])], {
+        env: { INVENTORY_KEY: b.key },
+      });
+    const unpinned = await receiptChecked([firstKey!.verifierKey]);
+    assert.is(unpinned.status, 1, unpinned.stderr);
+    assert.match(unpinned.stderr, /BROKEN: .*signed by a key this check does not trust/);
+    assert.is((await receiptChecked([firstKey!.verifierKey, vkey])).status, 0);
   } finally {
     for (const app of apps) await app.close();
     dir.cleanup();

@@ -80,7 +80,7 @@ checker("a receipt of either version holds while the log extends it; unpinned ke
   assert.is((await check(ctx, first, pin)).status, 0, 'a tree of one');
   const old = await check(ctx, v1, pin);
   assert.is(old.status, 0, old.stderr);
-  assert.match(old.stderr, /version 1 receipt of seq 33: signed by pinned key/);
+  assert.match(old.stderr, /version 1 receipt of seq 33: signed by trusted key/);
   const stdin = await runScript('verify-receipt', ['--url', ctx.log.url], {
     env: { INVENTORY_KEY: DOUBLE_KEY },
     input: `Log-Receipt: ${v2}\n`,
