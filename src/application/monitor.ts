@@ -15,8 +15,8 @@ import {
   type SignedCheckpoint,
   type TextGet,
 } from './checkpoint-checks.ts';
-import { ORIGIN_PREFIX, parseNote, type Verifier } from '../support/checkpoint.ts';
-import { keyTimeProblem, trustedKeys, trustedSigners, verifiersOf, type ListedKey } from './trust.ts';
+import { ORIGIN_PREFIX, type Verifier } from '../support/checkpoint.ts';
+import { signedOutsideKeyTime, trustedKeys, verifiersOf } from './trust.ts';
 
 export type WholeLogVerdict =
   { ok: true; events: number; head: { seq: number; hash: string } } | { ok: false; reason: string; seq?: number };
@@ -100,18 +100,6 @@ async function trust(run: MonitorRun, report: string[]) {
   return { keys: [...keys, ...endorsed.map(({ key }) => key.verifierKey)], trusted, listed };
 }
 
-/** Why the checkpoint was signed outside its signing key's time in the key log, or undefined. */
-function signedOutsideKeyTime(checkpoint: SignedCheckpoint, trusted: readonly Verifier[], listed: readonly ListedKey[]) {
-  const note = parseNote(checkpoint.note);
-  if (note instanceof Error) return note.message;
-  for (const signer of trustedSigners(note, trusted)) {
-    const key = listed.find((k) => k.verifierKey === signer.text);
-    const wrong = key && keyTimeProblem(checkpoint.time, key);
-    if (wrong) return `the newest checkpoint: ${wrong}`;
-  }
-  return undefined;
-}
-
 export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
   const report: string[] = [];
   const { keys, trusted: pinned, listed } = await trust(run, report);
@@ -125,6 +113,6 @@ export async function monitor(run: MonitorRun): Promise<MonitorVerdict> {
   }
   if (typeof checkpoint === 'string') return { ok: false, reason: checkpoint, report };
   const outside = signedOutsideKeyTime(checkpoint, pinned, listed);
-  if (outside) return { ok: false, reason: outside, report };
+  if (outside) return { ok: false, reason: `the newest checkpoint: ${outside}`, report };
   return { ok: true, checkpoint, keys: [...new Set(keys)], report };
 }

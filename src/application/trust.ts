@@ -42,6 +42,23 @@ export function keyTimeProblem(time: string, key: Pick<ListedKey, 'keyId' | 'add
   return undefined;
 }
 
+/** Why a checkpoint was signed by a trusted key outside that key's time in the key log
+ * (listed), or undefined. */
+export function signedOutsideKeyTime(
+  checkpoint: { note: string; time: string },
+  trusted: readonly Verifier[],
+  listed: readonly ListedKey[],
+): string | undefined {
+  const note = parseNote(checkpoint.note);
+  if (note instanceof Error) return note.message;
+  for (const signer of trustedSigners(note, trusted)) {
+    const key = listed.find((k) => k.verifierKey === signer.text);
+    const wrong = key && keyTimeProblem(checkpoint.time, key);
+    if (wrong) return wrong;
+  }
+  return undefined;
+}
+
 /** Whether the note endorses `key` in the log logId, signed by one of `trusted` within that key's time. */
 function endorsedBy(key: ListedKey, logId: string, trusted: readonly Verifier[], listed: readonly ListedKey[]): Verifier | undefined {
   if (key.endorsedBy === null) return undefined;

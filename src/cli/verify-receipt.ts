@@ -2,7 +2,7 @@
 // its API alone: the checkpoint's signature, the event's inclusion, and the consistency of
 // the receipt's tree with the newest one.
 import { readFileSync } from 'node:fs';
-import { listedKeys, listedVerifierKeys, serviceGetter } from '../application/checkpoint-checks.ts';
+import { listedKeys, serviceGetter } from '../application/checkpoint-checks.ts';
 import { trustedKeys, verifiersOf } from '../application/trust.ts';
 import { verifyReceipt } from '../application/verify-receipt.ts';
 import { parseLogReceipt } from '../support/log-receipt.ts';
@@ -16,7 +16,8 @@ read from standard input when RECEIPT is not given) against the running service 
 with the key in INVENTORY_KEY (a read-only key is enough). A version 2 receipt: its
 checkpoint is signed by a pinned key, the event is in that checkpoint's tree (its
 inclusion proof), and the service's newest checkpoint, signed by a pinned key too,
-extends that tree (a consistency proof). A version 1 receipt: its signature by a pinned
+extends that tree (a consistency proof). A checkpoint dated outside its key's time in
+the key log (before it was added, after it was retired) is BROKEN. A version 1 receipt: its signature by a pinned
 key, and the event's inclusion in the newest checkpoint's tree. A few kilobytes whatever
 the log's size.
   --url URL       the service (http://host:port)
@@ -74,17 +75,20 @@ await run(USAGE, async (argv) => {
     throw new UsageError((error as Error).message);
   }
   const service = serviceGetter(url, key);
+  const listed = await listedKeys(service.get);
   if (given.length === 0) {
-    const listed = await listedVerifierKeys(service.get);
     process.stderr.write(`keys: the ${listed.length} the service lists, not pinned ones (pin them with --trust or --keys)\n`);
-    pinned = verifiersOf(listed, 'a key the service lists');
+    pinned = verifiersOf(
+      listed.map((k) => k.verifierKey),
+      'a key the service lists',
+    );
   } else {
     // The pinned keys, and the keys of later rotations that they endorsed, transitively.
-    const { trusted, endorsed } = trustedKeys(pinned, await listedKeys(service.get), receipt.log);
+    const { trusted, endorsed } = trustedKeys(pinned, listed, receipt.log);
     for (const { key: added, by } of endorsed) process.stderr.write(`trusting key ${added.keyId}: endorsed by ${by.text}\n`);
     pinned = trusted;
   }
-  const verdict = await verifyReceipt(service.get, receipt, pinned);
+  const verdict = await verifyReceipt(service.get, receipt, { trusted: pinned, listed });
   if (!verdict.ok) {
     process.stderr.write(`error: BROKEN: the receipt of seq ${receipt.seq}: ${verdict.reason}\n`);
     return 1;

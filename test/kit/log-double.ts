@@ -52,6 +52,8 @@ export interface LogDouble {
   signer: DoubleKey;
   /** Flips a byte of the first hash of each proof served. */
   tamper: { inclusion: boolean; consistency: boolean };
+  /** When the key log says the listed key was retired (null: it signs on). */
+  retiredAt: string | null;
   append(count: number, history?: string): void;
   /** The signed note of the tree of the first size events (all of them unless given). */
   checkpoint(size?: number): string;
@@ -80,6 +82,7 @@ export async function startLogDouble(): Promise<LogDouble> {
     events: [],
     signer: key,
     tamper: { inclusion: false, consistency: false },
+    retiredAt: null,
     append(count, history = 'main') {
       const from = d.events.length;
       for (let i = 0; i < count; i++) d.events.push(eventHashOf(history, from + i));
@@ -127,7 +130,7 @@ export async function startLogDouble(): Promise<LogDouble> {
               publicKey: key.raw.toString('base64url'),
               verifierKey: key.verifierKey,
               addedAt: TIME,
-              retiredAt: null,
+              retiredAt: d.retiredAt,
               endorsedBy: null,
             },
           ]),

@@ -1,6 +1,7 @@
 // scripts/verify-receipt against a stand-in of the log's routes: a kept receipt of either
 // version passes while the log extends it, and is BROKEN once the receipt or the log is
-// tampered with, the log forked, or the checkpoint signed by a key not pinned. The
+// tampered with, the log forked, the checkpoint signed by a key not pinned, or signed
+// after the key log says its key was retired. The
 // parser of a kept receipt takes the contract's form (the test vectors' checkpoint
 // and path) and refuses near misses with a reason.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -96,7 +97,7 @@ checker("a receipt of either version holds while the log extends it; unpinned ke
   }
 });
 
-checker('a tampered receipt, a forked log, a tampered proof and a key not pinned are BROKEN', async (ctx) => {
+checker('a tampered receipt, a forked log, a tampered proof, a key not pinned and a retired key are BROKEN', async (ctx) => {
   ctx.log.append(30);
   const v2 = ctx.log.receipt(11, 20);
   const v1 = ctx.log.receiptV1(5);
@@ -124,16 +125,31 @@ checker('a tampered receipt, a forked log, a tampered proof and a key not pinned
       /no longer holds the event/,
     ],
     ['a version 1 receipt, its hash changed', v1.replace(/hash="[0-9a-f]+"/, `hash="${otherHash}"`), () => {}, /signature does not verify/],
+    // The checkpoints are dated 12:00; the key log says their key was retired an hour before.
+    [
+      'its checkpoint signed after its key was retired',
+      v2,
+      () => (ctx.log.retiredAt = '2026-11-27T11:00:00.000Z'),
+      /its checkpoint: it is dated .*, after its key [0-9a-f]{16} was retired/,
+    ],
+    [
+      'the newest checkpoint signed after its key was retired (a version 1 receipt)',
+      v1,
+      () => (ctx.log.retiredAt = '2026-11-27T11:00:00.000Z'),
+      /the newest checkpoint: it is dated .*, after its key [0-9a-f]{16} was retired/,
+    ],
   ];
   for (const [what, receipt, change, broken] of cases) {
     ctx.log.events = [...original];
     ctx.log.tamper.consistency = false;
+    ctx.log.retiredAt = null;
     change();
     const r = await check(ctx, receipt, pin);
     expectFailure(r, /^error: BROKEN: the receipt of seq \d+: /, what);
     assert.match(r.stderr, broken, what);
   }
   ctx.log.events = [...original];
+  ctx.log.retiredAt = null;
   const other = newKey();
   const untrusted = await check(ctx, v2, ['--trust', other.verifierKey]);
   expectFailure(untrusted, /its checkpoint: it is signed by a key this check does not trust/, 'a key not pinned');
