@@ -5,16 +5,18 @@
 // goes out in slices that are views of it (sliced-response.ts): until its last slice is
 // out, a response keeps the whole body in memory, but the answers that send one body
 // (the list, to every reader until it changes) keep it once between them, and it counts
-// once. Node stops reading a socket whose output waits, but nothing ever frees what it
-// holds.
+// once. Each response not yet closed also holds its request, response and context
+// objects, which count too: a client can pipeline hundreds of requests in one write.
+// Node stops reading a socket whose output waits, but nothing ever frees what it holds.
 //
 // Every check interval, and at once whenever a response leaves a large output waiting
 // on its socket (OUTPUT_WAITING), the guard measures what each connection pins and
 // whether it took any byte since the last measure. A connection with output waiting that
 // took nothing for stallTimeoutMs is destroyed; and when all connections with output
 // waiting together pin more than maxPinnedBytes, those stalled longest (nothing taken
-// since the last measure, oldest clock first) are destroyed until the total fits, a
-// shared body leaving the total with the last connection that holds it. Fresh output
+// since the last measure, oldest clock first, those that may free a body before those
+// whose bodies a reader still holds) are destroyed until the total fits, a shared body
+// leaving the total with the last connection that holds it. Fresh output
 // counts toward the total from the moment it is queued: were it counted only at the
 // once-a-second check, a service rendering a large list every few milliseconds for
 // clients that never read would pin a second's worth of lists above the cap. Any byte a
@@ -75,14 +77,23 @@ interface Pinned {
   own: number;
   /** The bodies its responses are sending a slice at a time (sliced-response.ts). */
   bodies: Buffer[];
+  /** What its responses not yet closed hold besides their output. */
+  objects: number;
 }
+
+/** What a response not yet closed holds besides its output: its request, its response
+ * and Koa's context, their headers and closures (measured with pipelined GETs left
+ * unread: docs/design.md). A client pipelining hundreds of requests it never reads
+ * pins that for each, whatever the bytes of the answers. */
+const RESPONSE_OBJECTS_BYTES = 8 * 1024;
 
 const NO_BODIES: Buffer[] = [];
 
 function pinnedBy(c: Connection, responsesOf: ResponsesOf): Pinned {
   let own = c.socket.writableLength;
   let bodies = NO_BODIES;
-  for (const res of responsesOf(c.socket)) {
+  const responses = responsesOf(c.socket);
+  for (const res of responses) {
     // writableLength of a response counts its socket's buffer too once it has one.
     own += res.writableLength - (res.socket === c.socket ? c.socket.writableLength : 0);
     const shared = sharedBody(res);
@@ -91,15 +102,15 @@ function pinnedBy(c: Connection, responsesOf: ResponsesOf): Pinned {
       bodies = bodies === NO_BODIES ? [shared.body] : [...bodies, shared.body];
     }
   }
-  return { own: Math.max(0, own), bodies };
+  return { own: Math.max(0, own), bodies, objects: responses.length * RESPONSE_OBJECTS_BYTES };
 }
 
 /** What the connections measured pin together, each shared body once. */
 function makeTotal() {
   const readers = new Map<Buffer, number>();
   let bytes = 0;
-  const change = ({ own, bodies }: Pinned, by: 1 | -1) => {
-    bytes += by * own;
+  const change = ({ own, bodies, objects }: Pinned, by: 1 | -1) => {
+    bytes += by * (own + objects);
     for (const body of bodies) {
       const count = (readers.get(body) ?? 0) + by;
       // A body counts while one connection still holds it.
@@ -116,6 +127,8 @@ function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesO
   const report: StallReport = { stalled: 0, overCap: 0, pinnedBytes: 0 };
   const total = makeTotal();
   const waiting: { c: Connection; pinned: Pinned }[] = [];
+  // The bodies that connections not stalled hold: closing a stalled one frees none of them.
+  const kept = new Set<Buffer>();
   for (const c of connections) {
     const { socket } = c;
     if (socket.destroyed) continue;
@@ -123,6 +136,7 @@ function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesO
     if (!tookNothing(c, pinned)) {
       c.since = at;
       total.add(pinned);
+      for (const body of pinned.bodies) kept.add(body);
       continue;
     }
     if (at - c.since >= limits.stallTimeoutMs) {
@@ -134,7 +148,10 @@ function closeStalled(connections: Iterable<Connection>, responsesOf: ResponsesO
     total.add(pinned);
   }
   if (total.bytes() > limits.maxPinnedBytes) {
-    waiting.sort((a, b) => a.c.since - b.c.since);
+    // Those that may free a body go first (a reader still reading the list keeps it in
+    // memory, whoever else is closed), then the rest; the longest stalled first in each.
+    const freesNoBody = ({ pinned }: { pinned: Pinned }) => (pinned.bodies.every((body) => kept.has(body)) ? 1 : 0);
+    waiting.sort((a, b) => freesNoBody(a) - freesNoBody(b) || a.c.since - b.c.since);
     for (const { c, pinned } of waiting) {
       if (total.bytes() <= limits.maxPinnedBytes) break;
       c.socket.destroy();

@@ -136,6 +136,35 @@ stalled('clients that never read one list are closed for stalling, and the list 
   for (const s of never) s.destroy();
 });
 
+stalled(
+  'clients that pipeline hundreds of requests for one list and never read are closed for the cap: each answer waiting counts',
+  async (ctx) => {
+    // The stall time is out of the way: these are closed for what their answers hold. The
+    // list is one, sent by every answer, in memory once; each answer waiting holds its
+    // request, response and context besides.
+    await given(ctx, { ...LIMITS, stallTimeoutMs: 600_000 });
+    const { t, unfinished, closedByServer } = ctx;
+    assert.is((await t.get()).status, 200);
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, unfinished())), 5);
+    const clients: Socket[] = [];
+    try {
+      for (let i = 0; i < 4; i++) clients.push(await neverReading(t, 2000));
+      // One never closed is caught by the test run's timeout for the file.
+      while (!clients.some(closedByServer)) await sleep(LIMITS.checkIntervalMs);
+    } finally {
+      clearInterval(watch);
+    }
+    console.log(`  ${most} answers waited at once; ${clients.filter(closedByServer).length} of ${clients.length} clients closed`);
+    const overCap = t.logs
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('stalled ones pinned too much'));
+    assert.ok(overCap.length >= 1, 'closed for the cap');
+    for (const s of clients) s.destroy();
+  },
+);
+
 stalled('past the cap, the connection stalled longest is closed first, and only as many as needed', async (ctx) => {
   // Each client waits on a list of its own (a PATCH before its GETs changes the list);
   // the cap holds two of them; the stall time is out of the way.
