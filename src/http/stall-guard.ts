@@ -113,8 +113,9 @@ function makeTotal() {
     bytes += by * (own + objects);
     for (const body of bodies) {
       const count = (readers.get(body) ?? 0) + by;
-      // A body counts while one connection still holds it.
-      if (count === 0 || (count === 1 && by === 1)) bytes += by * body.length;
+      // A body counts while one connection still holds it, with all of the memory it is
+      // a view of (a list is rendered into a buffer with room to spare).
+      if (count === 0 || (count === 1 && by === 1)) bytes += by * body.buffer.byteLength;
       readers.set(body, count);
     }
   };
