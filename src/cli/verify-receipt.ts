@@ -16,10 +16,10 @@ read from standard input when RECEIPT is not given) against the running service 
 with the key in INVENTORY_KEY (a read-only key is enough). A version 2 receipt: its
 checkpoint is signed by a pinned key, the event is in that checkpoint's tree (its
 inclusion proof), and the service's newest checkpoint, signed by a pinned key too,
-extends that tree (a consistency proof). A checkpoint dated outside its key's time in
-the key log (before it was added, after it was retired) is BROKEN. A version 1 receipt: its signature by a pinned
-key, and the event's inclusion in the newest checkpoint's tree. A few kilobytes whatever
-the log's size.
+extends that tree (a consistency proof). A version 1 receipt: its signature by a pinned
+key, and the event's inclusion in the newest checkpoint's tree. A checkpoint dated
+outside its key's time in the key log (before it was added, after it was retired) is
+BROKEN. A few kilobytes whatever the log's size.
   --url URL       the service (http://host:port)
   --trust VKEY    a pinned verifier key (NAME+HASH+KEY, repeatable)
   --keys FILE     pinned verifier keys, one a line (a monitor's FILE.keys)
