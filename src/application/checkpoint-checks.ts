@@ -109,12 +109,3 @@ export async function listedKeys(get: TextGet): Promise<ListedKey[]> {
     return k as ListedKey;
   });
 }
-
-/** The verifier keys the log lists (GET /v1/log/signing-keys), unpinned. */
-export async function listedVerifierKeys(get: TextGet): Promise<string[]> {
-  const keys = JSON.parse(await get('/v1/log/signing-keys')) as { verifierKey?: unknown }[];
-  return keys.map((k, i) => {
-    if (typeof k.verifierKey !== 'string') throw new Error(`signing key ${i + 1} of GET /v1/log/signing-keys has no verifierKey`);
-    return k.verifierKey;
-  });
-}

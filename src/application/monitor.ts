@@ -9,14 +9,13 @@ import {
   inclusionProblem,
   inclusionProof,
   listedKeys,
-  listedVerifierKeys,
   newestCheckpoint,
   openCheckpoint,
   type SignedCheckpoint,
   type TextGet,
 } from './checkpoint-checks.ts';
 import { ORIGIN_PREFIX, type Verifier } from '../support/checkpoint.ts';
-import { signedOutsideKeyTime, trustedKeys, verifiersOf } from './trust.ts';
+import { signedOutsideKeyTime, trustedKeys, verifiersOf, type ListedKey } from './trust.ts';
 
 export type WholeLogVerdict =
   { ok: true; events: number; head: { seq: number; hash: string } } | { ok: false; reason: string; seq?: number };
@@ -41,10 +40,11 @@ export class KeptFileError extends Error {
   override name = 'KeptFileError';
 }
 
-async function pins(run: MonitorRun, report: string[]): Promise<string[]> {
+/** The keys this run pins: those kept and given, or on first use the ones the log lists (listed). */
+function pins(run: MonitorRun, logKeys: readonly ListedKey[], report: string[]): string[] {
   const keys = [...(run.keptKeys ?? []), ...run.trust];
   if (run.keptKeys === undefined && run.trust.length === 0) {
-    const listed = await listedVerifierKeys(run.get);
+    const listed = logKeys.map((k) => k.verifierKey);
     report.push(
       `trusting the ${listed.length} key${listed.length === 1 ? '' : 's'} the log lists, on first use: compare ${listed.length === 1 ? 'it' : 'them'} with the operator's out of band`,
       ...listed.map((k) => `  ${k}`),
@@ -91,9 +91,9 @@ async function laterRun(
 
 /** The pinned keys and those they endorsed (reported), and the keys the log lists. */
 async function trust(run: MonitorRun, report: string[]) {
-  const keys = await pins(run, report);
-  const pinned = verifiersOf(keys, 'a pinned key');
   const listed = await listedKeys(run.get);
+  const keys = pins(run, listed, report);
+  const pinned = verifiersOf(keys, 'a pinned key');
   const logId = pinned[0]?.name.slice(ORIGIN_PREFIX.length) ?? '';
   const { trusted, endorsed } = trustedKeys(pinned, listed, logId);
   for (const { key, by } of endorsed) report.push(`trusting key ${key.keyId}: endorsed by ${by.text}`);
