@@ -14,7 +14,7 @@ import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './application/log-head.ts';
 import { forkOf, makeSignedStateWriter, signedStatePath } from './application/signed-state.ts';
-import { createLogger } from './support/logger.ts';
+import { createLogger, endLog } from './support/logger.ts';
 import { listenProblem } from './support/listen-problem.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
@@ -151,19 +151,22 @@ function shutdown(signal: string): void {
   // keep-alive connections are closed now, busy ones once their response is sent (with
   // Connection: close), so a client that keeps sending cannot hold the drain open.
   server.close(() => {
-    published
+    void published
       .flush()
       .then(() => store.close())
       .then(
         () => {
           logger.info('stopped');
-          process.exit(0);
+          return 0;
         },
         (err: Error) => {
           logger.error({ err: { message: err.message } }, 'the database did not close cleanly');
-          process.exit(1);
+          return 1;
         },
-      );
+      )
+      // The last lines are written before the exit; the grace period's timer still bounds
+      // a standard output that takes none.
+      .then((code) => endLog(logger).then(() => process.exit(code)));
   });
   server.drain();
   // Change feed streams never end by themselves: each is sent what was committed, then

@@ -4,7 +4,9 @@
 // Lines are encoded into blocks of 64 KiB as they come, each block handed to the writer
 // (sonic-boom, in buffer mode) as one write: a line's string dies at once rather than
 // waiting in a list for its block, and neither sonic-boom nor the file write measures or
-// encodes it again. A timer flushes a partial block within a second, and so does exit.
+// encodes it again. A timer flushes a partial block within a second. A shutdown ends
+// the log (endLog) before it exits, so that the lines of a write still under way are
+// neither lost nor passed by the ones behind them; any other exit flushes what it can.
 import pino from 'pino';
 import pretty from 'pino-pretty';
 
@@ -19,6 +21,9 @@ interface BlockWriter {
   write(block: Buffer): boolean;
   flush(cb?: (err?: Error) => void): void;
   flushSync(): void;
+  /** Writes what waits, in order, then closes (emits 'close'). */
+  end(): void;
+  once(event: 'close', listener: () => void): unknown;
 }
 
 /** A destination for pino that encodes its lines into blocks and hands writer each
@@ -26,6 +31,8 @@ interface BlockWriter {
 export function inBlocks(writer: BlockWriter, blockBytes = BLOCK_BYTES) {
   let block = Buffer.allocUnsafe(blockBytes);
   let used = 0;
+  /** Set by end: the writer is closing, and takes nothing more. */
+  let ended = false;
   const handOver = () => {
     if (used === 0) return;
     // The writer keeps the block until it is written: the next one is a new buffer.
@@ -36,6 +43,8 @@ export function inBlocks(writer: BlockWriter, blockBytes = BLOCK_BYTES) {
   };
   return {
     write(line: string): boolean {
+      // After the end (the grace period's last line, while the end waits): the writer takes no more.
+      if (ended) return false;
       // A UTF-16 unit is at most 3 bytes of UTF-8: a line that may not fit in what is
       // left goes into the next block, and one longer than a block goes on its own.
       const most = line.length * 3;
@@ -51,12 +60,23 @@ export function inBlocks(writer: BlockWriter, blockBytes = BLOCK_BYTES) {
     },
     /** Hands over the partial block; the writer writes it without waiting for more. */
     flush(cb?: (err?: Error) => void): void {
+      // The timer's flush after the end: the writer, closed, has nothing to flush.
+      if (ended) return cb?.();
       handOver();
       writer.flush(cb);
     },
     flushSync(): void {
+      if (ended) return;
       handOver();
       writer.flushSync();
+    },
+    /** Hands over the partial block and ends the writer: done once every line is written. */
+    end(done: () => void): void {
+      if (ended) return done();
+      handOver();
+      ended = true;
+      writer.once('close', done);
+      writer.end();
     },
   };
 }
@@ -84,8 +104,28 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   // sonic-boom's types know its write of strings only: in buffer mode it takes Buffers.
   const stdout = inBlocks(pino.destination({ dest: 1, sync: false, contentMode: 'buffer' }) as unknown as BlockWriter);
   setInterval(() => stdout.flush(), FLUSH_MS).unref();
+  // An exit that did not end the log first (a failed start): sonic-boom's flushSync
+  // writes what waits, though a write under way may then be passed or cut short.
   process.on('exit', () => stdout.flushSync());
-  return pino(options, stdout);
+  const logger = pino(options, stdout);
+  endings.set(logger, (done) => stdout.end(done));
+  return logger;
+}
+
+/** How each logger of createLogger that writes standard output in blocks is ended. */
+const endings = new WeakMap<Logger, (done: () => void) => void>();
+
+/**
+ * Ends the log before the process exits: resolves once every line logged so far is
+ * written, a write under way included, in order. Lines logged after it are dropped. A
+ * logger that writes synchronously (a terminal, a destination given) has nothing to wait
+ * for. It waits as long as standard output takes to accept the lines: the caller's own
+ * deadline (the shutdown's grace period) bounds it.
+ */
+export function endLog(logger: Logger): Promise<void> {
+  const end = endings.get(logger);
+  if (!end) return Promise.resolve();
+  return new Promise((resolve) => end(resolve));
 }
 
 export type RepeatedWarning = (key: string, count: number, fields: Record<string, unknown>, message: string) => void;

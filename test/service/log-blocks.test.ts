@@ -1,6 +1,6 @@
 // The service's log lines reach standard output in blocks: none is lost, none reordered,
 // a partial block goes out when flushed, and a block is handed to the writer whole.
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +14,18 @@ const blocks = suite('log lines in blocks');
 function recordingWriter() {
   const writes: string[] = [];
   const calls: string[] = [];
+  const closed = new EventEmitter();
   return {
     writes,
     calls,
+    end() {
+      calls.push('end');
+      // sonic-boom closes once its writes are done: later, not within end().
+      setImmediate(() => closed.emit('close'));
+    },
+    once(event: 'close', listener: () => void) {
+      closed.once(event, listener);
+    },
     write(block: Buffer) {
       writes.push(block.toString('utf8'));
       calls.push('write');
@@ -91,15 +100,38 @@ blocks('through pino and sonic-boom to a file: every line, in order, once the wr
     // The partial block is handed over; sonic-boom ends once its writes are done. (Not
     // flushSync here: while one of its asynchronous writes is under way, sonic-boom's
     // flushSync writes what waits behind it first.)
-    dest.flush();
-    writer.end();
-    await once(writer, 'close');
+    await new Promise<void>((resolve) => dest.end(resolve));
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     assert.is(lines.length, 5000);
     lines.forEach((text, i) => assert.equal(JSON.parse(text), { level: 30, i, path: path(i) }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+blocks('end hands over the partial block, is done once the writer closes, and takes no line after it', async () => {
+  const writer = recordingWriter();
+  const dest = inBlocks(writer, 1000);
+  dest.write('a\n');
+  let done = false;
+  const ended = new Promise<void>((resolve) =>
+    dest.end(() => {
+      done = true;
+      resolve();
+    }),
+  );
+  assert.equal(writer.writes, ['a\n'], 'the partial block, handed over before the end');
+  assert.equal(writer.calls, ['write', 'end']);
+  assert.not.ok(done, 'not done before the writer closed');
+  await ended;
+  assert.is(dest.write('late\n'), false, 'a line after the end is refused');
+  dest.flushSync();
+  dest.flush();
+  assert.equal(writer.writes, ['a\n'], 'nothing is written after the end');
+  assert.equal(writer.calls, ['write', 'end'], 'flush and flushSync after the end touch no closed writer');
+  let again = false;
+  dest.end(() => (again = true));
+  assert.ok(again, 'a second end is done at once');
 });
 
 blocks.run();
