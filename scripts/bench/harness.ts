@@ -74,8 +74,18 @@ export async function ready(port: number, path = '/'): Promise<void> {
 
 export type Mode = 'get' | 'get-cors' | 'patch' | 'patch-keyed' | 'mix' | 'pairs' | 'healthz' | 'metrics';
 
-/** A load on the port for seconds; for mode pairs, at most pairs PATCH-then-GET pairs. */
-export function load(port: number, mode: Mode, seconds: number, connections: number, key: string, pets: number, pairs = 0): Promise<Load> {
+/** A load on the port for seconds; for mode pairs, at most pairs PATCH-then-GET pairs;
+ * rate: requests a second in all (0: as fast as they are answered). */
+export function load(
+  port: number,
+  mode: Mode,
+  seconds: number,
+  connections: number,
+  key: string,
+  pets: number,
+  pairs = 0,
+  rate = 0,
+): Promise<Load> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -90,6 +100,7 @@ export function load(port: number, mode: Mode, seconds: number, connections: num
         key,
         String(pets),
         String(pairs),
+        String(rate),
       ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
