@@ -17,7 +17,7 @@ import { BENCH_ORIGIN } from './harness.ts';
 const MODES = ['get', 'get-cors', 'patch', 'patch-keyed', 'mix', 'pairs', 'healthz', 'metrics'];
 const [url, mode, seconds, connections, key, pets, pairs, rate] = process.argv.slice(2);
 if (!url || !MODES.includes(mode ?? '') || !new URL(url).hostname.startsWith('127.')) {
-  process.stderr.write(`usage: load.ts http://127.0.0.1:PORT ${MODES.join('|')} SECONDS CONNECTIONS KEY PETS [PAIRS]\n`);
+  process.stderr.write(`usage: load.ts http://127.0.0.1:PORT ${MODES.join('|')} SECONDS CONNECTIONS KEY PETS [PAIRS] [RATE]\n`);
   process.exit(2);
 }
 const petCount = Number(pets);

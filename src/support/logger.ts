@@ -21,9 +21,9 @@ interface BlockWriter {
   write(block: Buffer): boolean;
   flush(cb?: (err?: Error) => void): void;
   flushSync(): void;
-  /** Writes what waits, in order, then closes (emits 'close'). */
+  /** Writes what waits, in order, then closes (emits 'close'; 'error' if a write fails). */
   end(): void;
-  once(event: 'close', listener: () => void): unknown;
+  once(event: 'close' | 'error', listener: () => void): unknown;
 }
 
 /** A destination for pino that encodes its lines into blocks and hands writer each
@@ -43,7 +43,8 @@ export function inBlocks(writer: BlockWriter, blockBytes = BLOCK_BYTES) {
   };
   return {
     write(line: string): boolean {
-      // After the end (the grace period's last line, while the end waits): the writer takes no more.
+      // After the end (the grace period's last line, while the end waits): the writer
+      // takes no more.
       if (ended) return false;
       // A UTF-16 unit is at most 3 bytes of UTF-8: a line that may not fit in what is
       // left goes into the next block, and one longer than a block goes on its own.
@@ -75,7 +76,15 @@ export function inBlocks(writer: BlockWriter, blockBytes = BLOCK_BYTES) {
       if (ended) return done();
       handOver();
       ended = true;
-      writer.once('close', done);
+      // A standard output that fails (its reader gone) is done too: nothing more will be
+      // written, and the exit must not wait for a close that does not come.
+      let called = false;
+      const once = () => {
+        if (!called) done();
+        called = true;
+      };
+      writer.once('close', once);
+      writer.once('error', once);
       writer.end();
     },
   };

@@ -23,8 +23,12 @@ function recordingWriter() {
       // sonic-boom closes once its writes are done: later, not within end().
       setImmediate(() => closed.emit('close'));
     },
-    once(event: 'close', listener: () => void) {
+    once(event: 'close' | 'error', listener: () => void) {
       closed.once(event, listener);
+    },
+    /** A failed write: sonic-boom emits 'error' and never closes. */
+    fail() {
+      closed.emit('error', new Error('EPIPE'));
     },
     write(block: Buffer) {
       writes.push(block.toString('utf8'));
@@ -132,6 +136,18 @@ blocks('end hands over the partial block, is done once the writer closes, and ta
   let again = false;
   dest.end(() => (again = true));
   assert.ok(again, 'a second end is done at once');
+});
+
+blocks('end is done when the writer fails instead of closing, once', async () => {
+  const writer = recordingWriter();
+  const dest = inBlocks(writer, 1000);
+  let done = 0;
+  dest.end(() => done++);
+  writer.fail();
+  assert.is(done, 1, 'a failed write ends the wait');
+  // The recording writer closes after its end all the same.
+  await new Promise((r) => setImmediate(r));
+  assert.is(done, 1, 'a close after the failure does not end it twice');
 });
 
 blocks.run();
