@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { commandsOn } from '../kit/fixtures.ts';
 import type { TestApp } from '../kit/app.ts';
 import { assertErrorShape, type ErrorBody, type ItemBody, type Response } from '../kit/http.ts';
-import type { StoreTarget } from '../kit/stores.ts';
+import { FRESH_MS, type StoreTarget } from '../kit/stores.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const get = appSuite('GET /v1/inventory');
@@ -62,15 +62,9 @@ get('HEAD answers like GET without a body', async ({ t }) => {
   assert.ok(res.headers.etag);
 });
 
-// How late another process's commit may show in the GET list held in memory. SQLite asks
-// the file on every GET (PRAGMA data_version): at once. PostgreSQL hears commits through
-// LISTEN/NOTIFY, which takes a moment; docs/scaling.md gives the figures measured under
-// load (scripts/freshness-check.ts) and this bound, the heartbeat's own overdue limit.
-const FRESH_MS = { sqlite: 0, postgres: 1_500 } as Record<string, number>;
-
 /** GET with If-None-Match: tag, asked again (every 5 ms) until the answer changes, within the target's bound. */
 async function changed(t: TestApp, tag: string, target: StoreTarget): Promise<Response> {
-  const bound = FRESH_MS[target.name] ?? 0;
+  const bound = FRESH_MS[target.name];
   const started = performance.now();
   for (;;) {
     const res = await t.get('/v1/inventory', { 'If-None-Match': tag });

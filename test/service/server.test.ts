@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { assertErrorShape, type RequestOptions } from '../kit/http.ts';
 import { sample } from '../kit/prometheus.ts';
 import { noDatabase, query } from '../kit/sql.ts';
-import type { StoreTarget } from '../kit/stores.ts';
+import { FRESH_MS, type StoreTarget } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { closedPort } from '../kit/ports.ts';
@@ -52,11 +52,6 @@ function assertNoSecrets(s: Pick<Service, 'out' | 'err'>, keys: string[]): void 
     assert.not.ok(/pinv_[A-Za-z0-9]/.test(text), `${name} holds something like a key`);
   }
 }
-
-// How late another process's commit may show in the running service's list: SQLite asks
-// the file on every GET, at once; PostgreSQL hears commits through LISTEN/NOTIFY, within
-// the bound docs/scaling.md gives (the listening connection's overdue limit).
-const FRESH_MS: Record<string, number> = { sqlite: 0, postgres: 1_500 };
 
 /** The list, asked again every 5 ms while it is still before (its old text), within boundMs. */
 async function listShowing(s: Service, key: string, before: string, boundMs: number): Promise<Awaited<ReturnType<Service['get']>>> {
@@ -230,7 +225,7 @@ server(
 
       const tracked = script('track', ['9007199254740993', '--quantity', '3', '--status', 'pending', '--db', ctx.db]);
       assert.is(tracked.status, 0, tracked.stderr);
-      res = await listShowing(s, key, '[]', FRESH_MS[ctx.target.name] ?? 0);
+      res = await listShowing(s, key, '[]', FRESH_MS[ctx.target.name]);
       assert.is(res.status, 200);
       // Raw text: a bare JSON number, exact (JSON.parse would round it).
       assert.is(res.text.replace(/\s/g, ''), '[{"petId":9007199254740993,"quantity":3,"status":"pending"}]');

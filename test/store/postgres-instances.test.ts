@@ -10,6 +10,7 @@ import { KEYS_FRESH_MS } from '../../src/store/postgres/changes.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../kit/postgres-server.ts';
 import { runScript } from '../kit/scripts.ts';
 import { killAll, startService, type Service } from '../kit/service.ts';
+import { FRESH_MS as STORE_FRESH_MS } from '../kit/stores.ts';
 
 const instances = suite<{ database: TestDatabase }>('many instances on one PostgreSQL database');
 instances.before.each(async (ctx) => {
@@ -21,9 +22,8 @@ instances.after.each(async (ctx) => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-// How late a commit may show on another instance: the bound docs/scaling.md gives, with
-// the figures measured under load (a notification's delay, not a fixed time).
-const FRESH_MS = 1_500;
+// How late a commit may show on another instance (test/kit/stores.ts).
+const { postgres: FRESH_MS } = STORE_FRESH_MS;
 
 function patch(service: Service, key: string, petId: number, quantity: number, ifMatch?: string) {
   return service.request({
