@@ -3,6 +3,7 @@
 import { createServer } from 'node:net';
 import { commandsFor } from '../../src/application/commands.ts';
 import { openStore } from '../../src/store/open.ts';
+import { BENCH_ORIGIN, ready, startService } from './harness.ts';
 
 /** A database (a SQLite path or a PostgreSQL URL) with pets 1..pets tracked and a key named "bench"; returns the key. */
 export async function makeDatabase(target: string, pets: number): Promise<string> {
@@ -28,4 +29,20 @@ export function freePort(): Promise<number> {
     });
     server.on('error', reject);
   });
+}
+
+/** A service as npm start runs it on a new SQLite database at db with pets 1..pets
+ * tracked, CORS on for the bench's origin when asked; resolves once /healthz answers. */
+export async function serviceOnNewDatabase(db: string, pets: number, cors: boolean) {
+  const key = await makeDatabase(db, pets);
+  const port = await freePort();
+  const child = startService({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: db,
+    LOG_LEVEL: 'info',
+    ...(cors ? { CORS_ORIGINS: BENCH_ORIGIN } : {}),
+  });
+  await ready(port, '/healthz');
+  return { key, port, child };
 }

@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, makeDatabase } from './fixtures.ts';
-import { BENCH_ORIGIN, children, cpuMicros, load, loadAverage, ready, start, startService, WARMUP_SECONDS, type Mode } from './harness.ts';
+import { freePort, serviceOnNewDatabase } from './fixtures.ts';
+import { children, cpuMicros, load, loadAverage, ready, start, WARMUP_SECONDS, type Mode } from './harness.ts';
 
 const [rate = '15000', seconds = '5', rounds = '5'] = process.argv.slice(2);
 const PETS = 1000;
@@ -29,17 +29,7 @@ const dir = mkdtempSync(join(tmpdir(), 'get-cpu-'));
 try {
   const sides: Side[] = [];
   for (const cors of [false, true]) {
-    const db = join(dir, cors ? 'cors.db' : 'service.db');
-    const key = await makeDatabase(db, PETS);
-    const port = await freePort();
-    const service = startService({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      INVENTORY_DB: db,
-      LOG_LEVEL: 'info',
-      ...(cors ? { CORS_ORIGINS: BENCH_ORIGIN } : {}),
-    });
-    await ready(port, '/healthz');
+    const { key, port, child: service } = await serviceOnNewDatabase(join(dir, cors ? 'cors.db' : 'service.db'), PETS, cors);
     const name = cors ? 'service, CORS_ORIGINS set, Origin sent' : 'service';
     sides.push({ name, port, pid: service.pid!, mode: cors ? 'get-cors' : 'get', key, perRequest: [] });
   }
