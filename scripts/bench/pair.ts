@@ -34,26 +34,27 @@ interface Side {
 
 const dir = mkdtempSync(join(tmpdir(), 'pair-'));
 
-/** A service of its own on a database of its own, CORS on or off. */
-async function service(kind: Kind, cors: boolean): Promise<Side> {
-  const { key, port, child } = await serviceOnNewDatabase(join(dir, `${kind}.db`), PETS, cors);
+/** A service of its own on a database of its own (named for the side: A and B may be of
+ * one kind), CORS on or off. */
+async function service(kind: Kind, name: string, cors: boolean): Promise<Side> {
+  const { key, port, child } = await serviceOnNewDatabase(join(dir, `${name}.db`), PETS, cors);
   const origin = kind === 'cors' || kind === 'service-origin';
   return { kind, port, child, key, mode: origin ? 'get-cors' : 'get' };
 }
 
 /** The Koa floor, sending the bytes a service of its own sends for the list. */
-async function koaFloor(): Promise<Side> {
-  const source = await service('koa', false);
+async function koaFloor(name: string): Promise<Side> {
+  const source = await service('koa', name, false);
   const response = await fetch(`http://127.0.0.1:${source.port}/v1/inventory`, { headers: { authorization: `Bearer ${source.key}` } });
-  writeFileSync(join(dir, 'body.json'), Buffer.from(await response.arrayBuffer()));
+  writeFileSync(join(dir, `${name}.json`), Buffer.from(await response.arrayBuffer()));
   await stop(source.child);
   const port = await freePort();
-  const child = start(['scripts/bench/koa-get.ts', String(port), join(dir, 'body.json'), source.key]);
+  const child = start(['scripts/bench/koa-get.ts', String(port), join(dir, `${name}.json`), source.key]);
   await ready(port);
   return { kind: 'koa', port, child, key: source.key, mode: 'get' };
 }
 
-const sideOf = (kind: Kind) => (kind === 'koa' ? koaFloor() : service(kind, kind.startsWith('cors')));
+const sideOf = (kind: Kind, name: string) => (kind === 'koa' ? koaFloor(name) : service(kind, name, kind.startsWith('cors')));
 
 /** One measured run after a second's warm-up: requests a second and CPU µs per request. */
 async function measured(side: Side): Promise<[number, number]> {
@@ -71,8 +72,8 @@ const quartiles = (values: number[]) => {
 };
 
 try {
-  const A = await sideOf(a as Kind);
-  const B = await sideOf(b as Kind);
+  const A = await sideOf(a as Kind, 'a');
+  const B = await sideOf(b as Kind, 'b');
   console.log(
     `pair: ${a} against ${b}, ${rounds} rounds of ${seconds} s at ${connections} connections; load average before: ${loadAverage()}`,
   );
