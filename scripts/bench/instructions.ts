@@ -13,9 +13,9 @@
 // at full speed, and the JIT compiles later in the run. Linux with valgrind only; the load
 // generator (autocannon) is not counted.
 //   node --import tsx scripts/bench/instructions.ts [REQUESTS] [WINDOWS]
-// Each side's last window is left in a callgrind.out file for callgrind_annotate.
+// The event loop's file of each side's last window is named, for callgrind_annotate.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
@@ -68,17 +68,23 @@ async function answers(port: number, key: string): Promise<Buffer> {
 /** A dump's instructions, counted per thread (callgrind numbers the dumps from 1 and the
  * threads from 01, the main thread's first): the event loop's, and every thread's
  * (the JIT's compiler and the garbage collector's helpers among them). callgrind writes
- * them once it sees the request, a moment after callgrind_control returns. */
+ * the files once it sees the request, a moment after callgrind_control returns: they are
+ * taken once every one of them ends with its totals and two looks in a row agree. */
 async function totals(out: string, dump: number): Promise<{ loop: number; all: number }> {
-  const read = (file: string) => Number(/^totals: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1] ?? NaN);
-  const main = `${out}.${dump}-01`;
-  for (let tries = 0; !(existsSync(main) && read(main) >= 0); tries++) {
+  const read = (file: string) => Number(/^totals: (\d+)$/m.exec(readFileSync(join(dirname(out), file), 'utf8'))?.[1] ?? NaN);
+  const main = `${basename(out)}.${dump}-01`;
+  let seen = '';
+  for (let tries = 0; ; tries++) {
+    const files = readdirSync(dirname(out)).filter((f) => f.startsWith(`${basename(out)}.${dump}-`));
+    const counts = files.map(read);
+    const now = `${files.join()} ${counts.join()}`;
+    if (files.includes(main) && counts.every(Number.isFinite) && now === seen) {
+      return { loop: read(main), all: counts.reduce((sum, n) => sum + n, 0) };
+    }
     if (tries > 600) throw new Error(`callgrind wrote no ${main}`);
-    await new Promise((r) => setTimeout(r, 100));
+    seen = now;
+    await new Promise((r) => setTimeout(r, 200));
   }
-  // The other threads' files are written with the main one's, before it.
-  const threads = readdirSync(dirname(out)).filter((f) => f.startsWith(`${basename(out)}.${dump}-`));
-  return { loop: read(main), all: threads.reduce((sum, f) => sum + read(join(dirname(out), f)), 0) };
 }
 
 interface Counts {
