@@ -129,6 +129,9 @@ export async function stop(child: ChildProcess): Promise<void> {
   await gone;
 }
 
+/** The middle value (of an even count, the upper of the two middle ones). */
+export const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** The 1, 5 and 15 minute load averages, as uptime prints them. */
 export function loadAverage(): string {
   return loadavg()

@@ -19,7 +19,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { freePort, makeDatabase } from './fixtures.ts';
-import { BENCH_ORIGIN, loadAverage } from './harness.ts';
+import { BENCH_ORIGIN, loadAverage, median } from './harness.ts';
 
 const [requests = '2000', windows = '5'] = process.argv.slice(2);
 const N = Number(requests);
@@ -163,7 +163,6 @@ for (const side of sides) {
   rows.push({ name: side.name, ...counts });
   console.log(`  ${side.name}: event loop ${thousands(counts.loop)}; all threads ${thousands(counts.all)} thousand a GET (${file})`);
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const koa = rows.find((r) => r.name === 'Koa floor')!;
 console.log("thousand instructions a GET, median of the windows; the Koa floor's / this one's");
 for (const { name, loop, all } of rows) {

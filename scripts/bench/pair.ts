@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, serviceOnNewDatabase } from './fixtures.ts';
-import { children, cpuMicros, load, loadAverage, ready, start, stop, type Mode } from './harness.ts';
+import { children, cpuMicros, load, loadAverage, median, ready, start, stop, type Mode } from './harness.ts';
 
 const KINDS = ['koa', 'service', 'cors', 'cors-no-origin', 'service-origin'] as const;
 type Kind = (typeof KINDS)[number];
@@ -65,7 +65,6 @@ async function measured(side: Side): Promise<[number, number]> {
   return [perSecond, (cpuMicros(`/proc/${side.child.pid}/stat`) - before) / (perSecond * Number(seconds))];
 }
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 const quartiles = (values: number[]) => {
   const sorted = [...values].sort((x, y) => x - y);
   return `${sorted[Math.floor(sorted.length / 4)]!.toFixed(3)}-${sorted[Math.floor((3 * sorted.length) / 4)]!.toFixed(3)}`;
