@@ -1,6 +1,6 @@
 // The answers to requests that never reach Koa, in the Error shape instead of Node's
 // bare ones: a request Node's parser refused (unparseable, too slow, headers too large),
-// an Expect other than 100-continue, a CONNECT.
+// an Expect other than 100-continue, a CONNECT, a body cut short that the parser let pass.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -9,7 +9,7 @@ import type { ErrorCode } from './errors.ts';
 /** Each connection's latest request, while its body may still be refused by the parser. */
 export type RequestsBeingRead = WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>;
 
-function refusalOf(err: NodeJS.ErrnoException): [number, ErrorCode, string] {
+function refusalOf(err: { code?: string | undefined }): [number, ErrorCode, string] {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'headers_too_large', 'the request headers are too large'];
@@ -72,6 +72,18 @@ export function answerOutsideKoa(server: Server, reading: RequestsBeingRead): vo
   // CONNECT (a tunnel request) is not served; Node would just close the socket.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     answerOnSocket(socket, 400, 'bad_request', 'CONNECT is not served here');
+  });
+  // A request that asks for an Upgrade is served as any other (the service upgrades to
+  // nothing, as HTTP allows), but Node's parser then takes no notice of the client's FIN:
+  // a body cut short by it would wait for the request timeout. It is refused as the
+  // parser refuses any other body cut short. When the parser did refuse it, its answer
+  // went out first: Node's own listener of the socket's end runs before this one.
+  server.on('connection', (socket: Duplex) => {
+    socket.on('end', () => {
+      const current = reading.get(socket);
+      if (current && !current.req.complete && !current.res.headersSent)
+        answerOnResponse(current.res, ...refusalOf({ code: 'HPE_INVALID_EOF_STATE' }));
+    });
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
     // A response already under way, or a socket that is gone, cannot take an answer.
