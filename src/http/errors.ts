@@ -8,6 +8,7 @@ import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
 import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
 import { IdempotencyKeyInFlight } from '../application/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
+import { heldOnResponse } from './response-head.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../support/logger.ts';
 import { CommitFailed } from '../application/group-commit.ts';
 import {
@@ -196,13 +197,19 @@ export function errorBoundary(
         `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`,
       );
     }
+    heldOnResponse(ctx.res);
     ctx.set(error.headers);
     ctx.status = error.status;
     ctx.type = 'application/json';
     ctx.body = errorBody(error);
   };
   return function errorBoundary(ctx, next) {
-    return next().catch((err: unknown) => render(ctx, err));
+    // An answer that took no held header yet (one a stage wrote through Koa) gets them
+    // before Koa writes it.
+    return next().then(
+      () => heldOnResponse(ctx.res),
+      (err: unknown) => render(ctx, err),
+    );
   };
 }
 

@@ -8,6 +8,7 @@ import { digestOf, eventJson } from '../feed/event-json.ts';
 import { pageAfter, type CursorStore } from '../feed/position.ts';
 import type { OpenApiDocument } from '../openapi.ts';
 import { judgeFeedRequest, type FeedRequest } from './feed-query.ts';
+import { heldOnResponse } from './response-head.ts';
 import type { Route } from './router.ts';
 
 export interface EventsDeps {
@@ -23,6 +24,8 @@ const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
 export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
   const handler: Route['handler'] = async (ctx) => {
+    // Vary adds to the held one (CORS), and a stream writes its own head.
+    heldOnResponse(ctx.res);
     ctx.vary('Accept');
     const { stream, after, limit } = ctx.state.feed as FeedRequest;
     if (stream) {

@@ -10,6 +10,7 @@ import compose from 'koa-compose';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './errors.ts';
 import { allowHeader } from './options.ts';
+import { heldOnResponse, writeWhole } from './response-head.ts';
 
 /** What a handler replies: written onto the response by the router. */
 export interface Reply {
@@ -46,17 +47,26 @@ export interface Routing {
 function respond(handler: Handler): Middleware {
   const write = (ctx: Context, reply: Reply | undefined) => {
     if (reply === undefined) return;
+    const { res } = ctx;
+    // A whole body of a known type, the list's: with the held headers in one writeHead.
+    const { status = 200, headers, body } = reply;
+    if (Buffer.isBuffer(body) && headers?.['Content-Type'] !== undefined && reply.type === undefined && ctx.method === 'GET') {
+      if (writeWhole(res, status, headers, body)) {
+        ctx.respond = false;
+        return;
+      }
+    }
+    heldOnResponse(res);
     // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
     // keyed store that V8 leaves to its runtime, on every answer.
     const { response } = ctx;
-    response.status = reply.status ?? 200;
+    response.status = status;
     // The values are strings already: set as they are, without ctx.set's arrays of
     // entries on every answer. A response already sent (a 400 for a body the parser
     // refused while the handler worked) takes none, as ctx.set would ignore them.
-    const { res } = ctx;
-    if (reply.headers && !res.headersSent) for (const name in reply.headers) res.setHeader(name, reply.headers[name]!);
+    if (headers && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
     if (reply.type !== undefined) response.type = reply.type;
-    if (reply.body !== undefined) response.body = reply.body;
+    if (body !== undefined) response.body = body;
   };
   return (ctx) => {
     const reply = handler(ctx);
@@ -92,6 +102,7 @@ export function makeRouter(routes: readonly Route[]): Routing {
     if (ctx.method !== 'OPTIONS') {
       throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allowed}`, { Allow: allowed });
     }
+    heldOnResponse(ctx.res);
     ctx.status = 204;
     ctx.set({ Allow: allowed });
   });

@@ -351,6 +351,7 @@ wire('a bad chunk after a GET that answers later: the 400 is sent, and the late 
   );
   assert.match(res, /^HTTP\/1\.1 400 /);
   assertErrorShape(answerOf(res), 400, 'bad_request');
+  assert.is(answerOf(res).headers['x-request-id'], 'late-1', 'the request id the app logs');
   // A later request of the same kind has been answered, so the first one's read is done.
   assert.is((await t.get('/v1/inventory/7')).status, 200);
   const lines = t.logs.map((l) => parseJson<AccessLogLine & { level: number; msg?: string }>(l));
