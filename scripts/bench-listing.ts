@@ -13,6 +13,7 @@ import { makeInventoryCache } from '../src/application/inventory-cache.ts';
 import { inventoryListRender } from '../src/http/inventory-json.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 import { makeDatabase } from './bench/fixtures.ts';
+import { median } from './bench/harness.ts';
 import { scriptArgs } from './script-args.ts';
 
 const { values } = scriptArgs(import.meta.url, {
@@ -46,7 +47,6 @@ try {
     if (body.length < PETS * 40) throw new Error(`a body of ${body.length} bytes for ${PETS} pets`);
   }
   await store.close();
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(
     `GET /v1/inventory re-render, ${PETS.toLocaleString('en')} pets, ${values.inline ? 'inline' : 'writer thread, paged'}, ${RUNS} runs: ` +
       `render median ${median(renders).toFixed(0)} ms (max ${Math.max(...renders).toFixed(0)}); ` +

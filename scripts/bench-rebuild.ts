@@ -12,6 +12,7 @@ import type { Command } from '../src/domain/decide.ts';
 import { rebuildProjection } from '../src/application/rebuild.ts';
 import { openDatabase } from '../src/store/sqlite/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
+import { median } from './bench/harness.ts';
 import { scriptArgs } from './script-args.ts';
 
 const { values } = scriptArgs(import.meta.url, {
@@ -81,7 +82,6 @@ try {
     iterations.push(await timed(iterate));
     rebuilds.push(await timed(rebuild));
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const it = median(iterations);
   const rb = median(rebuilds);
   const ratio = rb / it;

@@ -18,6 +18,7 @@ import {
   cpuMicros,
   load,
   loadAverage,
+  median,
   peakRssMb,
   ready,
   startService as startServiceAt,
@@ -43,11 +44,6 @@ interface Options {
 interface Side {
   name: string;
   root: string;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function startService(side: Side, db: string): Promise<{ port: number; stop(): Promise<void>; pid: number }> {
