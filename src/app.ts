@@ -1,7 +1,8 @@
 // Builds the Koa application from its dependencies; it does not listen (server.ts does).
 // Every request takes the same stages, composed once: observe (request id, access log,
-// metrics) -> error boundary -> CORS grant (when configured: Vary, actual requests) ->
-// Host present -> CORS preflights -> auth (under /v1) -> the router (http/router.ts: the route table below;
+// metrics) -> error boundary -> whole requests (framing judged, a body no route reads read
+// first) -> CORS grant (when configured: Vary, actual requests) -> Host present -> CORS
+// preflights -> auth and the key's fair share (under /v1) -> the router (http/router.ts: the route table below;
 // 404, 405 and OPTIONS) -> the route's body and validation (PATCH) -> handler -> command
 // (decide, preconditions, append + project in one transaction) -> answer.
 import Koa, { type Middleware } from 'koa';
@@ -15,6 +16,9 @@ import { keepingCheckpoints, makeCheckpoints } from './application/checkpoints.t
 import { appErrorLog } from './http/app-errors.ts';
 import { auditRoutes } from './http/audit-routes.ts';
 import { bearerAuth } from './http/auth.ts';
+import { BODY_LIMIT_BYTES } from './http/body.ts';
+import { wholeRequests } from './http/framing.ts';
+import { keyFairness } from './http/key-fairness.ts';
 import { corsStages } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { eventsRoutes } from './http/events-routes.ts';
@@ -51,6 +55,8 @@ interface AppDeps {
   feed?: Feed;
   /** How long the answer of a PATCH with an Idempotency-Key is kept (IDEMPOTENCY_TTL_HOURS). */
   idempotencyTtlMs?: number;
+  /** Requests one key may have in flight (MAX_REQUESTS_PER_KEY); 64 when not given. */
+  maxRequestsPerKey?: number;
   /** Signs the log's heads; the store opened with the same key signs the receipts. */
   signer?: Signer;
   /** Told of each tree the signer published (the server keeps them beside its key file). */
@@ -104,9 +110,12 @@ function requestStages(
     storage,
     corsOrigins,
     stages,
-  }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages'>> & { storage: StorageHealth },
+    maxRequestsPerKey,
+  }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages' | 'maxRequestsPerKey'>> & { storage: StorageHealth },
 ): Middleware {
   const router = makeRouter(routes);
+  // Only the routes of these methods read a body; the others' is read before them.
+  const bodyMethods = new Set<string>(routes.map((route) => route.method).filter((method) => method !== 'GET'));
   const cors = corsOrigins.length > 0 ? corsStages(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined) : undefined;
   return compose([
     observe(logger, metricsObserver(metrics), router.templateOf),
@@ -117,11 +126,12 @@ function requestStages(
         metrics.unavailable(error);
       },
     }),
+    wholeRequests((ctx) => bodyMethods.has(ctx.method), BODY_LIMIT_BYTES),
     ...(cors ? [cors.grant] : []),
     requireHost(),
     ...(cors ? [cors.preflight] : []),
     ...stages,
-    underPrefix('/v1', bearerAuth(store.keys, logger, router.methodUnserved)),
+    underPrefix('/v1', compose([bearerAuth(store.keys, logger, router.methodUnserved), keyFairness(maxRequestsPerKey)])),
     router.routes,
   ]);
 }
@@ -135,6 +145,7 @@ export function buildApp({
   metrics = makeMetrics({ store }),
   feed = makeFeed({ store, logger, registry: metrics.registry }),
   idempotencyTtlMs,
+  maxRequestsPerKey = 64,
   signer,
   onPublished,
   stages = [],
@@ -166,6 +177,6 @@ export function buildApp({
   const app = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
-  app.use(requestStages(routes, { store, logger, metrics, storage, corsOrigins, stages }));
+  app.use(requestStages(routes, { store, logger, metrics, storage, corsOrigins, stages, maxRequestsPerKey }));
   return app;
 }

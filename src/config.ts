@@ -12,6 +12,10 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Change feed streams this instance holds open at once (FEED_MAX_STREAMS). */
   readonly feedMaxStreams: number;
+  /** Change feed streams one key may hold open on this instance (FEED_MAX_STREAMS_PER_KEY). */
+  readonly feedMaxStreamsPerKey: number;
+  /** Requests one key may have in flight on this instance (MAX_REQUESTS_PER_KEY). */
+  readonly maxRequestsPerKey: number;
   /** The longest a change feed stream stays open, in ms (FEED_STREAM_MAX_SECONDS). */
   readonly feedStreamMaxMs: number;
   /** How long the answer of a PATCH with an Idempotency-Key is kept, in ms (IDEMPOTENCY_TTL_HOURS). */
@@ -42,6 +46,8 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   if (!/^[1-9][0-9]{0,5}$/.test(feedMaxStreams)) {
     throw new ConfigError(`FEED_MAX_STREAMS must be a whole number from 1 to 999999, not ${JSON.stringify(feedMaxStreams)}`);
   }
+  const feedMaxStreamsPerKey = wholeNumber(env, 'FEED_MAX_STREAMS_PER_KEY', '16');
+  const maxRequestsPerKey = wholeNumber(env, 'MAX_REQUESTS_PER_KEY', '64');
   const streamMax = env.FEED_STREAM_MAX_SECONDS ?? '300';
   if (!/^[1-9][0-9]{0,4}$/.test(streamMax) || Number(streamMax) > 86400) {
     throw new ConfigError(`FEED_STREAM_MAX_SECONDS must be a whole number of seconds from 1 to 86400, not ${JSON.stringify(streamMax)}`);
@@ -60,9 +66,19 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     corsOrigins,
     idempotencyTtlMs: Number(ttl) * 3600_000,
     feedMaxStreams: Number(feedMaxStreams),
+    feedMaxStreamsPerKey,
+    maxRequestsPerKey,
     feedStreamMaxMs: Number(streamMax) * 1000,
     signingKeyPath,
   });
+}
+
+/** A whole number from 1 to 999999 in env[name], or its default. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const value = env[name] ?? fallback;
+  if (!/^[1-9][0-9]{0,5}$/.test(value))
+    throw new ConfigError(`${name} must be a whole number from 1 to 999999, not ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 /**

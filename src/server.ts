@@ -87,7 +87,7 @@ const feed = makeFeed({
   store,
   logger,
   registry: metrics.registry,
-  limits: { maxStreams: config.feedMaxStreams, maxLifetimeMs: config.feedStreamMaxMs },
+  limits: { maxStreams: config.feedMaxStreams, maxStreamsPerKey: config.feedMaxStreamsPerKey, maxLifetimeMs: config.feedStreamMaxMs },
 });
 const app = buildApp({
   store,
@@ -97,6 +97,7 @@ const app = buildApp({
   metrics,
   feed,
   idempotencyTtlMs: config.idempotencyTtlMs,
+  maxRequestsPerKey: config.maxRequestsPerKey,
   signer,
   onPublished: (logId, size, root) => published.published(logId, size, root),
 });

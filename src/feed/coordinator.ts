@@ -16,7 +16,7 @@ import type { EventLog } from '../store/event-log.ts';
 import type { KeyStore } from '../store/keys.ts';
 import type { Projection } from '../store/projection.ts';
 import { makeCatchUps } from './catch-up.ts';
-import { FeedUnavailable } from './errors.ts';
+import { FeedKeyFull, FeedUnavailable } from './errors.ts';
 import type { FeedStream, OnFinish } from './feed-stream.ts';
 import { makeKeyWatcher } from './key-watcher.ts';
 import type { FeedLimits } from './limits.ts';
@@ -26,11 +26,20 @@ import { makeTailPublisher } from './tail.ts';
 
 export type FeedStore = Pick<EventLog, 'eventsAfter'> & Pick<Projection, 'changeToken'> & { keys: Pick<KeyStore, 'authenticate'> };
 
-export interface Coordinator {
-  /** Throws FeedUnavailable when no stream can be opened now (full, or shutting down). */
-  admit(): void;
+/** A stream's place, held from its admission: it follows the log, or gives the place back. */
+interface Admission {
   /** Follows the log on the stream open() gives, told how to report its end. */
   follow(open: (onFinish: OnFinish) => FeedStream): void;
+  /** The stream will not open after all (its cursor was refused). */
+  cancel(): void;
+}
+
+export interface Coordinator {
+  /**
+   * A place for a stream of the key named holder. Throws FeedUnavailable when no stream
+   * can be opened now (full, or shutting down), FeedKeyFull when that key holds all its own.
+   */
+  admit(holder: string): Admission;
   /** This process committed events: live streams get them now. */
   committed(): void;
   /** Streams open now. */
@@ -69,6 +78,17 @@ async function finishAll(streams: Set<FeedStream>, graceMs: number, lastCatchUp:
 
 export function makeCoordinator({ store, logger, limits, registry, now }: CoordinatorDeps): Coordinator {
   const streams = new Set<FeedStream>();
+  // The places each key holds (its streams and those admitted, not yet open), and the
+  // admitted ones of all keys: counted from admission, so that requests that check at
+  // once cannot all pass before any of them opens.
+  const heldBy = new Map<string, number>();
+  const holderOf = new Map<FeedStream, string>();
+  let admitted = 0;
+  const giveBack = (holder: string) => {
+    const left = heldBy.get(holder)! - 1;
+    if (left === 0) heldBy.delete(holder);
+    else heldBy.set(holder, left);
+  };
   const warn = repeatedWarnings(logger);
   const metrics = makeFeedMetrics(registry, () => streams.size);
   const tail = makeTailPublisher({ store, streams, commitReadGapMs: limits.commitReadGapMs, onSent: metrics.sent, warn, now });
@@ -81,7 +101,9 @@ export function makeCoordinator({ store, logger, limits, registry, now }: Coordi
     tail.reset();
   };
   const onFinish: OnFinish = (s, reason) => {
-    streams.delete(s);
+    if (!streams.delete(s)) return;
+    giveBack(holderOf.get(s)!);
+    holderOf.delete(s);
     metrics.closed(reason);
     if (streams.size === 0) stop();
   };
@@ -93,16 +115,40 @@ export function makeCoordinator({ store, logger, limits, registry, now }: Coordi
     });
 
   return {
-    admit() {
+    admit(holder) {
       if (closing) throw new FeedUnavailable('shutting_down', 'the service is shutting down; reconnect to another instance');
-      if (streams.size >= limits.maxStreams)
+      const held = heldBy.get(holder) ?? 0;
+      if (held >= limits.maxStreamsPerKey)
+        throw new FeedKeyFull(`this API key has ${limits.maxStreamsPerKey} change feed streams open on this instance, the most it may`);
+      if (streams.size + admitted >= limits.maxStreams)
         throw new FeedUnavailable('full', `this instance has its ${limits.maxStreams} change feed streams open; retry later`);
-    },
-    follow(open) {
-      const s = open(onFinish);
-      streams.add(s);
-      rounds.start();
-      s.pump = catchUp(s, false);
+      heldBy.set(holder, held + 1);
+      admitted++;
+      let pending = true;
+      const settle = () => {
+        if (!pending) throw new Error('a stream admission was used twice');
+        pending = false;
+        admitted--;
+      };
+      return {
+        follow(open) {
+          settle();
+          const s = open(onFinish);
+          // Its reader left before it opened: the place is free again.
+          if (s.done()) {
+            giveBack(holder);
+            return;
+          }
+          streams.add(s);
+          holderOf.set(s, holder);
+          rounds.start();
+          s.pump = catchUp(s, false);
+        },
+        cancel() {
+          settle();
+          giveBack(holder);
+        },
+      };
     },
     committed: () => tail.committed(),
     size: () => streams.size,

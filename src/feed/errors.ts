@@ -27,3 +27,8 @@ export class FeedUnavailable extends Error {
     super(message);
   }
 }
+
+/** The key asking has all the streams one key may hold open in this process. */
+export class FeedKeyFull extends Error {
+  override name = 'FeedKeyFull';
+}

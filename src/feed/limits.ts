@@ -3,6 +3,8 @@
 export interface FeedLimits {
   /** Streams open at once in this process; one more is refused (FeedUnavailable). */
   maxStreams: number;
+  /** Streams one key may hold open at once in this process; one more is refused (FeedKeyFull). */
+  maxStreamsPerKey: number;
   /** Bytes a stream's reader may leave waiting in this process before it is cut off. */
   maxBehindBytes: number;
   /** How long a stream's output may wait for its reader before it is cut off. */
@@ -26,6 +28,7 @@ export interface FeedLimits {
 
 export const DEFAULT_FEED_LIMITS: FeedLimits = {
   maxStreams: 256,
+  maxStreamsPerKey: 16,
   maxBehindBytes: 1024 * 1024,
   maxBehindMs: 30_000,
   maxLifetimeMs: 300_000,

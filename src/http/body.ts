@@ -10,7 +10,8 @@ import bodyParser from 'koa-bodyparser';
 import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
 import { HttpError } from './errors.ts';
 
-const BODY_LIMIT_BYTES = 4096;
+/** The most a request body may hold (a PATCH's is a few bytes). */
+export const BODY_LIMIT_BYTES = 4096;
 
 export type ReadBody =
   | { kind: 'missing' }

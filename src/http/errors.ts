@@ -5,7 +5,7 @@ import { NoSigningKey, SigningKeyRetired, TreeSizePastHead } from '../applicatio
 import type { Context, Middleware } from 'koa';
 import { IdempotencyKeyReused } from '../application/command-result.ts';
 import { PetNotTracked, PreconditionFailed } from '../domain/errors.ts';
-import { CursorRefused, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
+import { CursorRefused, FeedKeyFull, FeedQueryInvalid, FeedUnavailable } from '../feed/errors.ts';
 import { IdempotencyKeyInFlight } from '../application/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from './preconditions.ts';
 import { heldOnResponse } from './response-head.ts';
@@ -46,6 +46,8 @@ export const ERROR_CODES = [
   'cursor_past_head',
   'cursor_not_in_log',
   'tree_size_past_head',
+  'too_many_requests',
+  'not_implemented',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -138,6 +140,7 @@ export const ERROR_MAP: readonly ErrorMapping[] = [
     FeedUnavailable,
     (error) => new HttpError(503, 'unavailable', error.message, { 'Retry-After': error.reason === 'shutting_down' ? '1' : '5' }),
   ),
+  mapping(FeedKeyFull, (error) => new HttpError(429, 'too_many_requests', error.message, { 'Retry-After': '1' })),
 ];
 
 // Errors thrown by the libraries below us (http-errors) carry only a status.

@@ -29,8 +29,12 @@ export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
     ctx.vary('Accept');
     const { stream, after, limit } = ctx.state.feed as FeedRequest;
     if (stream) {
-      await pageAfter(store, after, 0);
-      feed.admit();
+      // The stream's place first: a key past its bound costs no read of the log.
+      const place = feed.admit(ctx.state.actor as string);
+      await pageAfter(store, after, 0).catch((error: unknown) => {
+        place.cancel();
+        throw error;
+      });
       // The key that opened the stream: the feed ends the stream once it is revoked.
       const key = ctx.state.credential as string;
       ctx.respond = false;
@@ -48,7 +52,7 @@ export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
       res.writeHead(200);
       // How long an EventSource waits before it reconnects (with Last-Event-ID).
       res.write('retry: 1000\n\n');
-      feed.follow(res, after.seq, key);
+      place.follow(res, after.seq, key);
       return undefined;
     }
     const { rows, digest } = await pageAfter(store, after, limit);

@@ -7,9 +7,16 @@ import { makeCoordinator, type Coordinator, type FeedStore } from '../feed/coord
 import { DEFAULT_FEED_LIMITS, type FeedLimits } from '../feed/limits.ts';
 import { makeSseStream } from './sse-stream.ts';
 
-export interface Feed extends Omit<Coordinator, 'follow'> {
+/** A stream's place (Coordinator.admit), on HTTP. */
+interface StreamAdmission {
   /** Follows the log on res (its head written) from after seq `after`, for as long as key is valid. */
   follow(res: ServerResponse, after: bigint, key: string): void;
+  cancel(): void;
+}
+
+export interface Feed extends Omit<Coordinator, 'admit'> {
+  /** A place for a stream of the key named holder (see Coordinator.admit). */
+  admit(holder: string): StreamAdmission;
 }
 
 interface FeedDeps {
@@ -26,8 +33,12 @@ export function makeFeed({ store, logger, limits: given = {}, registry, now = Da
   const coordinator = makeCoordinator({ store, logger, limits, registry, now });
   return {
     ...coordinator,
-    follow(res, after, key) {
-      coordinator.follow((onFinish) => makeSseStream(res, key, after, { limits, now, onFinish }));
+    admit(holder) {
+      const admission = coordinator.admit(holder);
+      return {
+        follow: (res, after, key) => admission.follow((onFinish) => makeSseStream(res, key, after, { limits, now, onFinish })),
+        cancel: () => admission.cancel(),
+      };
     },
   };
 }

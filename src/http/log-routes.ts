@@ -16,7 +16,7 @@ import { MissingNode } from '../support/merkle.ts';
 import type { Route } from './router.ts';
 import type { Middleware } from 'koa';
 import type { OpenApiDocument } from '../openapi.ts';
-import { parameterJudge, type Refusal } from './parameters.ts';
+import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from './parameters.ts';
 
 interface LogRouteDeps {
   store: LogReadSource;
@@ -30,14 +30,25 @@ interface LogRouteDeps {
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-/** A proof's sizes and seqs, as the document's pattern refuses them. */
+/** A proof's sizes and seqs, as the document's pattern refuses them (a tree's size is
+ * counted exactly in a JavaScript number, up to 2^53 - 1). */
 const notACount: Refusal = (name) =>
-  new HttpError(400, 'bad_request', `${name} must be a decimal integer of at least 1 (no sign, no leading zeros)`);
+  new HttpError(400, 'bad_request', `${name} must be a decimal integer from 1 to ${Number.MAX_SAFE_INTEGER} (no sign, no leading zeros)`);
 
-/** A stage that judges the route's query from the document: afterwards each name is a count. */
+const QUERY_SHAPE = {
+  unknown: (name: string, names: readonly string[]) =>
+    new HttpError(400, 'bad_request', `unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only ${spoken(names)}`),
+  repeated: (name: string) => new HttpError(400, 'bad_request', `${name} is given more than once`),
+};
+
+/** A stage that judges the route's query from the document (only its parameters, each
+ * once): afterwards each name is a count. */
 function countsJudged(openapi: OpenApiDocument, template: string, names: readonly [string, string]): Middleware {
-  const judge = parameterJudge(openapi, { method: 'GET', template }, Object.fromEntries(names.map((n) => [n, notACount])));
+  const route = { method: 'GET', template };
+  const shape = queryShapeJudge(operationParameters(openapi, route), QUERY_SHAPE);
+  const judge = parameterJudge(openapi, route, Object.fromEntries(names.map((n) => [n, notACount])));
   return (ctx, next) => {
+    shape(ctx.query);
     judge(ctx);
     return next();
   };

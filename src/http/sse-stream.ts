@@ -36,6 +36,11 @@ function endWithRetry(res: ServerResponse, behind: boolean, maxBehindMs: number)
 }
 
 function endWhenReaderGoes(res: ServerResponse, stream: FeedStream, heartbeatMs: number): void {
+  // A reader that left while the stream was admitted never hears its close.
+  if (res.closed || res.socket === null || res.socket.destroyed) {
+    stream.finish('client');
+    return;
+  }
   res.once('close', () => stream.finish('client'));
   // The server keeps half-closed connections open (a PATCH's answer still goes out), so a
   // reader that hung up would hold its place until the next write failed.

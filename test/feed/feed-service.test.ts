@@ -69,6 +69,21 @@ service('SIGTERM: streams get every committed event, then end; the service exits
   }
 });
 
+service('the per-key bounds in the service: FEED_MAX_STREAMS_PER_KEY and MAX_REQUESTS_PER_KEY', async ({ db, key }) => {
+  const s = await startService({ db, expectKey: false, env: { FEED_MAX_STREAMS_PER_KEY: '1', MAX_REQUESTS_PER_KEY: '2' } });
+  const auth = { Authorization: `Bearer ${key}` };
+  const open = await openStream(s.port, '/v1/events', auth);
+  try {
+    const second = await s.request({ path: '/v1/events', headers: { ...auth, Accept: 'text/event-stream' } });
+    assertErrorShape(second, 429, 'too_many_requests', 'FEED_MAX_STREAMS_PER_KEY=1');
+    assert.is(second.headers['retry-after'], '1');
+    // The stream holds one of the key's two places: one more request at a time is served.
+    assert.is((await s.request({ path: '/v1/inventory', headers: auth })).status, 200);
+  } finally {
+    open.close();
+  }
+});
+
 service.run();
 
 const config = suite('the change feed in the configuration');
@@ -93,4 +108,19 @@ config('FEED_STREAM_MAX_SECONDS: 300 by default; whole seconds from 1 to 86400, 
       bad,
     );
 });
+
+config('FEED_MAX_STREAMS_PER_KEY (16) and MAX_REQUESTS_PER_KEY (64): whole numbers from 1, anything else refused at start', () => {
+  assert.is(readConfig({}).feedMaxStreamsPerKey, 16);
+  assert.is(readConfig({}).maxRequestsPerKey, 64);
+  assert.is(readConfig({ FEED_MAX_STREAMS_PER_KEY: '3', MAX_REQUESTS_PER_KEY: '5' }).feedMaxStreamsPerKey, 3);
+  assert.is(readConfig({ FEED_MAX_STREAMS_PER_KEY: '3', MAX_REQUESTS_PER_KEY: '5' }).maxRequestsPerKey, 5);
+  for (const name of ['FEED_MAX_STREAMS_PER_KEY', 'MAX_REQUESTS_PER_KEY'])
+    for (const bad of ['0', '-1', 'x', '1.5', '', ' 4', '1000000'])
+      assert.throws(
+        () => readConfig({ [name]: bad }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(name),
+        `${name}=${bad}`,
+      );
+});
+
 config.run();

@@ -67,6 +67,8 @@ export interface AppOptions {
   keyName?: string;
   /** The real clock instead of the injected one (tick then does nothing). */
   realClock?: boolean;
+  /** MAX_REQUESTS_PER_KEY; the service's default unless given. */
+  maxRequestsPerKey?: number;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -94,6 +96,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     accepting: () => state.accepting,
     corsOrigins: options.corsOrigins ?? [],
     idempotencyTtlMs: options.idempotencyTtlMs,
+    ...(options.maxRequestsPerKey === undefined ? {} : { maxRequestsPerKey: options.maxRequestsPerKey }),
     feed,
     ...(signingKey ? { signer: makeSigner(signingKey) } : {}),
   });

@@ -1,0 +1,29 @@
+// Fair to every key: one key may have at most so many requests in flight on this
+// instance, so that a client flooding proofs, pages or writes waits on itself, not on
+// everyone else. Past the bound that key alone is answered 429 at once, before any work
+// on the store; a request stops counting when its response closes (a stream, when it ends).
+import type { Middleware } from 'koa';
+import { HttpError } from './errors.ts';
+
+/** Behind authentication: ctx.state.actor names the key. */
+export function keyFairness(maxInFlight: number): Middleware {
+  const inFlight = new Map<string, number>();
+  return function fairToEveryKey(ctx, next) {
+    const key = ctx.state.actor as string;
+    const held = inFlight.get(key) ?? 0;
+    if (held >= maxInFlight)
+      throw new HttpError(
+        429,
+        'too_many_requests',
+        `this API key has ${maxInFlight} requests in flight on this instance, the most it may; send more once some are answered`,
+        { 'Retry-After': '1' },
+      );
+    inFlight.set(key, held + 1);
+    ctx.res.once('close', () => {
+      const left = inFlight.get(key)! - 1;
+      if (left === 0) inFlight.delete(key);
+      else inFlight.set(key, left);
+    });
+    return next();
+  };
+}
