@@ -21,6 +21,7 @@
 // target). About seven minutes; the readers' row adds under one.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --only many-readers   that last row alone (a minute or two)
+//   npm run bench -- --only flood   one key's 2,000 proofs at once beside /healthz and another key
 //   npm run bench -- --only log   the verifiable log's rows alone (bench/log.ts; a few minutes:
 //                                 it builds a log of 1,000,000 events)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
@@ -37,6 +38,7 @@ import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { quantile, readersRound } from './bench/many-readers.ts';
 import { atScale, receiptsCost } from './bench/log.ts';
+import { oneKeyFlood } from './bench/flood.ts';
 import {
   children,
   measure,
@@ -78,11 +80,13 @@ try {
     console.log(`${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}`);
     console.log(`load average after: ${loadAverage()}`);
   } else if (values.only === 'log') await logRows();
-  else if (values.only !== undefined) throw new Error(`--only takes many-readers or log, not ${values.only}`);
+  else if (values.only === 'flood') await floodRows();
+  else if (values.only !== undefined) throw new Error(`--only takes many-readers, log or flood, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
     await logRows();
+    await floodRows();
   }
 } finally {
   for (const child of children) child.kill('SIGKILL');
@@ -532,10 +536,21 @@ function combine(loads: Load[]): Load {
 async function logRows(): Promise<void> {
   console.log(`the verifiable log: load average before: ${loadAverage()}`);
   const rows = [await receiptsCost(dir, SECONDS, ROUNDS), ...(await atScale(dir, Number(process.env.BENCH_LOG_EVENTS ?? 1_000_000)))];
+  printRows(rows);
+  console.log(`the verifiable log: load average after: ${loadAverage()}`);
+}
+
+/** Fair to every key: one key flooding proofs beside /healthz and another key. */
+async function floodRows(): Promise<void> {
+  console.log(`one key flooding: load average before: ${loadAverage()}`);
+  printRows(await oneKeyFlood(dir));
+  console.log(`one key flooding: load average after: ${loadAverage()}`);
+}
+
+function printRows(rows: readonly { name: string; measured: string; target: string; met: boolean; floor?: string | undefined }[]): void {
   for (const row of rows) {
     console.log(
       `${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}${row.floor ? `  (floor ${row.floor})` : ''}`,
     );
   }
-  console.log(`the verifiable log: load average after: ${loadAverage()}`);
 }

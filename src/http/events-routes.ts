@@ -10,6 +10,7 @@ import type { OpenApiDocument } from '../openapi.ts';
 import { judgeFeedRequest, type FeedRequest } from './feed-query.ts';
 import { heldOnResponse } from './response-head.ts';
 import type { Route } from './router.ts';
+import { readsOnNextTurn } from './key-fairness.ts';
 
 export interface EventsDeps {
   store: CursorStore;
@@ -63,5 +64,5 @@ export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
       body: `[${rows.map(eventJson).join(',')}]`,
     };
   };
-  return [{ method: 'GET', template: '/v1/events', stages: [judgeFeedRequest(openapi)], handler }];
+  return [{ method: 'GET', template: '/v1/events', stages: [judgeFeedRequest(openapi), readsOnNextTurn], handler }];
 }

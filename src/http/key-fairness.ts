@@ -27,3 +27,13 @@ export function keyFairness(maxInFlight: number): Middleware {
     return next();
   };
 }
+
+/**
+ * A stage for the routes whose reads may run on the event loop (SQLite's are synchronous):
+ * they start on the next turn, so that the requests that arrived together are each
+ * counted against their key's bound, and refused past it, before any of them reads.
+ * Without it a flood of such reads from one key is read one after the other in the turn
+ * that parsed them, and everyone else waits for all of them.
+ */
+export const readsOnNextTurn: Middleware = (_ctx, next) =>
+  new Promise<void>((resolve) => setImmediate(resolve)).then(() => next() as Promise<void>);

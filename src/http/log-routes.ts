@@ -14,6 +14,7 @@ import type { Signer } from '../support/signing.ts';
 import { HttpError } from './errors.ts';
 import { MissingNode } from '../support/merkle.ts';
 import type { Route } from './router.ts';
+import { readsOnNextTurn } from './key-fairness.ts';
 import type { Middleware } from 'koa';
 import type { OpenApiDocument } from '../openapi.ts';
 import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from './parameters.ts';
@@ -93,7 +94,7 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
     {
       method: 'GET',
       template: '/v1/log/proof/inclusion',
-      stages: [countsJudged(openapi, '/v1/log/proof/inclusion', ['seq', 'size'])],
+      stages: [countsJudged(openapi, '/v1/log/proof/inclusion', ['seq', 'size']), readsOnNextTurn],
       handler: async (ctx) => {
         const [seq, size] = countsOf(ctx.query, ['seq', 'size']);
         if (seq > size) throw new HttpError(400, 'bad_request', `seq (${seq}) must not be past size (${size})`);
@@ -103,7 +104,7 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
     {
       method: 'GET',
       template: '/v1/log/proof/consistency',
-      stages: [countsJudged(openapi, '/v1/log/proof/consistency', ['from', 'to'])],
+      stages: [countsJudged(openapi, '/v1/log/proof/consistency', ['from', 'to']), readsOnNextTurn],
       handler: async (ctx) => {
         const [from, to] = countsOf(ctx.query, ['from', 'to']);
         if (from > to) throw new HttpError(400, 'bad_request', `from (${from}) must not be past to (${to})`);

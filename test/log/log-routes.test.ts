@@ -143,6 +143,15 @@ log('a read-only key may ask; a size past the head is 409 tree_size_past_head; n
     assert.is(res.status, 400, query);
     assert.is((JSON.parse(res.text) as { code: string }).code, 'bad_request', query);
   }
+  // A count past what the log can hold says the largest it takes.
+  const huge = await asReader('/v1/log/proof/inclusion?seq=1&size=9223372036854775807');
+  assert.match((JSON.parse(huge.text) as { message: string }).message, 'from 1 to 9007199254740991');
+  // Only the operation's parameters, each once, as on the other routes with a query.
+  for (const query of ['inclusion?seq=1&size=2&x=1', 'consistency?from=1&to=2&verbose=true']) {
+    const res = await asReader(`/v1/log/proof/${query}`);
+    assert.is(res.status, 400, query);
+    assert.match((JSON.parse(res.text) as { message: string }).message, /unknown query parameter "(x|verbose)"/, query);
+  }
   assert.is((await t.request({ path: '/v1/log/checkpoint' })).status, 401);
 });
 
