@@ -42,10 +42,26 @@ interface HeadLogDeps {
   signer?: Signer;
   now?: () => number;
   intervalMs?: number;
+  /** Runs a check every intervalMs until what it returns is called: a timer that does
+   * not hold the process open, unless a test drives the checks itself. */
+  every?: (intervalMs: number, check: () => Promise<void>) => () => void;
 }
 
+const everyInterval: NonNullable<HeadLogDeps['every']> = (intervalMs, check) => {
+  const timer = setInterval(() => void check(), intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /** Starts the minute's check; returns what stops it. Checks once at once. */
-export function logHeadWhileGrowing({ store, logger, signer, now = Date.now, intervalMs = HEAD_LOG_INTERVAL_MS }: HeadLogDeps): () => void {
+export function logHeadWhileGrowing({
+  store,
+  logger,
+  signer,
+  now = Date.now,
+  intervalMs = HEAD_LOG_INTERVAL_MS,
+  every = everyInterval,
+}: HeadLogDeps): () => void {
   let logged = '';
   let failing = false;
   const check = async () => {
@@ -64,7 +80,5 @@ export function logHeadWhileGrowing({ store, logger, signer, now = Date.now, int
     }
   };
   void check();
-  const timer = setInterval(() => void check(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return every(intervalMs, check);
 }

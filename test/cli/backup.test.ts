@@ -19,6 +19,7 @@ import { startService, type Service } from '../kit/service.ts';
 import { withFile } from '../kit/tamper.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { endorse, newSigningKey } from '../kit/signing-keys.ts';
+import { waitUntil } from '../kit/wait.ts';
 
 const DIGEST = /^\d+:[0-9a-f]{64}\n$/;
 
@@ -171,11 +172,13 @@ test('restore drill: backed up under write load, every write acknowledged before
       }
     };
     const load = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
-    await new Promise((r) => setTimeout(r, 500));
+    // The writers are under way before the backup starts, and go on after it ended.
+    await waitUntil(() => acked.length > 50, 'writes acknowledged before the backup');
     backupStarted = Date.now();
     const backup = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
     backupEnded = Date.now();
-    await new Promise((r) => setTimeout(r, 300));
+    const atEnd = acked.length;
+    await waitUntil(() => acked.length >= atEnd + 20, 'writes acknowledged after the backup');
     stop = true;
     await load;
     assert.is(backup.status, 0, backup.stderr);

@@ -4,7 +4,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -86,14 +85,28 @@ logged('logged at start, then once per interval only while it changed', async ()
     recordedAt: '2026-01-01T00:00:00.000Z',
     keys: { seq: 1, hash: 'b'.repeat(64) },
   };
-  const stop = logHeadWhileGrowing({ store: { logHead: () => Promise.resolve(current) }, logger, now: () => 0, intervalMs: 20 });
+  // The test is the timer: each tick is one interval's check, awaited.
+  let tick: () => Promise<void> = () => Promise.reject(new Error('no timer was started'));
+  let stopped = false;
+  const stop = logHeadWhileGrowing({
+    store: { logHead: () => Promise.resolve(current) },
+    logger,
+    now: () => 0,
+    every: (_intervalMs, check) => {
+      tick = check;
+      return () => (stopped = true);
+    },
+  });
   try {
-    await sleep(90);
+    await tick();
+    await tick();
     current = { ...current, seq: 4, hash: 'c'.repeat(64) };
-    await sleep(90);
+    await tick();
+    await tick();
   } finally {
     stop();
   }
+  assert.ok(stopped, 'the timer is stopped');
   const heads = lines.map((l) => JSON.parse(l) as { msg: string; logHead: { digest: string; keys: { digest: string } } });
   assert.equal(
     heads.map((h) => [h.msg, h.logHead.digest, h.logHead.keys.digest]),

@@ -17,6 +17,7 @@ import { FRESH_MS, type StoreTarget } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { closedPort } from '../kit/ports.ts';
+import { waitUntil } from '../kit/wait.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from '../kit/service.ts';
 
 const BOOTSTRAP_START = 'This database had no API key';
@@ -163,17 +164,17 @@ server('the bootstrap message names its database: its "More keys" command, paste
 
 server('two services starting together on a new file make one bootstrap key between them', async (ctx) => {
   const [a, b] = await Promise.all([startService({ db: ctx.db, expectKey: false }), startService({ db: ctx.db, expectKey: false })]);
-  // The bootstrap message is written right after listening; give it a moment.
-  await new Promise((r) => setTimeout(r, 300));
-  const printed = [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
-  assert.is(printed.length, 1, 'exactly one of them printed a key');
+  // The one that made the key prints it; what the other prints is read once both exited.
+  const printedBy = () => [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
+  await waitUntil(() => printedBy().length > 0, 'a bootstrap key printed');
   assert.equal(
     (await apiKeys(ctx)).map((k) => k.name),
     ['bootstrap'],
   );
-  const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printed[0]!.err())![1]!;
+  const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printedBy()[0]!.err())![1]!;
   for (const s of [a, b]) assert.is((await s.get('/v1/inventory', key)).status, 200);
   for (const s of [a, b]) assert.is((await s.stop()).code, 0);
+  assert.is(printedBy().length, 1, 'exactly one of them printed a key');
 });
 
 server('revoking from the CLI stops a key at once; a database with only revoked keys gets none', async (ctx) => {
@@ -355,10 +356,16 @@ server('clients going away mid-answer: one JSON line per event at debug, counted
   const s = await startService({ db: ctx.db, expectKey: true, env: { LOG_LEVEL: 'debug' } });
   const ABORTS = 12;
   for (let i = 0; i < ABORTS; i++) await abortMidAnswer(s.port);
-  // The summary of a second's aborts comes when its window closes.
-  await new Promise((resolve) => setTimeout(resolve, 2_500));
-  const metrics = (await s.get('/metrics')).text;
-  const counted = sample(metrics, 'inventory_client_aborts_total');
+  // The summary of a second's aborts comes when its window closes: waited for until the
+  // lines count every abort the metrics counted.
+  const counted = sample((await s.get('/metrics')).text, 'inventory_client_aborts_total');
+  const logged = () =>
+    s
+      .out()
+      .split('\n')
+      .filter((line) => line.includes('a client went away before its answer was sent'))
+      .reduce((sum, line) => sum + ((JSON.parse(line) as { count?: number }).count ?? 0), 0);
+  await waitUntil(() => counted !== undefined && logged() >= counted, 'the log lines counting every abort');
   assert.is((await s.stop()).code, 0);
 
   assert.is(stderrBesidesBootstrap(s.err()).trim(), '', 'nothing raw on standard error');
