@@ -2,8 +2,8 @@
 // CORS grant), held as name-value pairs until the answer is written. Node checks,
 // lowercases and stores each header that setHeader is given, and checks it again when
 // it writes the head; a head handed to writeHead whole, on a response with no header of
-// its own, is checked once. So a route's plain reply writes the held headers and its own
-// in one writeHead (writeWhole), and every other answer puts the held ones on the
+// its own, is checked once. So a reply marked whole (the list's: the answer most requests
+// get) writes the held headers and its own in one writeHead (writeWhole), and every other answer puts the held ones on the
 // response first (heldOnResponse), in the order they were given and before any header
 // of its own: the error boundary's, the router's other replies and its 204, the CORS
 // preflight, a stream, the answer to a body the parser refused (takeHeld).

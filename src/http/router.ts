@@ -20,6 +20,13 @@ export interface Reply {
   type?: string;
   /** An object is sent as JSON. Left out: no body (a 304). */
   body?: string | Buffer | object;
+  /**
+   * A whole answer (a Buffer body, its Content-Type among headers) written at once with
+   * the headers the stages hold, in one writeHead, past Koa's setters: the list's GET, the
+   * answer most requests get, where the bench's GET rows need it. The router falls back to
+   * the usual way when the response already has headers of its own.
+   */
+  whole?: true;
 }
 
 /** undefined: the handler answered on the response itself (a stream). */
@@ -48,13 +55,12 @@ function respond(handler: Handler): Middleware {
   const write = (ctx: Context, reply: Reply | undefined) => {
     if (reply === undefined) return;
     const { res } = ctx;
-    // A whole body of a known type, the list's: with the held headers in one writeHead.
     const { status = 200, headers, body } = reply;
-    if (Buffer.isBuffer(body) && headers?.['Content-Type'] !== undefined && reply.type === undefined && ctx.method === 'GET') {
-      if (writeWhole(res, status, headers, body)) {
-        ctx.respond = false;
-        return;
-      }
+    // A GET only: HEAD takes Koa's way, which leaves the body out. The request was read
+    // whole before any route ran (framing.ts), so no answer leaves ahead of its body.
+    if (reply.whole && ctx.method === 'GET' && Buffer.isBuffer(body) && headers !== undefined && writeWhole(res, status, headers, body)) {
+      ctx.respond = false;
+      return;
     }
     heldOnResponse(res);
     // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
