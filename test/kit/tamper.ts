@@ -146,3 +146,29 @@ export function forgedProjectionSql(f: ForgedEvent): string {
         : `quantity = ${f.quantity}`;
   return `UPDATE inventory SET ${set}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`;
 }
+
+/** A signing key written into the key log with SQL: its id, raw public key (base64url),
+ * SigningKeyAdded data and time. */
+export interface ForgedSigningKey {
+  keyId: string;
+  publicKey: string;
+  data: string;
+  recordedAt: string;
+}
+
+/** The SQL that appends a SigningKeyAdded after `last` (the key log's newest row),
+ * chained, its counter or head moved, as someone with the database could write it. */
+export function forgedSigningKeySql(last: KeyChainRow, key: ForgedSigningKey, store: 'sqlite' | 'postgres'): string {
+  const seq = Number(last[0]) + 1;
+  const prevHash = last[7];
+  const fields = { seq, type: 'SigningKeyAdded', name: key.keyId, keyHash: key.publicKey, recordedAt: key.recordedAt, actor: 'cli:ops' };
+  const hash = keyEventHash({ prevHash, ...fields, data: key.data });
+  const data = key.data.replaceAll("'", "''");
+  return [
+    `INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data)
+     VALUES (${seq}, 'SigningKeyAdded', '${key.keyId}', '${key.publicKey}', '${key.recordedAt}', 'cli:ops', '${prevHash}', '${hash}', '${data}')`,
+    store === 'sqlite'
+      ? `UPDATE sqlite_sequence SET seq = ${seq} WHERE name = 'api_key_events'`
+      : `UPDATE key_chain_head SET seq = ${seq}, hash = '${hash}'`,
+  ].join(';\n');
+}
