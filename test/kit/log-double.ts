@@ -57,8 +57,9 @@ export interface LogDouble {
   events: string[];
   /** Which key signs the checkpoints served (the listed key unless changed). */
   signer: DoubleKey;
-  /** Flips a byte of the first hash of each proof served. */
-  tamper: { inclusion: boolean; consistency: boolean };
+  /** Flips a byte of the first hash of each proof served; adds a line to the signatures
+   * of the checkpoint served. */
+  tamper: { inclusion: boolean; consistency: boolean; signatureLine?: string };
   /** When the key log says the listed key was retired (null: it signs on). */
   retiredAt: string | null;
   /** Keys the key log lists after the double's own: each with its endorsement note, or none. */
@@ -130,7 +131,7 @@ export async function startLogDouble(): Promise<LogDouble> {
     const n = (name: string) => Number(q.get(name));
     switch (path) {
       case '/v1/log/checkpoint':
-        return [200, d.checkpoint()];
+        return [200, `${d.checkpoint()}${d.tamper.signatureLine ?? ''}`];
       case '/v1/log/signing-keys':
         return [
           200,
