@@ -9,9 +9,7 @@
 // list-signing prints each key's verifier key and how it was entered.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { endorsedData } from '../../src/store/signing-keys.ts';
-import type { KeyChainRow } from '../../src/store/keys.ts';
-import { endorsementText, originOf, signedNote, verifierKey } from '../../src/support/checkpoint.ts';
+import { originOf, verifierKey } from '../../src/support/checkpoint.ts';
 import { makeSigner } from '../../src/support/signing.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
 import { runScript } from '../kit/scripts.ts';
@@ -20,7 +18,7 @@ import { newSigningKey } from '../kit/signing-keys.ts';
 import { query } from '../kit/sql.ts';
 import type { FreshDatabase } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
-import { forgedSigningKeySql } from '../kit/tamper.ts';
+import { forgeSigningKey } from '../kit/tamper.ts';
 
 interface Ctx {
   dir: TempDir;
@@ -82,16 +80,6 @@ test('a key of the log without its .signed beside it is refused in one line; the
   assert.is((await again.stop()).code, 0);
 });
 
-/** The key log's newest row, as read with plain SQL. */
-async function lastKeyRow(ctx: Ctx & { target: { name: 'sqlite' | 'postgres' } }): Promise<KeyChainRow> {
-  const [row] = await query<Record<string, unknown>>(
-    { target: ctx.target, db: ctx.fresh.db },
-    'SELECT seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data FROM api_key_events ORDER BY seq DESC LIMIT 1',
-  );
-  const r = row!;
-  return [r.seq, r.type, r.name, r.key_hash, r.recorded_at, r.actor, r.prev_hash, r.hash, r.data ?? ''] as KeyChainRow;
-}
-
 test('a SigningKeyAdded written with SQL is BROKEN for verify-log --db and refused at start; keys scripts/keys entered pass', async (ctx) => {
   const first = ctx.dir.path('first.pem');
   await firstStart(ctx, first);
@@ -110,16 +98,7 @@ test('a SigningKeyAdded written with SQL is BROKEN for verify-log --db and refus
   )) as [{ logId: string }];
   const forged = keyFileIn(ctx.dir, 'forged.pem', true);
   const signer = makeSigner(forged.key);
-  const raw = Buffer.from(signer.publicKey, 'base64url');
-  // Endorsed by itself: a signature that verifies, by a key that is not the log's before it.
-  const text = endorsementText(logId, verifierKey(originOf(logId), raw), new Date().toISOString());
-  const selfEndorsed = endorsedData(signedNote(text, originOf(logId), raw, signer.sign(text)));
-  const sql = forgedSigningKeySql(
-    await lastKeyRow(ctx),
-    { keyId: signer.keyId, publicKey: signer.publicKey, data: selfEndorsed, recordedAt: new Date().toISOString() },
-    ctx.target.name,
-  );
-  await ctx.target.tamper.pastGuards(ctx.fresh.db, sql);
+  await forgeSigningKey(ctx.target, ctx.fresh.db, forged.key, 'self-endorsed');
   const broken = await verify();
   assert.is(broken.status, 1, broken.stderr);
   assert.match(
@@ -155,13 +134,7 @@ test('a SigningKeyAdded written with SQL is BROKEN for verify-log --db and refus
 test('a SigningKeyAdded with no endorsement and no unendorsed mark, written with SQL, is BROKEN too', async (ctx) => {
   await firstStart(ctx, ctx.dir.path('first.pem'));
   const forged = keyFileIn(ctx.dir, 'forged.pem', true);
-  const signer = makeSigner(forged.key);
-  const sql = forgedSigningKeySql(
-    await lastKeyRow(ctx),
-    { keyId: signer.keyId, publicKey: signer.publicKey, data: '', recordedAt: new Date().toISOString() },
-    ctx.target.name,
-  );
-  await ctx.target.tamper.pastGuards(ctx.fresh.db, sql);
+  await forgeSigningKey(ctx.target, ctx.fresh.db, forged.key, 'none');
   const broken = await runScript('verify-log', [], { db: ctx.fresh.db });
   assert.is(broken.status, 1, broken.stderr);
   assert.match(broken.stderr, /has neither an endorsement nor the mark of a key added --unendorsed: scripts\/keys did not enter it/);
