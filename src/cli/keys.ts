@@ -156,10 +156,10 @@ function keyIn(path: string, what: string): SigningKeyData {
   }
 }
 
-/** Whether the current key has signed more of this log than the log holds now, or
- * another tree (a restored or rewritten log): endorsing a new key is then how the log goes
- * on, and every monitor that kept a newer checkpoint will say BROKEN, which the operator
- * should know before doing it. */
+/** Why the current key may have signed more of this log than the database holds, or
+ * another tree (a restored or rewritten log), or undefined: endorsing a new key is then
+ * how the log goes on, and every monitor that kept a newer checkpoint will say BROKEN,
+ * which the operator is told as the key is endorsed. */
 async function currentKeyAhead(store: Parameters<typeof forkOf>[0], keyFile: string): Promise<string | undefined> {
   const state = signedStatePath(keyFile);
   if (!existsSync(state)) {
