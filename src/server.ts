@@ -13,14 +13,15 @@ import { makeFeed } from './http/feed-hub.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
 import { logHeadWhileGrowing } from './application/log-head.ts';
-import { forkOf, makeSignedStateWriter, signedStatePath } from './application/signed-state.ts';
+import { forkOf, makeSignedStateWriter, recordNothingSigned, signedStatePath } from './application/signed-state.ts';
+import { unvouchedKeys } from './application/key-standing.ts';
 import { createLogger, endLog } from './support/logger.ts';
 import { listenProblem } from './support/listen-problem.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { describeTarget, openStore } from './store/open.ts';
 import { SigningKeyRefused } from './store/signing-keys.ts';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -35,8 +36,13 @@ try {
 
 const logger = createLogger(config.logLevel);
 let signingKey: SigningKeyData;
+const signedState = signedStatePath(config.signingKeyPath);
 try {
   signingKey = loadSigningKey(config.signingKeyPath, (message) => logger.warn({ file: config.signingKeyPath }, message));
+  // A key made now has signed nothing; its record says so from the start, so that another
+  // process starting on the same new file at the same moment finds it with its key.
+  if (signingKey.made) recordNothingSigned(signedState);
+  signingKey.signedState = existsSync(signedState);
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot use the signing key ${config.signingKeyPath}: ${(err as Error).message}\n`);
   process.exit(1);
@@ -50,7 +56,7 @@ try {
 } catch (err) {
   if (err instanceof SigningKeyRefused) {
     // A key file made for this start that the log refuses is not left behind.
-    if (signingKey.made) rmSync(config.signingKeyPath, { force: true });
+    if (signingKey.made) for (const file of [config.signingKeyPath, signedState]) rmSync(file, { force: true });
     process.stderr.write(`petstore-inventory: ${err.message}\n`);
   } else {
     // A system error (a server that refuses the connection, a folder that cannot be made)
@@ -62,14 +68,21 @@ try {
 }
 // A key never signs two checkpoints that disagree: a log that does not extend what this
 // key published (a restored backup, a rewritten log) is refused before anything is signed.
-const signedState = signedStatePath(config.signingKeyPath);
+// Nor does it sign as a key that scripts/keys did not enter (a SigningKeyAdded written
+// with SQL). A log's first key, entered by this start, gets its record of what it signed
+// at once, so that a later start finds it even if this one signs nothing.
 try {
-  const fork = await forkOf(store, signedState);
+  const [{ logId }, keys] = [await store.logHead(), await store.signingKeys()];
+  const unvouched = unvouchedKeys(keys, logId).find((k) => k.keyId === signer.keyId);
+  const fork = unvouched
+    ? `${unvouched.reason}; start with a key endorsed by scripts/keys endorse-signing`
+    : await forkOf(store, signedState);
   if (fork) {
     process.stderr.write(`petstore-inventory: refusing to sign with ${config.signingKeyPath}: ${fork}\n`);
     await store.close();
     process.exit(1);
   }
+  if (!signingKey.signedState) recordNothingSigned(signedState);
 } catch (err) {
   process.stderr.write(`petstore-inventory: cannot read ${signedState}: ${(err as Error).message}\n`);
   await store.close();

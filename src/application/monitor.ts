@@ -40,18 +40,28 @@ export class KeptFileError extends Error {
   override name = 'KeptFileError';
 }
 
-/** The keys this run pins: those kept and given, or on first use the ones the log lists (listed). */
+/** The keys this run pins: those kept and given, or on first use the log's first key (the
+ * keys endorsed from it are trusted through their endorsements, each checked). */
 function pins(run: MonitorRun, logKeys: readonly ListedKey[], report: string[]): string[] {
   const keys = [...(run.keptKeys ?? []), ...run.trust];
-  if (run.keptKeys === undefined && run.trust.length === 0) {
-    const listed = logKeys.map((k) => k.verifierKey);
+  const first = logKeys[0];
+  if (run.keptKeys === undefined && run.trust.length === 0 && first) {
     report.push(
-      `trusting the ${listed.length} key${listed.length === 1 ? '' : 's'} the log lists, on first use: compare ${listed.length === 1 ? 'it' : 'them'} with the operator's out of band`,
-      ...listed.map((k) => `  ${k}`),
+      "trusting the log's first key on first use, and the keys endorsed from it: compare them with the operator's out of band",
+      `  ${first.verifierKey}`,
     );
-    keys.push(...listed);
+    keys.push(first.verifierKey);
   }
   return [...new Set(keys)];
+}
+
+/** Why a key the log lists is not trusted, said loudly: it is never pinned without --trust. */
+function untrusted(key: ListedKey): string {
+  const why =
+    key.endorsedBy === null
+      ? "it has no endorsement (added --unendorsed, or not by the operator's tools)"
+      : "its endorsement is signed by no trusted key within that key's time, or names another log or key";
+  return `UNTRUSTED: key ${key.keyId} is listed by the log but not trusted: ${why}; a checkpoint it signs is BROKEN for this monitor until its verifier key, confirmed out of band, is pinned with --trust: ${key.verifierKey}`;
 }
 
 /** The first run: the whole log, then the newest checkpoint must hold the signed head that ends it. */
@@ -96,7 +106,8 @@ async function trust(run: MonitorRun, report: string[]) {
   const pinned = verifiersOf(keys, 'a pinned key');
   const logId = pinned[0]?.name.slice(ORIGIN_PREFIX.length) ?? '';
   const { trusted, endorsed } = trustedKeys(pinned, listed, logId);
-  for (const { key, by } of endorsed) report.push(`trusting key ${key.keyId}: endorsed by ${by.text}`);
+  for (const { key, by } of endorsed) report.push(`trusting key ${key.keyId}: endorsed by ${by.text}`, `  ${key.verifierKey}`);
+  for (const key of listed) if (!trusted.some((v) => v.text === key.verifierKey)) report.push(untrusted(key));
   return { keys: [...keys, ...endorsed.map(({ key }) => key.verifierKey)], trusted, listed };
 }
 

@@ -5,7 +5,7 @@
 // without waiting for the disk (a crash may leave the file behind, never ahead). A log
 // smaller than that, or whose tree at that size has another root (a restored backup, a
 // rewritten log), is refused before the key signs anything for it.
-import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { writeFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { frontierNodes, nodeId, treeRoot } from '../support/merkle.ts';
@@ -139,6 +139,24 @@ function removeAbandonedWrites(path: string, onError: (error: Error) => void): v
       // Removed meanwhile by another process starting on the same key.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error as Error);
     }
+  }
+}
+
+/**
+ * Records that a key has signed nothing yet, beside a key just made or just entered in a
+ * log, unless a record is there already: written whole, then linked into place, so that
+ * of two processes doing it at once the first wins and a record of signed trees is
+ * never replaced.
+ */
+export function recordNothingSigned(path: string): void {
+  const whole = `${path}.${process.pid}.tmp`;
+  writeFileSync(whole, stateText({}), { mode: 0o600 });
+  try {
+    linkSync(whole, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(whole);
   }
 }
 

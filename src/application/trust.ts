@@ -59,8 +59,14 @@ export function signedOutsideKeyTime(
   return undefined;
 }
 
-/** Whether the note endorses `key` in the log logId, signed by one of `trusted` within that key's time. */
-function endorsedBy(key: ListedKey, logId: string, trusted: readonly Verifier[], listed: readonly ListedKey[]): Verifier | undefined {
+/** The key among `trusted` whose endorsement of `key` in the log logId holds, signed within
+ * that key's time; undefined when none does. */
+export function endorserOf(
+  key: ListedKey,
+  logId: string,
+  trusted: readonly Verifier[],
+  listed: readonly ListedKey[],
+): Verifier | undefined {
   if (key.endorsedBy === null) return undefined;
   const note = parseNote(key.endorsedBy);
   if (note instanceof Error) return undefined;
@@ -87,7 +93,7 @@ export function trustedKeys(
     grew = false;
     for (const key of listed) {
       if (trusted.some((v) => v.text === key.verifierKey)) continue;
-      const by = endorsedBy(key, logId, trusted, listed);
+      const by = endorserOf(key, logId, trusted, listed);
       const verifier = by && parseVerifierKey(key.verifierKey);
       if (!by || !verifier || verifier instanceof Error) continue;
       trusted.push(verifier);

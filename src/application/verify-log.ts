@@ -14,6 +14,7 @@
 import { ACTOR_TIME_MARGIN_MS, actorProblem, keyLifetimes } from './actor-checks.ts';
 import { chainWalk, digestsOf, type ChainBreak } from './chain-walk.ts';
 import { keyLogGoesBack, verifyKeys } from './key-log-check.ts';
+import { unvouchedKeys } from './key-standing.ts';
 import { differingColumns, rebuildProjection, shownEntry } from './rebuild.ts';
 import { treeCheck } from './tree-check.ts';
 import type { AuditReads, KeyHistory } from '../store/audit-reads.ts';
@@ -149,7 +150,7 @@ function warningsOf(read: Extract<EventsRead, { head: Digest }>, keyClockBack: s
 }
 
 export async function verifyLog(
-  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'>,
+  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount' | 'logHead' | 'signingKeys'>,
   digest?: Digest | readonly Digest[],
 ): Promise<Verdict> {
   const digests = digest === undefined ? [] : Array.isArray(digest) ? (digest as readonly Digest[]) : [digest as Digest];
@@ -162,6 +163,11 @@ export async function verifyLog(
   // The key log first: the events' actors are checked against it.
   const keys = verifyKeys(history, wantedKeys);
   if ('reason' in keys) return { ok: false, events: 0, ...keys, chain: 'keys' };
+  const [unvouched] = unvouchedKeys(await store.signingKeys(), (await store.logHead()).logId);
+  if (unvouched) {
+    const added = history.events.find(([, type, name]) => type === 'SigningKeyAdded' && name === unvouched.keyId);
+    return { ok: false, events: 0, seq: Number(added?.[0] ?? 0), reason: unvouched.reason, chain: 'keys' };
+  }
   const read = await readEvents(store, wanted, history);
   if (read.broken) return { ok: false, events: read.events, ...read.broken };
   const heads = headsProblem(history, read.head, keys);

@@ -113,11 +113,14 @@ async function signalsHandled(): Promise<void> {
 }
 
 /** The copy's log with a turn of the event loop after each page, so that a long verification can be interrupted. */
-function withTurns(
-  store: Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'>,
-): Pick<EventLog, 'chainRows'> & Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount'> {
+type VerifiedStore = Pick<EventLog, 'chainRows'> &
+  Pick<AuditReads, 'keyHistory' | 'treeNodes' | 'treeNodeCount' | 'logHead' | 'signingKeys'>;
+
+function withTurns(store: VerifiedStore): VerifiedStore {
   return {
     keyHistory: () => store.keyHistory(),
+    logHead: () => store.logHead(),
+    signingKeys: () => store.signingKeys(),
     treeNodes: (keys) => store.treeNodes(keys),
     treeNodeCount: () => store.treeNodeCount(),
     async *chainRows() {

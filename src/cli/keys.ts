@@ -7,6 +7,10 @@ import { signingKeyPathOf } from '../config.ts';
 import { addUnendorsedSigningKey, endorseSigningKey, SigningKeyChangeRefused } from '../application/signing-key-changes.ts';
 import { makeSigner, readSigningKeyFile, type SigningKeyData } from '../support/signing.ts';
 import { table } from './table.ts';
+import { publishedSigningKeys } from '../application/log-keys.ts';
+import { unvouchedKeys } from '../application/key-standing.ts';
+import { existsSync } from 'node:fs';
+import { forkOf, recordNothingSigned, signedStatePath } from '../application/signed-state.ts';
 
 const USAGE = `
 Usage: scripts/keys create NAME [--read-only] [--db PATH|URL]
@@ -15,6 +19,7 @@ Usage: scripts/keys create NAME [--read-only] [--db PATH|URL]
        scripts/keys endorse-signing NEW_KEY_FILE [--db PATH|URL]   (with INVENTORY_SIGNING_KEY)
        scripts/keys add-signing NEW_KEY_FILE --unendorsed [--db PATH|URL]
        scripts/keys retire-signing KEYID [--db PATH|URL]
+       scripts/keys list-signing [--db PATH|URL]
 
 Manages the API keys of the inventory service and the signing keys of its log.
   create NAME   makes a new key and prints it, alone, on standard output. It is shown
@@ -42,6 +47,9 @@ ed25519 -out FILE). Only a log's first key is entered by the service itself:
   retire-signing KEYID
                 a chained SigningKeyRetired: instances signing with the key stop within
                 a fraction of a second (writes answer 503) and refuse to start with it.
+  list-signing  the log's signing keys: id, addition and retirement times, how each
+                was entered (the log's first key, endorsed, UNENDORSED) and its verifier
+                key, the line to hand to auditors out of band (verify-log --trust).
 
 Options:
   --read-only   (create) a key that may read but not write
@@ -52,7 +60,7 @@ Options:
 Exit status: 0 success, 1 failure, 2 usage error.
 `;
 
-const ACTIONS = ['create', 'list', 'revoke', 'endorse-signing', 'add-signing', 'retire-signing'];
+const ACTIONS = ['create', 'list', 'revoke', 'endorse-signing', 'add-signing', 'retire-signing', 'list-signing'];
 
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { 'read-only': { type: 'boolean' }, unendorsed: { type: 'boolean' } });
@@ -60,9 +68,9 @@ await run(USAGE, async (argv) => {
   const listOf = (last: string) => `${ACTIONS.slice(0, -1).join(', ')} ${last} ${ACTIONS.at(-1)}`;
   if (action === undefined) throw new UsageError(`name an action: ${listOf('or')}`);
   if (!ACTIONS.includes(action)) throw new UsageError(`unknown action ${action}: the actions are ${listOf('and')}`);
-  const wantsName = action !== 'list';
+  const wantsName = !action.startsWith('list');
   if (extra.length > 0 || (wantsName ? name === undefined : name !== undefined)) {
-    throw new UsageError(wantsName ? `${action} takes one ${argumentOf(action)}` : 'list takes no arguments');
+    throw new UsageError(wantsName ? `${action} takes one ${argumentOf(action)}` : `${action} takes no arguments`);
   }
   if (values['read-only'] && action !== 'create') throw new UsageError('--read-only goes with create only');
   if (values.unendorsed && action !== 'add-signing') throw new UsageError('--unendorsed goes with add-signing only');
@@ -75,9 +83,9 @@ await run(USAGE, async (argv) => {
   if (action === 'retire-signing' && !/^[0-9a-f]{16}$/.test(name!)) {
     throw new UsageError(`invalid KEYID "${name}": a signing key's id is 16 lowercase hex digits (GET /v1/log/signing-keys)`);
   }
-  if (action.endsWith('-signing') && action !== 'retire-signing') return signingKeyAction(action, name!, values);
+  if (action === 'endorse-signing' || action === 'add-signing') return signingKeyAction(action, name!, values);
   // Listing only reads: it must work beside a writer and on a file it may not write.
-  const store = await openExistingStore(values, { readonly: action === 'list' });
+  const store = await openExistingStore(values, { readonly: action.startsWith('list') });
   try {
     const keys = store.keys;
     const { actor } = operatorMeta();
@@ -108,6 +116,10 @@ await run(USAGE, async (argv) => {
       process.stderr.write(`signing key ${name} ${outcome} in ${describeTarget(dbPathArg(values))}\n`);
       return 0;
     }
+    if (action === 'list-signing') {
+      process.stdout.write(await signingKeyTable(store));
+      return 0;
+    }
     const rows = (await keys.list()).map((k) => [k.name, k.scope, k.createdAt, k.createdBy, k.revokedAt ?? '-', k.revokedBy ?? '-']);
     process.stdout.write(table(['NAME', 'SCOPE', 'CREATED', 'CREATED BY', 'REVOKED', 'REVOKED BY'], rows));
     return 0;
@@ -115,6 +127,20 @@ await run(USAGE, async (argv) => {
     await store.close();
   }
 });
+
+/** The log's signing keys, each with how it was entered and its verifier key. */
+async function signingKeyTable(store: Parameters<typeof publishedSigningKeys>[0]): Promise<string> {
+  const [listed, published, { logId }] = await Promise.all([store.signingKeys(), publishedSigningKeys(store), store.logHead()]);
+  const unvouched = new Set(unvouchedKeys(listed, logId).map((k) => k.keyId));
+  const entered = (i: number) => {
+    const key = listed[i]!;
+    if (i === 0) return 'first key';
+    if (unvouched.has(key.keyId)) return 'NOT BY scripts/keys';
+    return key.unendorsed ? 'UNENDORSED' : 'endorsed';
+  };
+  const rows = published.map((k, i) => [k.keyId, k.addedAt, k.retiredAt ?? '-', entered(i), k.verifierKey]);
+  return table(['KEY ID', 'ADDED', 'RETIRED', 'ENTERED', 'VERIFIER KEY'], rows);
+}
 
 function argumentOf(action: string): string {
   if (action === 'retire-signing') return 'KEYID';
@@ -130,6 +156,22 @@ function keyIn(path: string, what: string): SigningKeyData {
   }
 }
 
+/** Why the current key may have signed more of this log than the database holds, or
+ * another tree (a restored or rewritten log), or undefined: endorsing a new key is then
+ * how the log goes on, and every monitor that kept a newer checkpoint will say BROKEN,
+ * which the operator is told as the key is endorsed. */
+async function currentKeyAhead(store: Parameters<typeof forkOf>[0], keyFile: string): Promise<string | undefined> {
+  const state = signedStatePath(keyFile);
+  if (!existsSync(state)) {
+    return `there is no ${state} beside the current key, so what it signed cannot be checked against this log: if it signed more of this log than this database holds, monitors that kept it will report BROKEN`;
+  }
+  const fork = await forkOf(store, state);
+  return (
+    fork &&
+    `the current key ${keyFile} has signed this log further than, or differently from, this database: ${fork.split('; ')[0]}; the new key goes on from this database's log, and monitors that kept the current key's newer checkpoint will report BROKEN`
+  );
+}
+
 /** endorse-signing and add-signing --unendorsed: the new key entered, its verifier key printed. */
 async function signingKeyAction(action: string, file: string, values: Parsed['values']): Promise<number> {
   const added = keyIn(file, 'the new key');
@@ -139,6 +181,7 @@ async function signingKeyAction(action: string, file: string, values: Parsed['va
   try {
     const { actor } = operatorMeta();
     const where = describeTarget(dbPathArg(values));
+    const fork = current && (await currentKeyAhead(store, signingKeyPathOf(process.env)));
     let result;
     try {
       result = current
@@ -153,6 +196,10 @@ async function signingKeyAction(action: string, file: string, values: Parsed['va
       process.stderr.write(`error: the signing key ${result.keyId} (${file}) is in the key log of ${where} already\n`);
       return 1;
     }
+    // The new key starts with its own record of what it signed (nothing yet): a start
+    // refuses a key of the log that has none.
+    recordNothingSigned(signedStatePath(file));
+    if (fork) process.stderr.write(`WARNING: ${fork}\n`);
     process.stdout.write(`${result.verifierKey}\n`);
     process.stderr.write(
       current

@@ -22,11 +22,14 @@ export const MONITOR_USAGE = `
                       a few kilobytes whatever the log's size), then keeps the new one in
                       FILE. The first run (no FILE) checks the whole log once (as --url)
                       and creates FILE. The pinned keys are in FILE.keys, one verifier key
-                      a line: on the first run those given with --trust, else the keys
-                      the log lists, printed to be compared out of band. A key the log
-                      lists with an endorsement signed by a trusted key (for this log,
-                      naming that key) is trusted too, and kept in FILE.keys. A checkpoint
-                      dated more than 5 s outside its key's time (added, retired) is BROKEN
+                      a line: on the first run those given with --trust, else the log's
+                      first key, printed to be compared out of band. A key the log lists
+                      with an endorsement signed by a trusted key (for this log, naming
+                      that key, within the endorser's time) is trusted too, and kept in
+                      FILE.keys; every other key the log lists (added --unendorsed, or
+                      whose endorsement does not verify) is reported UNTRUSTED, never
+                      pinned. A checkpoint dated more than 5 s outside its key's time
+                      (added, retired) is BROKEN
   --trust VKEY        a verifier key to pin (NAME+HASH+KEY, repeatable); on a later run it
                       adds to FILE.keys
 `;
@@ -66,8 +69,15 @@ export async function monitorCommand(values: Parsed['values'], digests: number):
   if (key === '') throw new UsageError('--checkpoint needs an API key in INVENTORY_KEY (a read-only key is enough)');
   const keysText = readIfThere(`${file}.keys`);
   const service = serviceGetter(url, key);
+  // The first run reads the whole log: its bytes count too.
+  const api = apiGetter(url, key);
+  let wholeLogBytes = 0;
   const wholeLog = async (): Promise<WholeLogVerdict> => {
-    const v = await verifyThroughApi(apiGetter(url, key), []);
+    const v = await verifyThroughApi(async (path) => {
+      const text = await api(path);
+      wholeLogBytes += Buffer.byteLength(text);
+      return text;
+    }, []);
     return v.ok ? { ok: true, events: v.events, head: v.head } : v;
   };
   let verdict;
@@ -90,6 +100,10 @@ export async function monitorCommand(values: Parsed['values'], digests: number):
   }
   replaceWhole(`${file}.keys`, verdict.keys.map((k) => `${k}\n`).join(''));
   replaceWhole(file, verdict.checkpoint.note);
-  process.stderr.write(`ok: kept in ${file}; ${service.bytes()} bytes of checkpoints and proofs downloaded\n`);
+  process.stderr.write(
+    wholeLogBytes === 0
+      ? `ok: kept in ${file}; ${service.bytes()} bytes of checkpoints and proofs downloaded\n`
+      : `ok: kept in ${file}; ${wholeLogBytes + service.bytes()} bytes downloaded (the whole log, once, then checkpoints and proofs)\n`,
+  );
   return 0;
 }

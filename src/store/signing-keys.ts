@@ -4,6 +4,7 @@
 // SigningKeyAdded's data, so that the key chain covers it), or saying loudly that it has
 // none. A key is retired by a chained SigningKeyRetired. Whether an instance may sign
 // with its key is decided here, the same on both databases.
+import { makeSigner, type SigningKeyData } from '../support/signing.ts';
 
 /** A signing key as the key log records it: publicKey is the raw 32 bytes, base64url. */
 export interface SigningKeyInfo {
@@ -13,6 +14,8 @@ export interface SigningKeyInfo {
   retiredAt: string | null;
   /** The endorsement note by a key already trusted; null for the log's first key and an unendorsed one. */
   endorsedBy: string | null;
+  /** Its SigningKeyAdded says it was entered unendorsed (scripts/keys add-signing --unendorsed). */
+  unendorsed: boolean;
 }
 
 /** A key to enter: its id, its raw public key (base64url) and its SigningKeyAdded's data. */
@@ -49,6 +52,7 @@ function endorsementOf(data: string | null): string | null {
     const parsed = JSON.parse(data) as { endorsedBy?: unknown };
     return typeof parsed.endorsedBy === 'string' ? parsed.endorsedBy : null;
   } catch {
+    // Data that is no JSON holds no endorsement; verify-log says what that key lacks.
     return null;
   }
 }
@@ -60,8 +64,32 @@ FROM api_key_events a
 LEFT JOIN api_key_events r ON r.type = 'SigningKeyRetired' AND r.name = a.name
 WHERE a.type = 'SigningKeyAdded' ORDER BY a.seq`;
 
-export function signingKeyInfo({ data, ...row }: Omit<SigningKeyInfo, 'endorsedBy'> & { data: string | null }): SigningKeyInfo {
-  return { ...row, retiredAt: row.retiredAt ?? null, endorsedBy: endorsementOf(data) };
+export function signingKeyInfo({
+  data,
+  ...row
+}: Omit<SigningKeyInfo, 'endorsedBy' | 'unendorsed'> & { data: string | null }): SigningKeyInfo {
+  return { ...row, retiredAt: row.retiredAt ?? null, endorsedBy: endorsementOf(data), unendorsed: data === UNENDORSED_DATA };
+}
+
+/** An instance's key as it starts: its entry, the file it is in, and that file's state. */
+export interface KeyAtStart extends SigningKeyEntry {
+  keyFile: string;
+  /** The file did not exist and was made for this start. */
+  made: boolean;
+  /** Whether `<key file>.signed` was beside it (undefined: not looked at, as by tools that sign nothing). */
+  signedState: boolean | undefined;
+}
+
+export function keyAtStart(key: SigningKeyData): KeyAtStart {
+  const signer = makeSigner(key);
+  return {
+    keyId: signer.keyId,
+    publicKey: signer.publicKey,
+    data: '',
+    keyFile: key.file ?? 'the signing key',
+    made: key.made === true,
+    signedState: key.signedState,
+  };
 }
 
 /** Why an instance may not sign with its key; the start fails with its message, in one line. */
@@ -71,12 +99,14 @@ export class SigningKeyRefused extends Error {
 
 /**
  * What a starting instance does with its key: enter it ('add', only on a log without
- * keys), sign with it ('use', a key the log lists and has not retired), or be refused.
- * keyFile names the file; made: the file did not exist and was made for this start.
+ * keys), sign with it ('use', a key the log lists and has not retired, whose record of
+ * what it signed is beside it), or be refused. A key the log lists without that record
+ * (copied to another host, or restored, without it) could sign a tree that disagrees
+ * with one it published: only a log's first key, entered now, starts without one.
  */
 export function signingKeyAtStart(
   listed: readonly Pick<SigningKeyInfo, 'keyId' | 'retiredAt'>[],
-  key: { keyId: string; keyFile: string; made: boolean },
+  key: Pick<KeyAtStart, 'keyId' | 'keyFile' | 'made' | 'signedState'>,
 ): 'add' | 'use' | SigningKeyRefused {
   if (listed.length === 0) return 'add';
   const endorse = `scripts/keys endorse-signing NEW_KEY_FILE, run where the log's current key file is (INVENTORY_SIGNING_KEY)`;
@@ -94,6 +124,11 @@ export function signingKeyAtStart(
   if (mine.retiredAt !== null) {
     return new SigningKeyRefused(
       `the signing key ${key.keyFile} (key ${key.keyId}) was retired at ${mine.retiredAt}: start with a new key endorsed with ${endorse}`,
+    );
+  }
+  if (key.signedState === false) {
+    return new SigningKeyRefused(
+      `the signing key ${key.keyFile} (key ${key.keyId}) is a key of this log, but ${key.keyFile}.signed, its record of the trees it signed, is not beside it (a key copied or restored without it could sign a fork): carry ${key.keyFile}.signed with the key, or start with a new key endorsed by this one (${endorse})`,
     );
   }
   return 'use';

@@ -20,6 +20,9 @@ export interface SigningKeyData {
   file?: string;
   /** The file did not exist and was made for this start: it may only become a log's first key. */
   made?: boolean;
+  /** Whether `<file>.signed` (what the key signed) was beside the file when a service
+   * started with it; undefined where nothing looked (tools, a store opened in a test). */
+  signedState?: boolean;
 }
 
 export interface Signer {

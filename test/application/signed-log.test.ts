@@ -365,6 +365,10 @@ signed("the auditors' guide's standalone verifier accepts a real head and receip
     const altered = run('altered.json');
     assert.is(altered.status, 1);
     assert.match(altered.stdout, /^BAD: head: .*wrong signature\n$/);
+    // The same seq with a leading zero is no seq the service writes: not a receipt.
+    const zeroSeq = run(receipt.replace(`seq=${r.seq},`, `seq=0${r.seq},`));
+    assert.is(zeroSeq.status, 1, zeroSeq.stdout);
+    assert.match(zeroSeq.stdout, /not a Log-Receipt\n$/);
     const otherSeq = run(receipt.replace(`seq=${r.seq},`, `seq=${Number(r.seq) - 1},`));
     assert.is(otherSeq.status, 1);
     assert.match(otherSeq.stdout, /^BAD: receipt: .*not in the checkpoint's tree of 2\n$/);

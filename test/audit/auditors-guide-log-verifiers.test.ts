@@ -4,7 +4,10 @@
 // receipt, print the same lines (Go's flags take --kept and --receipt too), and exit
 // non-zero on a tampered proof or receipt, a forked or cut log, and a checkpoint signed
 // by another key. Against the service on both stores, both check a kept checkpoint and
-// a PATCH's receipt, and fail on a copy restored from before them with other writes on top.
+// a PATCH's receipt, and fail on a copy restored from before them with other writes on top;
+// they follow a rotation done as documented (endorse-signing, a restart with the new key,
+// retire-signing) with only the first key pinned, and refuse a key entered with SQL. A
+// malformed signature line and a verifier key that is none are refused in one line.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -14,7 +17,12 @@ import { blocks, LOG_VERIFIERS, pageText } from '../kit/auditors-guide.ts';
 import { DOUBLE_KEY, newKey, startLogDouble } from '../kit/log-double.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
 import { GO_PATH, needing, tools, type Tool } from '../kit/tools.ts';
-import type { TestApp } from '../kit/app.ts';
+import { startApp, type TestApp } from '../kit/app.ts';
+import { runScript } from '../kit/scripts.ts';
+import { endorse, newSigningKey } from '../kit/signing-keys.ts';
+import { openStore } from '../kit/stores.ts';
+import { forgeSigningKey } from '../kit/tamper.ts';
+import { makeSigner } from '../../src/support/signing.ts';
 import { restoredCopy } from '../kit/restored-copy.ts';
 import { targetSuites } from '../kit/suites.ts';
 
@@ -91,6 +99,12 @@ async function exercise(verify: Verifier, dir: TempDir): Promise<void> {
       ],
       ['cut to 4', () => void (log.events = original.slice(0, 4)), /the log shrank from 7 to 4 events/],
       ['signed by another key', () => void (log.signer = newKey()), /^BROKEN: the newest checkpoint: /],
+      // A signature line too short to hold a key hash and a signature: no signed note (C2SP).
+      [
+        'an extra signature line that is no signature',
+        () => void (log.tamper.signatureLine = '\u2014 evil AAAA\n'),
+        /^BROKEN: the newest checkpoint: .*malformed/m,
+      ],
       [
         "a receipt's event hash changed",
         () => tamperedReceipt('other-hash', receipt.replace(/hash="[0-9a-f]{64}"/, `hash="${'cd'.repeat(32)}"`)),
@@ -108,12 +122,22 @@ async function exercise(verify: Verifier, dir: TempDir): Promise<void> {
     ];
     for (const [what, lie, broken] of lies) {
       log.events = [...original];
-      log.tamper.consistency = false;
+      log.tamper = { inclusion: false, consistency: false };
       log.signer = log.key;
       const r = await verify(args(lie()));
       assert.is(r.status, 1, `${what}: ${r.output}`);
       assert.match(r.output, broken, what);
       assert.match(r.output, /^BROKEN: .*\n$/m, what);
+    }
+    // A verifier key that is none: one line saying so, no trace of the program's insides.
+    for (const bad of [
+      'nokey',
+      `${log.key.verifierKey.split('+').slice(0, 2).join('+')}+AAAA`,
+      log.key.verifierKey.replace(/\+[0-9a-f]{8}\+/, '+zz+'),
+    ]) {
+      const r = await verify([log.url, bad]);
+      assert.ok(r.status !== 0 && r.status !== null, `${bad}: ${r.output}`);
+      assert.match(r.output, /^error: [^\n]*\n$/, `${bad}: one line`);
     }
   } finally {
     await log.close();
@@ -193,6 +217,74 @@ for (const [language, needs, make] of LANGUAGES) {
         assert.match(forked.output, /^BROKEN: the kept checkpoint: the tree of 13 events does not extend it/m);
       } finally {
         await logs.cleanup();
+        dir.cleanup();
+      }
+    },
+  );
+}
+
+for (const [language, needs, make] of LANGUAGES) {
+  needing(service, needs)(
+    `the verifier in ${language} follows a rotation (endorse, restart with the new key, retire) from the first key alone, and not a key entered with SQL`,
+    async ({ target }) => {
+      const dir = tempDir('auditors-log-rotation-');
+      const [K1, K2, K3] = [newSigningKey(), newSigningKey(), newSigningKey()];
+      const apps: TestApp[] = [];
+      try {
+        const verify = await make(dir);
+        const a = await startApp({ target, signingKey: K1, realClock: true });
+        apps.push(a);
+        await a.track(1, 1);
+        const patched = await a.patch(1, { quantity: 2 });
+        assert.is(patched.status, 200, patched.text);
+        writeFileSync(dir.path('receipt'), `Log-Receipt: ${patched.headers['log-receipt'] as string}\n`);
+        writeFileSync(dir.path('kept'), (await a.get('/v1/log/checkpoint')).text);
+        const [first] = JSON.parse((await a.get('/v1/log/signing-keys')).text) as [{ keyId: string; verifierKey: string }];
+
+        await endorse(a.db, K1, K2);
+        const b = await startApp({
+          target,
+          signingKey: K2,
+          realClock: true,
+          keyName: 'second',
+          open: (_f, now) => openStore(a.db, { now, signingKey: K2 }),
+        });
+        apps.push(b);
+        assert.is((await b.patch(1, { quantity: 3 })).status, 200);
+        const retired = await runScript('keys', ['retire-signing', first.keyId, '--db', a.db]);
+        assert.is(retired.status, 0, retired.stderr);
+        const args = (t: TestApp) => [
+          '--kept',
+          dir.path('kept'),
+          '--receipt',
+          dir.path('receipt'),
+          `http://127.0.0.1:${t.port}`,
+          first.verifierKey,
+        ];
+        const rotated = await verify(args(b), b.key);
+        assert.is(rotated.status, 0, rotated.output);
+        assert.ok(
+          rotated.output.startsWith(
+            `OK: trusting key ${makeSigner(K2).keyId}: endorsed by ${first.verifierKey.split('+').slice(0, 2).join('+')}\n`,
+          ),
+          rotated.output,
+        );
+        assert.match(rotated.output, /^OK: the kept checkpoint \(2 events\) is a prefix of the newest tree \(3 events\)$/m);
+
+        // A key written into the key log with SQL, endorsed by itself, signing on: BROKEN.
+        await forgeSigningKey(target, a.db, K3, 'self-endorsed');
+        const c = await startApp({ target, signingKey: K3, keyName: 'third', open: (_f, now) => openStore(a.db, { now, signingKey: K3 }) });
+        apps.push(c);
+        assert.is((await c.patch(1, { quantity: 4 })).status, 200);
+        const forged = await verify(args(c), c.key);
+        assert.is(forged.status, 1, forged.output);
+        assert.match(
+          forged.output,
+          new RegExp(`^UNTRUSTED: key ${makeSigner(K3).keyId} is listed by the log, but no trusted key endorsed it$`, 'm'),
+        );
+        assert.match(forged.output, /^BROKEN: the newest checkpoint: /m);
+      } finally {
+        for (const app of apps) await app.close();
         dir.cleanup();
       }
     },

@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import { root, tempDir } from '../kit/paths.ts';
 import { startApp } from '../kit/app.ts';
+import { runScript } from '../kit/scripts.ts';
+import { endorse, newSigningKey } from '../kit/signing-keys.ts';
 import { commandsOn } from '../kit/fixtures.ts';
 import { makeSigner, receiptHeader } from '../../src/support/signing.ts';
 import { recomputeChain, withFile } from '../kit/tamper.ts';
@@ -78,7 +80,7 @@ function bashWithErrors(script: string, home: string): Promise<{ output: string;
 }
 
 needing(test, [tools.python3])(
-  'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, and a key deleted, recreated or back-dated',
+  'the Python verifier, like verify-log, catches a removal with the chain recomputed, a cut tail, a Merkle tree node rewritten or added, and a key deleted, recreated or back-dated',
   async () => {
     const python = blocks(pageText()).find((b) => b.lang === 'python')!;
     const scratch = tempDir('auditors-python-');
@@ -91,6 +93,16 @@ needing(test, [tools.python3])(
         'an event removed, the chain recomputed',
         (raw) => (raw.exec('DELETE FROM events WHERE seq = 5'), recomputeChain(raw)),
         /^BROKEN at seq 6$/,
+      ],
+      [
+        'a node of the Merkle tree rewritten',
+        (raw) => raw.exec('UPDATE tree_nodes SET hash = zeroblob(32) WHERE level = 1 AND idx = 2'),
+        /^BROKEN: the Merkle tree's node at level 1, index 2 is not the one the events make$/,
+      ],
+      [
+        'a node added to the Merkle tree',
+        (raw) => raw.exec('INSERT INTO tree_nodes (level, idx, hash) VALUES (0, 99, zeroblob(32))'),
+        /^BROKEN: the Merkle tree's node at level 0, index 99 is not the one the events make$/,
       ],
       [
         'the newest events cut, the chain recomputed',
@@ -335,5 +347,28 @@ needing(test, [tools.jq, tools.curl])(
     }
   },
 );
+
+needing(test, [tools.python3])('the Python verifier passes a log whose signing key was rotated: endorsed, then retired', async () => {
+  const python = blocks(pageText()).find((b) => b.lang === 'python')!;
+  const scratch = tempDir('auditors-rotated-');
+  const t = await startApp({ signingKey: SIGNING_KEY });
+  try {
+    writeFileSync(scratch.path('verify_chain.py'), python.text);
+    await t.track(7, 3);
+    const next = newSigningKey();
+    await endorse(t.db, SIGNING_KEY, next);
+    const retired = await runScript('keys', ['retire-signing', makeSigner(SIGNING_KEY).keyId, '--db', t.db]);
+    assert.is(retired.status, 0, retired.stderr);
+    const r = spawnSync('python3', [scratch.path('verify_chain.py'), copyOf(t.db, scratch.path('copy.db'))], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.is(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^1:[0-9a-f]{64}\n$/);
+  } finally {
+    await t.close();
+    scratch.cleanup();
+  }
+});
 
 test.run();

@@ -18,7 +18,7 @@ import { runScript, spawnScript } from '../kit/scripts.ts';
 import { startService, type Service } from '../kit/service.ts';
 import { withFile } from '../kit/tamper.ts';
 import { needing, tools } from '../kit/tools.ts';
-import { endorse, newSigningKey } from '../kit/signing-keys.ts';
+import { newSigningKey } from '../kit/signing-keys.ts';
 import { waitUntil } from '../kit/wait.ts';
 
 const DIGEST = /^\d+:[0-9a-f]{64}\n$/;
@@ -220,10 +220,15 @@ test('restore drill: backed up under write load, every write acknowledged before
       refused.stderr,
       /refusing to sign with .*old-key\.pem: this key signed a tree of \d+ events for log .*: the log was restored or cut/,
     );
-    // A new key, endorsed by the old one, signs the restored log.
-    const newKey = newSigningKey();
-    writeFileSync(dir.path('new-key.pem'), newKey.pem, { mode: 0o600 });
-    await endorse(dir.path('copy.db'), { pem: readFileSync(dir.path('old-key.pem'), 'utf8') }, newKey);
+    // A new key, endorsed by the old one, signs the restored log: endorse-signing, run
+    // where both key files are, also leaves the new key's record of what it signed beside it.
+    writeFileSync(dir.path('new-key.pem'), newSigningKey().pem, { mode: 0o600 });
+    const endorsed = await runScript('keys', ['endorse-signing', dir.path('new-key.pem')], {
+      db: dir.path('copy.db'),
+      env: { INVENTORY_SIGNING_KEY: dir.path('old-key.pem') },
+    });
+    assert.is(endorsed.status, 0, endorsed.stderr);
+    assert.match(endorsed.stderr, /^WARNING: the current key .*old-key\.pem has signed this log further than/m);
     restored = await startService({ db: dir.path('copy.db'), expectKey: false, env: { INVENTORY_SIGNING_KEY: dir.path('new-key.pem') } });
     const list = await restored.get('/v1/inventory', key);
     assert.is(list.status, 200, 'the key in the copy works');

@@ -99,7 +99,7 @@ keys('create --read-only makes a key whose scope the key log holds; list shows e
 keys('usage errors exit 2 with one error line and see --help; --help exits 0', async (ctx) => {
   expectUsageError(
     script('keys', ['--db', ctx.db]),
-    /name an action: create, list, revoke, endorse-signing, add-signing or retire-signing/,
+    /name an action: create, list, revoke, endorse-signing, add-signing, retire-signing or list-signing/,
     'keys without an action',
   );
   expectUsageError(script('keys', ['create', 'a b', '--db', ctx.db]), /invalid NAME "a b"/, 'keys create "a b"');
@@ -110,7 +110,7 @@ keys('usage errors exit 2 with one error line and see --help; --help exits 0', a
   );
   expectUsageError(
     script('keys', ['frob', '--db', ctx.db]),
-    /unknown action frob: the actions are create, list, revoke, endorse-signing, add-signing and retire-signing/,
+    /unknown action frob: the actions are create, list, revoke, endorse-signing, add-signing, retire-signing and list-signing/,
     'keys frob',
   );
   // The name rule the error gives is the one --help gives.

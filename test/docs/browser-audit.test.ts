@@ -4,7 +4,9 @@
 // the log's keys on first use, loudly; verifies a real receipt and names the step a
 // tampered one fails; keeps and exports the checkpoint and keys as the monitor's files;
 // draws a pet's 1,000 changes; and its key never reaches a URL, the service's log or
-// localStorage.
+// localStorage. On first use it pins the log's first key and the keys endorsed from it,
+// and lists a key added unendorsed or with a forged endorsement as untrusted: a receipt
+// such a key signed is never Verified.
 //   SCREENSHOTS=1 also writes docs/images/audit-*.png for the auditors' guide.
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,7 +17,10 @@ import { makeCommandHandler } from '../../src/application/commands.ts';
 import { COLUMNS, formatterFor, NUMERIC } from '../../src/cli/audit-format.ts';
 import type { AdjustmentRow } from '../../src/store/audit-reads.ts';
 import { originOf, verifierKey } from '../../src/support/checkpoint.ts';
-import type { TestApp } from '../kit/app.ts';
+import { startApp, type TestApp } from '../kit/app.ts';
+import { endorse, keysWithFiles, newSigningKey } from '../kit/signing-keys.ts';
+import { openStore } from '../kit/stores.ts';
+import { forgeSigningKey } from '../kit/tamper.ts';
 import { root } from '../kit/paths.ts';
 import { WAIT_MS, withTimeout } from '../kit/service.ts';
 import { appSuite } from '../kit/suites.ts';
@@ -242,6 +247,61 @@ needing(audit, [tools.chromium])(
       );
       assert.ok(readFileSync(await file.path(), 'utf8').includes(",cli:alice,'=cmd|x\n"), 'a formula-like request id is text');
     });
+  },
+);
+
+needing(audit, [tools.chromium])(
+  'a first use pins the log`s first key and the keys endorsed from it; an unendorsed or forged key is UNTRUSTED, its receipts never Verified',
+  async ({ t }) => {
+    await t.track(1, 1);
+    const [endorsedKey, unendorsedKey, forgedKey] = [newSigningKey(), newSigningKey(), newSigningKey()];
+    await endorse(t.db, signingKey, endorsedKey);
+    const added = await keysWithFiles(t.db, (file) => ['add-signing', file, '--unendorsed'], undefined, unendorsedKey);
+    assert.is(added.status, 0, added.stderr);
+    // Written with SQL, endorsed by itself: a signature that verifies, by no key of the log.
+    await forgeSigningKey(t.target, t.db, forgedKey, 'self-endorsed');
+    const apps: TestApp[] = [];
+    try {
+      const receipts: string[] = [];
+      for (const [i, key] of [endorsedKey, unendorsedKey, forgedKey].entries()) {
+        const app = await startApp({
+          target: t.target,
+          signingKey: key,
+          keyName: `instance-${i}`,
+          open: (_f, now) => openStore(t.db, { now, signingKey: key }),
+        });
+        apps.push(app);
+        const patched = await app.patch(1, { quantity: 10 + i });
+        assert.is(patched.status, 200, patched.text);
+        receipts.push(String(patched.headers['log-receipt']));
+      }
+      const listed = JSON.parse((await t.get('/v1/log/signing-keys')).text) as { keyId: string; verifierKey: string }[];
+      assert.is(listed.length, 4);
+      await withPage(apps[0]!, async (w) => {
+        const { page } = w;
+        await signIn(w, apps[0]!.key);
+        const trust = await page.locator('#trust').innerText();
+        assert.match(trust, /Trusting on first use: .* the log's first key and the 1 key\(s\) endorsed from it are pinned/);
+        for (const k of listed.slice(0, 2)) assert.ok(trust.includes(k.verifierKey), `${k.keyId} pinned:\n${trust}`);
+        for (const k of listed.slice(2)) assert.not.ok(trust.includes(k.verifierKey), `${k.keyId} not pinned:\n${trust}`);
+        await page.locator('#untrusted.alarm').waitFor();
+        const untrusted = await page.locator('#untrusted').innerText();
+        assert.match(untrusted, new RegExp(`^UNTRUSTED: key ${listed[2]!.keyId} \\(no endorsement: added --unendorsed`));
+        assert.ok(untrusted.includes(`key ${listed[3]!.keyId} (its endorsement does not verify against a trusted key)`), untrusted);
+        const pins = (await storageOf(page, 'localStorage'))['petstore-audit.keys'];
+        assert.is(pins, `${listed[0]!.verifierKey}\n${listed[1]!.verifierKey}\n`);
+
+        const endorsed = await checkReceipt(page, receipts[0]!);
+        assert.is(endorsed.verdict, 'ok', endorsed.steps.join('\n'));
+        for (const receipt of receipts.slice(1)) {
+          const refused = await checkReceipt(page, receipt);
+          assert.is(refused.verdict, 'failed:signature', refused.steps.join('\n'));
+          assert.match(refused.steps[1]!, /signed by no pinned key/);
+        }
+      });
+    } finally {
+      for (const app of apps) await app.close();
+    }
   },
 );
 

@@ -7,7 +7,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkpointText, originOf, signedNote, verifierKey } from '../../src/support/checkpoint.ts';
+import { checkpointText, endorsementText, originOf, signedNote, verifierKey } from '../../src/support/checkpoint.ts';
 import {
   consistencyRanges,
   eventLeaf,
@@ -38,6 +38,13 @@ export function newKey(seed?: Buffer): DoubleKey {
   return { privateKey, raw, verifierKey: verifierKey(originOf(LOG_ID), raw), keyId: keyIdOf(raw) };
 }
 
+/** The endorsement of `of` in the double's log, signed by `by` at the double's time. */
+export function endorsement(by: DoubleKey, of: DoubleKey): string {
+  const origin = originOf(LOG_ID);
+  const text = endorsementText(LOG_ID, of.verifierKey, TIME);
+  return signedNote(text, origin, by.raw, sign(null, Buffer.from(text), by.privateKey));
+}
+
 /** An event hash (hex) for leaf n of a history named `history`: two histories differ everywhere. */
 function eventHashOf(history: string, n: number): string {
   return createHash('sha256').update(`${history}/${n}`).digest('hex');
@@ -50,10 +57,13 @@ export interface LogDouble {
   events: string[];
   /** Which key signs the checkpoints served (the listed key unless changed). */
   signer: DoubleKey;
-  /** Flips a byte of the first hash of each proof served. */
-  tamper: { inclusion: boolean; consistency: boolean };
+  /** Flips a byte of the first hash of each proof served; adds a line to the signatures
+   * of the checkpoint served. */
+  tamper: { inclusion: boolean; consistency: boolean; signatureLine?: string };
   /** When the key log says the listed key was retired (null: it signs on). */
   retiredAt: string | null;
+  /** Keys the key log lists after the double's own: each with its endorsement note, or none. */
+  moreKeys: { key: DoubleKey; endorsedBy: string | null }[];
   append(count: number, history?: string): void;
   /** The signed note of the tree of the first size events (all of them unless given). */
   checkpoint(size?: number): string;
@@ -83,6 +93,7 @@ export async function startLogDouble(): Promise<LogDouble> {
     signer: key,
     tamper: { inclusion: false, consistency: false },
     retiredAt: null,
+    moreKeys: [],
     append(count, history = 'main') {
       const from = d.events.length;
       for (let i = 0; i < count; i++) d.events.push(eventHashOf(history, from + i));
@@ -120,7 +131,7 @@ export async function startLogDouble(): Promise<LogDouble> {
     const n = (name: string) => Number(q.get(name));
     switch (path) {
       case '/v1/log/checkpoint':
-        return [200, d.checkpoint()];
+        return [200, `${d.checkpoint()}${d.tamper.signatureLine ?? ''}`];
       case '/v1/log/signing-keys':
         return [
           200,
@@ -133,6 +144,14 @@ export async function startLogDouble(): Promise<LogDouble> {
               retiredAt: d.retiredAt,
               endorsedBy: null,
             },
+            ...d.moreKeys.map((k) => ({
+              keyId: k.key.keyId,
+              publicKey: k.key.raw.toString('base64url'),
+              verifierKey: k.key.verifierKey,
+              addedAt: TIME,
+              retiredAt: null,
+              endorsedBy: k.endorsedBy,
+            })),
           ]),
         ];
       case '/v1/log/proof/inclusion':

@@ -6,6 +6,10 @@ import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chai
 import type { KeyChainRow } from '../../src/store/keys.ts';
 import { eventLeaf, extendTree } from '../../src/support/merkle.ts';
 import type { StoreTarget } from './stores.ts';
+import { query } from './sql.ts';
+import { endorsedData } from '../../src/store/signing-keys.ts';
+import { endorsementText, originOf, signedNote, verifierKey } from '../../src/support/checkpoint.ts';
+import { makeSigner, type SigningKeyData } from '../../src/support/signing.ts';
 
 /** Runs run on a plain read-write connection to the file, as anyone with the file could. */
 export function withFile<T>(path: string, run: (db: Database.Database) => T): T {
@@ -145,4 +149,43 @@ export function forgedProjectionSql(f: ForgedEvent): string {
         ? `quantity = ${f.quantity}, status = 'pending'`
         : `quantity = ${f.quantity}`;
   return `UPDATE inventory SET ${set}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`;
+}
+
+/** What a SigningKeyAdded written with SQL holds: no data at all, or an endorsement that
+ * the new key signed for itself (a signature that verifies, by no other key of the log). */
+export type ForgedEndorsement = 'none' | 'self-endorsed';
+
+/**
+ * Appends to the key log of db, with SQL past the guards, a SigningKeyAdded of `key`,
+ * chained after the newest key event, its counter or head moved, as someone with the
+ * database could write it.
+ */
+export async function forgeSigningKey(
+  target: Pick<StoreTarget, 'name' | 'tamper'>,
+  db: string,
+  key: SigningKeyData,
+  endorsement: ForgedEndorsement,
+): Promise<void> {
+  const on = { target, db };
+  const [{ logId }] = (await query<{ logId: string }>(on, 'SELECT log_id AS "logId" FROM log_identity')) as [{ logId: string }];
+  const [r] = (await query<Record<string, unknown>>(
+    on,
+    'SELECT seq, key_hash, prev_hash, hash FROM api_key_events ORDER BY seq DESC LIMIT 1',
+  )) as [{ seq: bigint; prev_hash: string; hash: string }];
+  const signer = makeSigner(key);
+  const raw = Buffer.from(signer.publicKey, 'base64url');
+  const recordedAt = new Date().toISOString();
+  const text = endorsementText(logId, verifierKey(originOf(logId), raw), recordedAt);
+  const data = endorsement === 'none' ? '' : endorsedData(signedNote(text, originOf(logId), raw, signer.sign(text)));
+  const seq = Number(r.seq) + 1;
+  const fields = { seq, type: 'SigningKeyAdded', name: signer.keyId, keyHash: signer.publicKey, recordedAt, actor: 'cli:ops' };
+  const hash = keyEventHash({ prevHash: r.hash, ...fields, data });
+  const sql = [
+    `INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data)
+     VALUES (${seq}, 'SigningKeyAdded', '${signer.keyId}', '${signer.publicKey}', '${recordedAt}', 'cli:ops', '${r.hash}', '${hash}', '${data.replaceAll("'", "''")}')`,
+    target.name === 'sqlite'
+      ? `UPDATE sqlite_sequence SET seq = ${seq} WHERE name = 'api_key_events'`
+      : `UPDATE key_chain_head SET seq = ${seq}, hash = '${hash}'`,
+  ].join(';\n');
+  await target.tamper.pastGuards(db, sql);
 }

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { monitor } from '../../src/application/monitor.ts';
 import { serviceGetter } from '../../src/application/checkpoint-checks.ts';
 import { expectFailure, expectUsageError, RAW_NODE } from '../kit/cli.ts';
-import { DOUBLE_KEY, newKey, startLogDouble, type LogDouble } from '../kit/log-double.ts';
+import { DOUBLE_KEY, endorsement, newKey, startLogDouble, type LogDouble } from '../kit/log-double.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
 import { runScript } from '../kit/scripts.ts';
 
@@ -136,7 +136,7 @@ test('a FILE that is no checkpoint is an error, never a pass; bad arguments are 
   }
 });
 
-test('a first run pins the keys the log lists and prints them, or only those given with --trust', async (ctx) => {
+test('a first run pins the log`s key and prints it, or only the keys given with --trust', async (ctx) => {
   ctx.log.append(9);
   const head = { seq: 9, hash: ctx.log.events[8]! };
   const get = serviceGetter(ctx.log.url, DOUBLE_KEY).get;
@@ -148,11 +148,12 @@ test('a first run pins the keys the log lists and prints them, or only those giv
   assert.is(listed.checkpoint.note, ctx.log.checkpoint());
   const other = newKey();
   const pinnedOther = await monitor({ get, trust: [other.verifierKey], wholeLog });
-  assert.equal(pinnedOther, {
-    ok: false,
-    reason: 'the newest checkpoint: it is signed by a key this monitor does not trust',
-    report: ['ok: 9 events through the API, chain intact, signed head at seq 9 valid'],
-  });
+  assert.equal(pinnedOther.ok ? 'passed' : pinnedOther.reason, 'the newest checkpoint: it is signed by a key this monitor does not trust');
+  // The log's own key, pinned by no one here, is said to be untrusted.
+  assert.equal(pinnedOther.report, [
+    `UNTRUSTED: key ${ctx.log.key.keyId} is listed by the log but not trusted: it has no endorsement (added --unendorsed, or not by the operator's tools); a checkpoint it signs is BROKEN for this monitor until its verifier key, confirmed out of band, is pinned with --trust: ${ctx.log.key.verifierKey}`,
+    'ok: 9 events through the API, chain intact, signed head at seq 9 valid',
+  ]);
   // The signed head must be in the checkpoint's tree.
   const elsewhere = await monitor({
     get,
@@ -161,6 +162,41 @@ test('a first run pins the keys the log lists and prints them, or only those giv
   });
   assert.ok(!elsewhere.ok && /the signed head is not in the newest checkpoint's tree/.test(elsewhere.reason));
   assert.not.ok(existsSync(ctx.file), 'the module writes no file');
+});
+
+test('a first run pins the first key and the keys endorsed from it; an unendorsed or forged key is UNTRUSTED, never pinned', async (ctx) => {
+  ctx.log.append(9);
+  const head = { seq: 9, hash: ctx.log.events[8]! };
+  const get = serviceGetter(ctx.log.url, DOUBLE_KEY).get;
+  const wholeLog = () => Promise.resolve({ ok: true as const, events: 9, head });
+  const [endorsed, further, unendorsed, forged, stranger] = [newKey(), newKey(), newKey(), newKey(), newKey()];
+  ctx.log.moreKeys = [
+    { key: endorsed, endorsedBy: endorsement(ctx.log.key, endorsed) },
+    // Endorsed by a key that is itself trusted only through its endorsement: a chain.
+    { key: further, endorsedBy: endorsement(endorsed, further) },
+    { key: unendorsed, endorsedBy: null },
+    // Signed by a key that is no trusted one, and by itself.
+    { key: forged, endorsedBy: endorsement(stranger, forged) },
+    { key: stranger, endorsedBy: endorsement(stranger, stranger) },
+  ];
+  const first = await monitor({ get, trust: [], wholeLog });
+  assert.ok(first.ok, JSON.stringify(first));
+  assert.equal(first.keys, [ctx.log.key.verifierKey, endorsed.verifierKey, further.verifierKey]);
+  for (const key of [endorsed, further]) assert.ok(first.report.includes(`  ${key.verifierKey}`), `${key.keyId} printed`);
+  const untrusted = first.report.filter((line) => line.startsWith('UNTRUSTED: '));
+  assert.equal(
+    untrusted.map((line) => /^UNTRUSTED: key ([0-9a-f]{16}) /.exec(line)?.[1]),
+    [unendorsed.keyId, forged.keyId, stranger.keyId],
+  );
+  assert.match(untrusted[0]!, /it has no endorsement \(added --unendorsed/);
+  assert.match(untrusted[1]!, /its endorsement is signed by no trusted key/);
+  // A checkpoint the forged key signs is not trusted, whatever the log lists.
+  ctx.log.signer = forged;
+  const fooled = await monitor({ get, trust: [], wholeLog });
+  assert.equal(fooled.ok ? 'passed' : fooled.reason, 'the newest checkpoint: it is signed by a key this monitor does not trust');
+  // Signed by a key endorsed from the first: trusted.
+  ctx.log.signer = further;
+  assert.ok((await monitor({ get, trust: [], wholeLog })).ok);
 });
 
 test.run();

@@ -37,6 +37,11 @@ test('a kept checkpoint and a receipt pass while the log grows, and are BROKEN o
     assert.is(readFileSync(`${file}.keys`, 'utf8'), `${listed[0]!.verifierKey}\n`);
     assert.ok(first.stderr.includes(`\n  ${listed[0]!.verifierKey}\n`), `the pinned key is printed:\n${first.stderr}`);
     assert.is(readFileSync(file, 'utf8'), (await a.get('/v1/log/checkpoint')).text, 'FILE holds the checkpoint as served');
+    // The first run's count holds the whole log it read, not only the checkpoint.
+    const read = Number(/; (\d+) bytes downloaded \(the whole log, once, then checkpoints and proofs\)\n/.exec(first.stderr)?.[1]);
+    const events = Buffer.byteLength((await a.get('/v1/events?after=0&limit=1000')).text);
+    const checkpoint = Buffer.byteLength(readFileSync(file));
+    assert.ok(read > events + checkpoint, `${read} bytes reported, where the events alone are ${events}:\n${first.stderr}`);
 
     const patched = await a.patch(2, { quantity: 7 });
     assert.is(patched.status, 200, patched.text);

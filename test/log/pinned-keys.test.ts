@@ -5,8 +5,8 @@
 // signing (503, /readyz says why) and refuses to start, and a head it signs afterwards is
 // BROKEN for verify-log; the auditor's rewrite (the key log rewritten with a key of the
 // operator's, back-dated, the history re-signed) is BROKEN for that monitor. A key added
-// unendorsed is said loudly, and stays untrusted (by the monitor and by verify-receipt)
-// until pinned.
+// unendorsed is said loudly, and stays untrusted (by the monitor, a first run of it too,
+// and by verify-receipt) until pinned.
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { startApp, type TestApp } from '../kit/app.ts';
@@ -235,6 +235,19 @@ test('a key added unendorsed is said loudly and stays untrusted until pinned; ad
     const untrusted = await runScript('verify-log', ['--url', url(b), '--checkpoint', file], { env: { INVENTORY_KEY: b.key } });
     assert.is(untrusted.status, 1, untrusted.stderr);
     assert.match(untrusted.stderr, /BROKEN: the newest checkpoint: it is signed by a key this monitor does not trust/);
+    // Nor does a first run, with nothing kept, pin it: it is listed as untrusted, loudly.
+    const firstRun = await runScript('verify-log', ['--url', url(b), '--checkpoint', dir.path('first-run')], {
+      env: { INVENTORY_KEY: b.key },
+    });
+    assert.is(firstRun.status, 1, firstRun.stderr);
+    assert.match(
+      firstRun.stderr,
+      new RegExp(
+        `^UNTRUSTED: key ${makeSigner(K2).keyId} is listed by the log but not trusted: it has no endorsement \\(added --unendorsed`,
+        'm',
+      ),
+    );
+    assert.match(firstRun.stderr, /^error: BROKEN: the newest checkpoint: it is signed by a key this monitor does not trust$/m);
     const vkey = added.stdout.trim();
     const trusted = await runScript('verify-log', ['--url', url(b), '--checkpoint', file, '--trust', vkey], {
       env: { INVENTORY_KEY: b.key },

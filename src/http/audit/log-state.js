@@ -1,7 +1,7 @@
 /* global window, localStorage */
 // The log's state: the newest checkpoint checked against the pinned keys, then against the
 // checkpoint kept last time, and the commands that check the same from a shell.
-import { extendsCheckpoint, openCheckpoint, parseVerifierKey, toBase64 } from './verify.js';
+import { extendsCheckpoint, openCheckpoint, parseVerifierKey, toBase64, trustChain } from './verify.js';
 import { $, KEPT, api, element, fetchProof, readPins, say, state, writePins } from './common.js';
 
 function showCheckpoint(c) {
@@ -23,17 +23,32 @@ export async function loadState() {
   const listed = await (await api('/v1/log/signing-keys')).json();
   state.listed = listed.map((k) => k.verifierKey);
   let pins = readPins();
-  if (pins.length === 0) {
-    pins = state.listed;
-    writePins(pins);
-    say(
-      'trust',
-      `Trusting on first use: no key was pinned in this browser, so the ${pins.length} key(s) the log lists now are pinned: ${pins.join(', ')}. ` +
-        'Compare them with the operator out of band: a page served by the operator cannot vouch for its own keys.',
-      'notice',
-    );
-  } else say('trust', '');
-  state.verifiers = await Promise.all(pins.map(parseVerifierKey));
+  const firstUse = pins.length === 0;
+  // On first use only the log's first key is pinned; the keys endorsed from it are
+  // trusted through their endorsements, each checked, and every other key stays untrusted.
+  if (firstUse) pins = state.listed.slice(0, 1);
+  const pinned = await Promise.all(pins.map(parseVerifierKey));
+  const logId = pinned[0]?.name.slice('petstore-inventory/'.length) ?? '';
+  const chain = await trustChain(pinned, listed, logId);
+  writePins([...pins, ...chain.endorsed.map(({ key }) => key.verifierKey)]);
+  const trusted = [...pins, ...chain.endorsed.map(({ key }) => key.verifierKey)];
+  say(
+    'trust',
+    firstUse
+      ? `Trusting on first use: no key was pinned in this browser, so the log's first key and the ${chain.endorsed.length} key(s) endorsed from it are pinned: ${trusted.join(', ')}. ` +
+          'Compare them with the operator out of band: a page served by the operator cannot vouch for its own keys.'
+      : '',
+    firstUse ? 'notice' : '',
+  );
+  say(
+    'untrusted',
+    chain.untrusted.length === 0
+      ? ''
+      : `UNTRUSTED: ${chain.untrusted.map((k) => `key ${k.keyId} (${k.endorsedBy === null ? 'no endorsement: added --unendorsed, or not by the operator’s tools' : 'its endorsement does not verify against a trusted key'})`).join('; ')} ` +
+          'is listed by the log but not trusted: nothing it signs is Verified here until you pin it, once its owner confirmed it out of band.',
+    'alarm',
+  );
+  state.verifiers = chain.trusted;
   const newest = await openCheckpoint(await (await api('/v1/log/checkpoint')).text(), state.verifiers);
   showCheckpoint(newest);
   if (!newest.signedBy) {

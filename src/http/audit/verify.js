@@ -32,33 +32,78 @@ export async function parseVerifierKey(text) {
 }
 
 /**
- * A checkpoint (a signed note): its signature lines checked against the pinned verifiers.
- * signedBy is the pinned verifier whose signature holds, undefined when no pinned key
- * signed it; a pinned key's signature that does not hold is an error.
+ * A signed note: its text and signature lines, each checked against the verifiers.
+ * signedBy is a verifier whose signature holds (undefined when none of them signed it);
+ * wrong names one whose signature does not hold.
  */
-export async function openCheckpoint(note, verifiers) {
+async function openNote(note, verifiers) {
   const cut = note.lastIndexOf('\n\n');
   if (cut < 0 || !note.endsWith('\n')) throw new Error('not a signed note (text, an empty line, signature lines)');
   const text = note.slice(0, cut + 1);
   const signers = [];
   let signedBy;
+  let wrong;
   for (const line of note.slice(cut + 2, -1).split('\n')) {
     const m = /^\u2014 (\S+) ([A-Za-z0-9+/]+={0,2})$/.exec(line);
     if (!m) throw new Error('a malformed signature line');
     const bytes = fromBase64(m[2]);
     const signer = { name: m[1], keyHash: toHex(bytes.subarray(0, 4)) };
     signers.push(signer);
-    const pinned = verifiers.find((v) => v.name === signer.name && v.keyHash === signer.keyHash);
-    if (!pinned) continue;
-    if (!(await crypto.subtle.verify({ name: 'Ed25519' }, pinned.key, bytes.subarray(4), utf8.encode(text)))) {
-      throw new Error(`a wrong signature by the pinned key ${pinned.keyHash}`);
-    }
-    signedBy = pinned;
+    const known = verifiers.find((v) => v.name === signer.name && v.keyHash === signer.keyHash);
+    if (!known) continue;
+    if (await crypto.subtle.verify({ name: 'Ed25519' }, known.key, bytes.subarray(4), utf8.encode(text))) signedBy = known;
+    else wrong = known;
   }
+  return { text, signers, signedBy, wrong };
+}
+
+/**
+ * A checkpoint (a signed note): its signature lines checked against the pinned verifiers.
+ * signedBy is the pinned verifier whose signature holds, undefined when no pinned key
+ * signed it; a pinned key's signature that does not hold is an error.
+ */
+export async function openCheckpoint(note, verifiers) {
+  const { text, signers, signedBy, wrong } = await openNote(note, verifiers);
+  if (wrong) throw new Error(`a wrong signature by the pinned key ${wrong.keyHash}`);
   const m = /^(petstore-inventory\/[0-9a-f-]{36})\n(0|[1-9]\d{0,15})\n([A-Za-z0-9+/]{43}=)\n/.exec(text);
   if (!m) throw new Error('not a checkpoint: its origin, size and root lines');
   const time = /^time (\S+)$/m.exec(text)?.[1];
   return { note, origin: m[1], size: Number(m[2]), root: fromBase64(m[3]), time, signers, signedBy };
+}
+
+const ENDORSEMENT = /^petstore-inventory\/key-endorsement\/v1\n([0-9a-f-]{36})\n(\S+)\ntime (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\n$/;
+/** How far a signed time may be outside its key's time in the key log (the clock margin). */
+const KEY_TIME_MARGIN_MS = 5_000;
+const withinKeyTime = (time, key) =>
+  Date.parse(time) >= Date.parse(key.addedAt) - KEY_TIME_MARGIN_MS &&
+  (key.retiredAt === null || Date.parse(time) <= Date.parse(key.retiredAt) + KEY_TIME_MARGIN_MS);
+
+/**
+ * Which keys the log lists (GET /v1/log/signing-keys) are trusted: the pinned ones and,
+ * transitively, each whose endorsement a trusted key signed for this log (logId), naming
+ * that key, within the endorser's time. endorsed: each key trusted so, with its endorser's
+ * verifier key; untrusted: every other key the log lists.
+ */
+export async function trustChain(pinned, listed, logId) {
+  const trusted = [...pinned];
+  const endorsed = [];
+  const isTrusted = (key) => trusted.some((v) => v.text === key.verifierKey);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const key of listed) {
+      if (isTrusted(key) || key.endorsedBy === null) continue;
+      // An endorsement that is no signed note endorses nothing: the key stays untrusted.
+      const note = await openNote(key.endorsedBy, trusted).catch(() => ({}));
+      const m = note.signedBy && !note.wrong ? ENDORSEMENT.exec(note.text) : null;
+      if (!m || m[1] !== logId || m[2] !== key.verifierKey) continue;
+      const endorser = listed.find((k) => k.verifierKey === note.signedBy.text);
+      if (endorser && !withinKeyTime(m[3], endorser)) continue;
+      trusted.push(await parseVerifierKey(key.verifierKey));
+      endorsed.push({ key, by: note.signedBy.text });
+      grew = true;
+    }
+  }
+  return { trusted, endorsed, untrusted: listed.filter((key) => !isTrusted(key)) };
 }
 
 /** The Log-Receipt's parts (version 2), or an Error saying why it is not one. */

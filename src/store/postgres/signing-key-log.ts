@@ -7,7 +7,7 @@ import {
   signingKeyAtStart,
   signingKeyInfo,
   type SigningKeyAddition,
-  type SigningKeyEntry,
+  type KeyAtStart,
   type SigningKeyInfo,
   type SigningKeyLog,
   type SigningKeyRetirement,
@@ -24,12 +24,7 @@ async function listedSigningKeys(client: pg.ClientBase): Promise<SigningKeyInfo[
 /** Enters an instance's signing key as the log's first, or checks that the log lists it
  * unretired (signingKeyAtStart): of several instances starting together on a log without
  * keys, one enters its key and the others are judged after it. */
-export async function startSigning(
-  pool: pg.Pool,
-  key: SigningKeyEntry & { keyFile: string; made: boolean },
-  at: string,
-  actor: string,
-): Promise<void> {
+export async function startSigning(pool: pg.Pool, key: KeyAtStart, at: string, actor: string): Promise<void> {
   await inTransaction(pool, BEGIN_KEY_CHANGE, async (client) => {
     const verdict = signingKeyAtStart(await listedSigningKeys(client), key);
     if (verdict instanceof Error) throw verdict;

@@ -20,6 +20,7 @@ import { watchRetirement } from '../retired-key.ts';
 import { keyRecords, makeKeys } from './keys.ts';
 import { makeSigningKeyLog, startSigning } from './signing-key-log.ts';
 import { makeSigner, SIGNING_ACTOR } from '../../support/signing.ts';
+import { keyAtStart } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
 import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
@@ -67,10 +68,7 @@ async function startReceipts(
   now: () => number,
 ): Promise<ReceiptSigning> {
   try {
-    const signer = makeSigner(signingKey);
-    const keyFile = signingKey.file ?? 'the signing key';
-    const entry = { keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: signingKey.made === true };
-    await startSigning(pool, entry, new Date(now()).toISOString(), SIGNING_ACTOR);
+    await startSigning(pool, keyAtStart(signingKey), new Date(now()).toISOString(), SIGNING_ACTOR);
     const { rows } = await pool.query<{ log_id: string }>('SELECT log_id FROM log_identity');
     const logId = rows[0]!.log_id;
     return makeReceiptSigning(signingKey, logId, 'thread-async');

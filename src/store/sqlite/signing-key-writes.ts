@@ -6,6 +6,7 @@ import {
   signingKeyAtStart,
   signingKeyInfo,
   type SigningKeyAddition,
+  type KeyAtStart,
   type SigningKeyEntry,
   type SigningKeyRetirement,
 } from '../signing-keys.ts';
@@ -14,7 +15,7 @@ import type { LogKeyEvent } from './key-log.ts';
 export interface SigningKeyWriter {
   /** Enters an instance's signing key as the log's first, or checks that the log lists
    * it unretired (signingKeyAtStart); throws SigningKeyRefused. */
-  startSigning(key: SigningKeyEntry & { keyFile: string; made: boolean }, at: string, actor: string): void;
+  startSigning(key: KeyAtStart, at: string, actor: string): void;
   addSigningKey(entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition;
   retireSigningKey(keyId: string, at: string, actor: string): SigningKeyRetirement;
 }
@@ -22,7 +23,7 @@ export interface SigningKeyWriter {
 export function makeSigningKeyWriter(db: Db, logKeyEvent: LogKeyEvent): SigningKeyWriter {
   const signingKeys = db.prepare(SIGNING_KEYS_SQL);
   const listed = () => (signingKeys.all() as Parameters<typeof signingKeyInfo>[0][]).map(signingKeyInfo);
-  const startSigning = db.transaction((key: SigningKeyEntry & { keyFile: string; made: boolean }, at: string, actor: string) => {
+  const startSigning = db.transaction((key: KeyAtStart, at: string, actor: string) => {
     const verdict = signingKeyAtStart(listed(), key);
     if (verdict instanceof Error) throw verdict;
     if (verdict === 'add') logKeyEvent('SigningKeyAdded', key.keyId, key.publicKey, at, actor, key.data);

@@ -13,8 +13,8 @@ import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
 import { makeProjectionTable } from './projection.ts';
-import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
-import type { SigningKeyAddition, SigningKeyEntry, SigningKeyRetirement } from '../signing-keys.ts';
+import type { SigningKeyData } from '../../support/signing.ts';
+import { keyAtStart, type SigningKeyAddition, type SigningKeyEntry, type SigningKeyRetirement } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 
 interface WriterOptions {
@@ -54,9 +54,7 @@ const OPERATIONS = {
   probeWrite: (w: Parts): void => w.probe.immediate(),
   /** Enters the key in the key log (unless it is there) and signs every later batch's writes with it. */
   useSigningKey: (w: Parts, key: SigningKeyData, at: string, actor: string): void => {
-    const signer = makeSigner(key);
-    const keyFile = key.file ?? 'the signing key';
-    w.keys.startSigning({ keyId: signer.keyId, publicKey: signer.publicKey, data: '', keyFile, made: key.made === true }, at, actor);
+    w.keys.startSigning(keyAtStart(key), at, actor);
     w.signWith(key);
   },
   addSigningKey: (w: Parts, entry: SigningKeyEntry, at: string, actor: string): SigningKeyAddition =>
