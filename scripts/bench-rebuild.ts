@@ -7,9 +7,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeCommandHandler } from '../src/application/commands.ts';
+import { makeCommandHandler } from '../src/application/write/commands.ts';
 import type { Command } from '../src/domain/decide.ts';
-import { rebuildProjection } from '../src/application/rebuild.ts';
+import { rebuildProjection } from '../src/application/verify/rebuild.ts';
 import { openDatabase } from '../src/store/sqlite/database.ts';
 import { sqliteStoreOn } from '../src/store/sqlite/store.ts';
 import { median } from './bench/harness.ts';

@@ -19,7 +19,7 @@ import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
-const WORKER_ENTRY = join(ROOT, 'src/store/sqlite/worker-entry.ts');
+const WORKER_ENTRY = join(ROOT, 'src/store/sqlite/writer/worker-entry.ts');
 
 /** The operator commands (scripts/<name>), each bundled as dist/cli/<name>.mjs. */
 const COMMANDS = [
@@ -56,7 +56,7 @@ const sourceUrls = (outDir) => ({
 
 const entries = {
   'server.mjs': 'src/server.ts',
-  'worker.mjs': 'src/store/sqlite/worker.ts',
+  'worker.mjs': 'src/store/sqlite/writer/worker.ts',
   ...Object.fromEntries(COMMANDS.map((name) => [`cli/${name}.mjs`, `src/cli/${name}.ts`])),
 };
 // Written first and renamed last: its time is when this build started, so that a source

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { commandsFor } from '../src/application/commands.ts';
+import { commandsFor } from '../src/application/write/commands.ts';
 import { openSqliteStore } from '../src/store/sqlite/store.ts';
 
 const { values } = parseArgs({

@@ -5,16 +5,16 @@
 // finish, ends change feed streams after sending what was committed, stops the writer
 // thread, closes the database and exits 0.
 import { buildApp } from './app.ts';
-import { failureMessage, systemWords } from './cli/messages.ts';
-import { makeMetrics } from './application/metrics.ts';
-import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './application/bootstrap.ts';
+import { failureMessage, systemWords } from './support/messages.ts';
+import { makeMetrics } from './application/health/metrics.ts';
+import { bootstrapMessage, createBootstrapKey, noActiveKeyWarning } from './application/access/bootstrap.ts';
 import { ConfigError, readConfig, type Config } from './config.ts';
-import { makeFeed } from './http/feed-hub.ts';
-import { createHttpServer } from './http/node-server.ts';
-import { startIdempotencyExpiry } from './application/idempotency-expiry.ts';
-import { logHeadWhileGrowing } from './application/log-head.ts';
-import { forkOf, makeSignedStateWriter, recordNothingSigned, signedStatePath } from './application/signed-state.ts';
-import { unvouchedKeys } from './application/key-standing.ts';
+import { makeFeed } from './http/routes/feed-hub.ts';
+import { createHttpServer } from './http/server/node-server.ts';
+import { startIdempotencyExpiry } from './application/write/idempotency-expiry.ts';
+import { logHeadWhileGrowing } from './application/read/log-head.ts';
+import { forkOf, makeSignedStateWriter, recordNothingSigned, signedStatePath } from './application/signing/signed-state.ts';
+import { unvouchedKeys } from './application/signing/key-standing.ts';
 import { createLogger, endLog } from './support/logger.ts';
 import { listenProblem } from './support/listen-problem.ts';
 import { loadSigningKey, makeSigner, type SigningKeyData } from './support/signing.ts';

@@ -1,7 +1,7 @@
 // What the benchmark and the soak run both set up: a database with tracked pets and a
 // key, and a free port on 127.0.0.1.
 import { createServer } from 'node:net';
-import { commandsFor } from '../../src/application/commands.ts';
+import { commandsFor } from '../../src/application/write/commands.ts';
 import { openStore } from '../../src/store/open.ts';
 import { BENCH_ORIGIN, ready, startService } from './harness.ts';
 

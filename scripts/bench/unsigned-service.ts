@@ -4,7 +4,7 @@
 // service (it always signs).
 //   node --import tsx scripts/bench/unsigned-service.ts   (INVENTORY_DB, PORT, HOST)
 import { buildApp } from '../../src/app.ts';
-import { createHttpServer } from '../../src/http/node-server.ts';
+import { createHttpServer } from '../../src/http/server/node-server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { createLogger } from '../../src/support/logger.ts';
 

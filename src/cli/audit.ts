@@ -3,7 +3,7 @@
 // read-only and streams: rows are written as they are read, and it waits whenever
 // standard output is full, so any number of rows fits in a little memory.
 import { parsePetId } from '../domain/events.ts';
-import { COLUMNS, FORMATS, formatterFor, isFormat, NUMERIC, type AdjustmentRow } from './audit-format.ts';
+import { COLUMNS, FORMATS, formatterFor, isFormat, NUMERIC, type AdjustmentRow } from '../support/audit-format.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
 

@@ -9,7 +9,7 @@ import { foreignSchemeProblem } from '../store/target.ts';
 import type { EventMeta } from '../domain/events.ts';
 import type { InventoryStore } from '../store/port.ts';
 import { openStore as openAnyStore, type StoreOpenOptions } from '../store/open.ts';
-import { argumentProblem, failureMessage } from './messages.ts';
+import { argumentProblem, failureMessage } from '../support/messages.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';

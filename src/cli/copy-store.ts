@@ -4,7 +4,7 @@
 // must verify to the same digest.
 import { formatDigest } from '../store/hash-chain.ts';
 import { describeTarget, openStore } from '../store/open.ts';
-import { brokenAt, verifyLog, type Verdict } from '../application/verify-log.ts';
+import { brokenAt, verifyLog, type Verdict } from '../application/verify/verify-log.ts';
 import { parse, run, UsageError } from './common.ts';
 
 const USAGE = `

@@ -4,13 +4,13 @@ import { KEY_NAME_PATTERN } from '../store/keys.ts';
 import { describeTarget } from '../store/open.ts';
 import { dbPathArg, openExistingStore, operatorMeta, parse, run, UsageError, type Parsed } from './common.ts';
 import { signingKeyPathOf } from '../config.ts';
-import { addUnendorsedSigningKey, endorseSigningKey, SigningKeyChangeRefused } from '../application/signing-key-changes.ts';
+import { addUnendorsedSigningKey, endorseSigningKey, SigningKeyChangeRefused } from '../application/signing/signing-key-changes.ts';
 import { makeSigner, readSigningKeyFile, type SigningKeyData } from '../support/signing.ts';
 import { table } from './table.ts';
-import { publishedSigningKeys } from '../application/log-keys.ts';
-import { unvouchedKeys } from '../application/key-standing.ts';
+import { publishedSigningKeys } from '../application/read/log-keys.ts';
+import { unvouchedKeys } from '../application/signing/key-standing.ts';
 import { existsSync } from 'node:fs';
-import { forkOf, recordNothingSigned, signedStatePath } from '../application/signed-state.ts';
+import { forkOf, recordNothingSigned, signedStatePath } from '../application/signing/signed-state.ts';
 
 const USAGE = `
 Usage: scripts/keys create NAME [--read-only] [--db PATH|URL]

@@ -1,7 +1,7 @@
 // What the auditors' listings (scripts/audit, scripts/stock-at) share: times as
 // recorded_at writes them, and standard output written in chunks, waiting when full.
 import { once } from 'node:events';
-import type { Formatter, Value } from './audit-format.ts';
+import type { Formatter, Value } from '../support/audit-format.ts';
 import { UsageError, type Parsed } from './common.ts';
 
 // A date, or a date and time (minutes, seconds and a fraction optional) with Z or an

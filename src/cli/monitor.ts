@@ -3,10 +3,10 @@
 // reads); FILE.keys the pinned verifier keys, one a line. Both are replaced whole, and
 // only after a run that passed.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { serviceGetter } from '../application/checkpoint-checks.ts';
-import { KeptFileError, monitor, type WholeLogVerdict } from '../application/monitor.ts';
-import { verifiersOf } from '../application/trust.ts';
-import { apiGetter, verifyThroughApi } from '../application/verify-signed.ts';
+import { serviceGetter } from '../application/verify/checkpoint-checks.ts';
+import { KeptFileError, monitor, type WholeLogVerdict } from '../application/verify/monitor.ts';
+import { verifiersOf } from '../application/signing/trust.ts';
+import { apiGetter, verifyThroughApi } from '../application/verify/verify-signed.ts';
 import { UsageError, type Parsed } from './common.ts';
 
 export const MONITOR_OPTIONS = {

@@ -6,7 +6,7 @@
 import { isPetStatus, isQuantity, parsePetId, type PetStatus } from '../domain/events.ts';
 import { integerInRange } from '../json/json-number.ts';
 import { readStrictJson, type JsonNode } from '../json/strict-json.ts';
-import { systemWords } from './messages.ts';
+import { systemWords } from '../support/messages.ts';
 
 export interface PetRow {
   petId: bigint;

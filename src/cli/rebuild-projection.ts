@@ -1,5 +1,5 @@
 // scripts/rebuild-projection: replay every event into a fresh projection.
-import { rebuildProjection, shownEntry, type Difference } from '../application/rebuild.ts';
+import { rebuildProjection, shownEntry, type Difference } from '../application/verify/rebuild.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 

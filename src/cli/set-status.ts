@@ -1,5 +1,5 @@
 // scripts/set-status: change a tracked pet's status (event StatusSet).
-import { appliedEntry, commandsFor } from '../application/commands.ts';
+import { appliedEntry, commandsFor } from '../application/write/commands.ts';
 import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
 import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';

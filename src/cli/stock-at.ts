@@ -3,7 +3,7 @@
 import { parsePetId } from '../domain/events.ts';
 import { applyEvent, type Entry } from '../domain/apply-event.ts';
 import { toLoggedEvent } from '../store/replay-rows.ts';
-import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
+import { FORMATS, formatterFor, isFormat } from '../support/audit-format.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
 

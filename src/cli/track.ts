@@ -1,6 +1,6 @@
 // scripts/track: start tracking pets (event PetTracked), one or a whole file at once.
 import { readFileSync } from 'node:fs';
-import { commandsFor } from '../application/commands.ts';
+import { commandsFor } from '../application/write/commands.ts';
 import { PetAlreadyTracked } from '../domain/errors.ts';
 import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { petRow, readPetFile, type PetRow } from './pet-file.ts';

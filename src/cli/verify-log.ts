@@ -2,8 +2,8 @@
 // that they extend digests saved earlier.
 import { readFileSync } from 'node:fs';
 import { formatDigest, parseDigest, type Digest } from '../store/hash-chain.ts';
-import { verifyIdempotency } from '../application/verify-idempotency.ts';
-import { brokenAt, verifyLog, verifyServedState } from '../application/verify-log.ts';
+import { verifyIdempotency } from '../application/verify/verify-idempotency.ts';
+import { brokenAt, verifyLog, verifyServedState } from '../application/verify/verify-log.ts';
 import {
   apiGetter,
   digestsOfHead,
@@ -11,9 +11,9 @@ import {
   parseSignedHead,
   verifyThroughApi,
   type SignedHead,
-} from '../application/verify-signed.ts';
+} from '../application/verify/verify-signed.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
-import { systemWords } from './messages.ts';
+import { systemWords } from '../support/messages.ts';
 
 /** Why fetch could not reach the service (its "fetch failed" says nothing), in words. */
 function unreachable(url: string, error: unknown): Error {

@@ -2,9 +2,9 @@
 // its API alone: the checkpoint's signature, the event's inclusion, and the consistency of
 // the receipt's tree with the newest one.
 import { readFileSync } from 'node:fs';
-import { listedKeys, serviceGetter } from '../application/checkpoint-checks.ts';
-import { trustedKeys, verifiersOf } from '../application/trust.ts';
-import { verifyReceipt } from '../application/verify-receipt.ts';
+import { listedKeys, serviceGetter } from '../application/verify/checkpoint-checks.ts';
+import { trustedKeys, verifiersOf } from '../application/signing/trust.ts';
+import { verifyReceipt } from '../application/verify/verify-receipt.ts';
 import { parseLogReceipt } from '../support/log-receipt.ts';
 import { parse, run, UsageError } from './common.ts';
 

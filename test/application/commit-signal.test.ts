@@ -2,7 +2,7 @@
 // subscribed, until it unsubscribes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommitSignal } from '../../src/application/commit-signal.ts';
+import { makeCommitSignal } from '../../src/application/write/commit-signal.ts';
 
 test('each subscriber is told of each commit until it unsubscribes', () => {
   const signal = makeCommitSignal();

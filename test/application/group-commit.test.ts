@@ -3,9 +3,9 @@
 // fails exactly the appends in it and leaves nothing behind.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appliedEntry, makeCommandHandler, type CommandHandler } from '../../src/application/commands.ts';
+import { appliedEntry, makeCommandHandler, type CommandHandler } from '../../src/application/write/commands.ts';
 import { PetNotTracked, PreconditionFailed } from '../../src/domain/errors.ts';
-import { CommitFailed } from '../../src/application/group-commit.ts';
+import { CommitFailed } from '../../src/application/write/group-commit.ts';
 import { VersionConflict } from '../../src/store/event-log.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { entriesOf, type EventRow, eventsOf, lastSeqOf } from '../kit/fixtures.ts';

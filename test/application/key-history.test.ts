@@ -15,7 +15,7 @@ import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
 import { migratePostgres, postgresMigrations } from '../../src/store/postgres/schema.ts';
 import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
-import { verifyLog, type Verdict } from '../../src/application/verify-log.ts';
+import { verifyLog, type Verdict } from '../../src/application/verify/verify-log.ts';
 import { commandsOn } from '../kit/fixtures.ts';
 import { tempDir } from '../kit/paths.ts';
 import { freshPostgresDatabase } from '../kit/postgres-server.ts';

@@ -3,8 +3,8 @@
 // equals the replay.
 import pg from 'pg';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../../src/application/commands.ts';
-import { rebuildProjection } from '../../src/application/rebuild.ts';
+import { makeCommandHandler } from '../../src/application/write/commands.ts';
+import { rebuildProjection } from '../../src/application/verify/rebuild.ts';
 import type { ItemBody } from '../kit/http.ts';
 import { runScript, runScriptSync } from '../kit/scripts.ts';
 import { killAll, startService } from '../kit/service.ts';

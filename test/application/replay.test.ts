@@ -2,12 +2,12 @@
 // that the live write path kept. Random histories from a seeded generator, so a
 // failure names the seed that reproduces it.
 import * as assert from 'uvu/assert';
-import { IdempotencyKeyReused, type Idempotent } from '../../src/application/command-result.ts';
-import { makeCommandHandler } from '../../src/application/commands.ts';
+import { IdempotencyKeyReused, type Idempotent } from '../../src/application/write/command-result.ts';
+import { makeCommandHandler } from '../../src/application/write/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import { PetAlreadyTracked, PetNotTracked } from '../../src/domain/errors.ts';
 import { PET_STATUSES } from '../../src/domain/events.ts';
-import { compare, rebuildProjection, replayPages } from '../../src/application/rebuild.ts';
+import { compare, rebuildProjection, replayPages } from '../../src/application/verify/rebuild.ts';
 import type { Entry } from '../../src/store/projection.ts';
 import { seededRandom } from '../kit/random.ts';
 import { targetSuites } from '../kit/suites.ts';

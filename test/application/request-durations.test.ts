@@ -4,7 +4,7 @@
 import { Histogram, Registry } from 'prom-client';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { requestDurations } from '../../src/application/request-durations.ts';
+import { requestDurations } from '../../src/application/health/request-durations.ts';
 
 const NAME = 'inventory_http_request_duration_seconds';
 const HELP = 'Time to an answer, by method, route template and status.';

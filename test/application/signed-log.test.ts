@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appliedEntry, makeCommandHandler } from '../../src/application/commands.ts';
+import { appliedEntry, makeCommandHandler } from '../../src/application/write/commands.ts';
 import { ConfigError, readConfig } from '../../src/config.ts';
 import { loadSigningKey } from '../../src/support/signing.ts';
 import type { TestApp } from '../kit/app.ts';

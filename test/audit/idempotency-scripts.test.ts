@@ -3,9 +3,9 @@
 // them as they are, and a backup carries them.
 import { generateKeyPairSync } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import type { Idempotent } from '../../src/application/command-result.ts';
-import { makeCommandHandler } from '../../src/application/commands.ts';
-import { itemJson } from '../../src/http/inventory-json.ts';
+import type { Idempotent } from '../../src/application/write/command-result.ts';
+import { makeCommandHandler } from '../../src/application/write/commands.ts';
+import { itemJson } from '../../src/http/routes/inventory-json.ts';
 import { makeSigner, receiptHeader } from '../../src/support/signing.ts';
 import { createKey, trackPets } from '../kit/fixtures.ts';
 import { tempDir } from '../kit/paths.ts';

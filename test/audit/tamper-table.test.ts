@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { eventHash, GENESIS_HASH, keyEventHash } from '../../src/store/hash-chain.ts';
 import { generateKey, hashKey } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
-import { appliedEntry } from '../../src/application/commands.ts';
+import { appliedEntry } from '../../src/application/write/commands.ts';
 import { commandsOn } from '../kit/fixtures.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { query } from '../kit/sql.ts';

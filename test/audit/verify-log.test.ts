@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { eventHash, formatDigest, GENESIS_HASH, type Digest } from '../../src/store/hash-chain.ts';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
-import { verifyLog } from '../../src/application/verify-log.ts';
+import { verifyLog } from '../../src/application/verify/verify-log.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { openStore } from '../kit/stores.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../kit/postgres-server.ts';

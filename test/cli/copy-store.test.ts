@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../../src/application/commands.ts';
+import { makeCommandHandler } from '../../src/application/write/commands.ts';
 import { openStore } from '../kit/stores.ts';
 import { commandsOn, createKey, entriesOf, eventsOf, trackPets } from '../kit/fixtures.ts';
 import { root, tempDir } from '../kit/paths.ts';

@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 import { buildApp } from '../../src/app.ts';
-import { makeFeed } from '../../src/http/feed-hub.ts';
-import { createHttpServer } from '../../src/http/node-server.ts';
+import { makeFeed } from '../../src/http/routes/feed-hub.ts';
+import { createHttpServer } from '../../src/http/server/node-server.ts';
 import { createLogger } from '../../src/support/logger.ts';
-import { rebuildProjection } from '../../src/application/rebuild.ts';
+import { rebuildProjection } from '../../src/application/verify/rebuild.ts';
 import { trackPets } from '../kit/fixtures.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { openStream, type SseStream } from '../kit/sse.ts';
@@ -200,7 +200,7 @@ test('shutdown sends every stream what was committed, then ends it; no new strea
 
 test('idle streams get a heartbeat and are not taken for stalled connections', async ({ target }) => {
   const { startApp } = await import('../kit/app.ts');
-  const { DEFAULT_LIMITS } = await import('../../src/http/node-server.ts');
+  const { DEFAULT_LIMITS } = await import('../../src/http/server/node-server.ts');
   const t = await startApp({
     target,
     feed: { heartbeatMs: 200 },
@@ -223,7 +223,7 @@ test('idle streams get a heartbeat and are not taken for stalled connections', a
 
 test('/metrics counts open streams and events sent, naming no consumer', async ({ t }) => {
   await seed(t, 1, 2);
-  const { makeMetrics } = await import('../../src/application/metrics.ts');
+  const { makeMetrics } = await import('../../src/application/health/metrics.ts');
   const metrics = makeMetrics({ store: t.store });
   const feed = makeFeed({ store: t.store, logger: createLogger('silent'), registry: metrics.registry });
   const app = buildApp({ store: t.store, logger: createLogger('silent'), metrics, feed });

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as assert from 'uvu/assert';
 import { buildApp } from '../../src/app.ts';
-import { createHttpServer } from '../../src/http/node-server.ts';
+import { createHttpServer } from '../../src/http/server/node-server.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { trackPets } from '../kit/fixtures.ts';

@@ -2,7 +2,7 @@
 // placeholders a case fills in from the app's state, the Error shape on any refusal, no
 // change on a refusal, exactly one event on an accepted PATCH.
 import * as assert from 'uvu/assert';
-import { ERROR_CODES } from '../../src/http/errors.ts';
+import { ERROR_CODES } from '../../src/http/stages/errors.ts';
 import type { TestApp } from '../kit/app.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { decodeParam } from './encoding.ts';

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accessLog } from '../../src/http/access-log.ts';
+import { accessLog } from '../../src/http/stages/access-log.ts';
 
 const lines = suite('access log lines');
 

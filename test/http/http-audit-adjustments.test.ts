@@ -3,7 +3,7 @@
 // CSV; any key, a read-only one too; nonsense in the query is 400 and reads nothing.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as assert from 'uvu/assert';
-import { COLUMNS, formatterFor, NUMERIC } from '../../src/cli/audit-format.ts';
+import { COLUMNS, formatterFor, NUMERIC } from '../../src/support/audit-format.ts';
 import type { AdjustmentRow } from '../../src/store/audit-reads.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { doc } from '../kit/openapi-document.ts';

@@ -4,7 +4,7 @@
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../src/config.ts';
 import { suite } from 'uvu';
-import { ERROR_CODES } from '../../src/http/errors.ts';
+import { ERROR_CODES } from '../../src/http/stages/errors.ts';
 import type { TestApp } from '../kit/app.ts';
 import { assertErrorShape, rawAnswer, sendRaw, type Response } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';

@@ -7,11 +7,11 @@ import { Writable } from 'node:stream';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { logHeadWhileGrowing } from '../../src/application/log-head.ts';
+import { logHeadWhileGrowing } from '../../src/application/read/log-head.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import { formatDigest, GENESIS_HASH } from '../../src/store/hash-chain.ts';
 import type { LogHead } from '../../src/store/audit-reads.ts';
-import { verifyLog } from '../../src/application/verify-log.ts';
+import { verifyLog } from '../../src/application/verify/verify-log.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const doc = JSON.parse(readFileSync(new URL('../../src/openapi.json', import.meta.url), 'utf8')) as object;

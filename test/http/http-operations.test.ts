@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ERROR_CODES } from '../../src/http/errors.ts';
+import { ERROR_CODES } from '../../src/http/stages/errors.ts';
 import { assertErrorShape, parseJson, type AccessLogLine, type ErrorBody } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';
 

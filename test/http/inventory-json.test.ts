@@ -4,9 +4,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { PetStatus } from '../../src/domain/events.ts';
-import { inventoryListRender, renderInventory } from '../../src/http/inventory-json.ts';
-import { makeInventoryCache } from '../../src/application/inventory-cache.ts';
-import { commandsFor } from '../../src/application/commands.ts';
+import { inventoryListRender, renderInventory } from '../../src/http/routes/inventory-json.ts';
+import { makeInventoryCache } from '../../src/application/read/inventory-cache.ts';
+import { commandsFor } from '../../src/application/write/commands.ts';
 import type { InventoryRow } from '../../src/store/projection.ts';
 import { storeTargets, type StoreTarget } from '../kit/stores.ts';
 

@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net';
 import * as assert from 'uvu/assert';
 import { readersRound } from '../../scripts/bench/many-readers.ts';
-import { DEFAULT_LIMITS } from '../../src/http/node-server.ts';
+import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 import { trackPets } from '../kit/fixtures.ts';
 import type { TestApp } from '../kit/app.ts';
 import { appSuite } from '../kit/suites.ts';

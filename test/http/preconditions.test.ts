@@ -9,7 +9,7 @@ import {
   readConditions,
   type ReadVerdict,
   type WriteVerdict,
-} from '../../src/http/preconditions.ts';
+} from '../../src/http/input/preconditions.ts';
 
 const CURRENT = '"3"';
 

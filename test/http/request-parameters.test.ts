@@ -6,11 +6,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Context, Middleware } from 'koa';
-import { auditRoutes } from '../../src/http/audit-routes.ts';
-import { eventsRoutes, type EventsDeps } from '../../src/http/events-routes.ts';
-import { judgeFeedRequest } from '../../src/http/feed-query.ts';
-import { textSchemaOf } from '../../src/http/text-schemas.ts';
-import { validateEntryRead, validatePatch, type ValidatedPatch } from '../../src/http/validation.ts';
+import { auditRoutes } from '../../src/http/routes/audit-routes.ts';
+import { eventsRoutes, type EventsDeps } from '../../src/http/routes/events-routes.ts';
+import { judgeFeedRequest } from '../../src/http/input/feed-query.ts';
+import { textSchemaOf } from '../../src/http/input/text-schemas.ts';
+import { validateEntryRead, validatePatch, type ValidatedPatch } from '../../src/http/input/validation.ts';
 import { loadOpenApi, type OpenApiDocument } from '../../src/openapi.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';

@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import * as assert from 'uvu/assert';
 import type { Middleware } from 'koa';
 import { buildApp } from '../../src/app.ts';
-import { createHttpServer } from '../../src/http/node-server.ts';
+import { createHttpServer } from '../../src/http/server/node-server.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import { StoreUnavailable } from '../../src/store/health.ts';
 import type { InventoryStore } from '../../src/store/port.ts';

@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_LIMITS } from '../../src/http/node-server.ts';
+import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { WAIT_MS, withTimeout } from '../kit/service.ts';
 

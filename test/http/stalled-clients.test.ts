@@ -7,8 +7,8 @@ import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor } from '../../src/application/commands.ts';
-import { DEFAULT_LIMITS } from '../../src/http/node-server.ts';
+import { commandsFor } from '../../src/application/write/commands.ts';
+import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 
 const MiB = 1024 * 1024;

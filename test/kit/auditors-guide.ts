@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import * as assert from 'uvu/assert';
-import { createBootstrapKey } from '../../src/application/bootstrap.ts';
+import { createBootstrapKey } from '../../src/application/access/bootstrap.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
-import { setQuantityCommand } from '../../src/http/preconditions.ts';
+import { setQuantityCommand } from '../../src/http/input/preconditions.ts';
 import type { SigningKeyData } from '../../src/support/signing.ts';
 import { openStore } from './stores.ts';
 import { commandsOn, createKey, entriesOf, lastSeqOf } from './fixtures.ts';
@@ -36,7 +36,7 @@ const MAX = 9223372036854775807n;
 // chain all the same: they are the ones the page's digests were computed with.
 
 type Act =
-  | { kind: 'bootstrap key' } // the service's first start (src/application/bootstrap.ts)
+  | { kind: 'bootstrap key' } // the service's first start (src/application/access/bootstrap.ts)
   | { kind: 'key'; name: string } // scripts/keys create NAME
   | { kind: 'commands'; commands: Command[] } // one request, or one operator command
   | { kind: 'refused'; command: Command } // a request refused by its command: writes nothing

@@ -1,7 +1,7 @@
 // What tests put into a store before the behaviour under test: a key, tracked pets, and
 // the events as a test reads them back, all through the storage port, so they work on
 // every target.
-import { commandsFor, type CommandHandler } from '../../src/application/commands.ts';
+import { commandsFor, type CommandHandler } from '../../src/application/write/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import type { InventoryStore } from '../../src/store/port.ts';

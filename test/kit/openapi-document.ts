@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as assert from 'uvu/assert';
 import { type Response } from './http.ts';
 import { appSuite } from './suites.ts';
-import { DEFAULT_LIMITS } from '../../src/http/node-server.ts';
+import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 
 export type Obj = Record<string, any>;
 export const doc: Obj = JSON.parse(readFileSync(new URL('../../src/openapi.json', import.meta.url), 'utf8'));

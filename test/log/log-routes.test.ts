@@ -5,7 +5,7 @@
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { rootFromInclusion, verifyConsistency } from '../../src/support/merkle-verify.ts';
-import { makeCommandHandler } from '../../src/application/commands.ts';
+import { makeCommandHandler } from '../../src/application/write/commands.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { openStore } from '../kit/stores.ts';
 import { appSuite } from '../kit/suites.ts';

@@ -7,8 +7,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { monitor } from '../../src/application/monitor.ts';
-import { serviceGetter } from '../../src/application/checkpoint-checks.ts';
+import { monitor } from '../../src/application/verify/monitor.ts';
+import { serviceGetter } from '../../src/application/verify/checkpoint-checks.ts';
 import { expectFailure, expectUsageError, RAW_NODE } from '../kit/cli.ts';
 import { DOUBLE_KEY, endorsement, newKey, startLogDouble, type LogDouble } from '../kit/log-double.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';

@@ -4,7 +4,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { forkOf, makeSignedStateWriter, signedStatePath, writeSignedState } from '../../src/application/signed-state.ts';
+import { forkOf, makeSignedStateWriter, signedStatePath, writeSignedState } from '../../src/application/signing/signed-state.ts';
 import { appSuite } from '../kit/suites.ts';
 import { tempDir } from '../kit/paths.ts';
 

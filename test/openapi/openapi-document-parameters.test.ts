@@ -8,7 +8,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseTagCondition } from '../../src/http/preconditions.ts';
+import { parseTagCondition } from '../../src/http/input/preconditions.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { ajv, conforms, deref, doc, liveSuite, operationOf, type Obj } from '../kit/openapi-document.ts';
 import { seededRandom } from '../kit/random.ts';

@@ -3,7 +3,8 @@
 // From the bottom: support (the logger, the log's signing), the domain, the store, the
 // feed, the application services, then the HTTP edge and the CLI; the entry points
 // (server.ts, app.ts) at the top, which nothing imports. config.ts, the settings read
-// from the environment, may be read by any layer.
+// from the environment, may be read by any layer. Within the layers, each room (a folder:
+// application/write, http/stages, store/sqlite, …) names the rooms it may import from.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'uvu';
@@ -52,9 +53,9 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 test('the graph is read: the app imports the feed hub, the hub its stream and the coordinator', () => {
   const graph = importGraph();
-  assert.ok(graph.get('app.ts')?.includes('http/feed-hub.ts'));
-  assert.ok(graph.get('http/feed-hub.ts')?.includes('http/sse-stream.ts'));
-  assert.ok(graph.get('http/feed-hub.ts')?.includes('feed/coordinator.ts'));
+  assert.ok(graph.get('app.ts')?.includes('http/routes/feed-hub.ts'));
+  assert.ok(graph.get('http/routes/feed-hub.ts')?.includes('http/routes/sse-stream.ts'));
+  assert.ok(graph.get('http/routes/feed-hub.ts')?.includes('feed/coordinator.ts'));
 });
 
 test('the feed knows nothing of HTTP: nothing under src/feed imports node:http or koa', () => {
@@ -104,6 +105,75 @@ test('the edge reaches the store only through the application', () => {
     for (const to of targets) if (to.startsWith('store/')) direct.push(`${from} -> ${to}`);
   }
   assert.equal(direct, []);
+});
+
+/** The room of a module: its folder under src/, with application/, http/ and store/ by their rooms. */
+function roomOf(module: string): string {
+  const parts = module.split('/');
+  if (parts.length === 1) return module;
+  if (['application', 'http', 'store'].includes(parts[0]!) && parts.length > 2) return `${parts[0]}/${parts[1]}`;
+  return parts[0]!;
+}
+
+test('each room imports only from the rooms written down as its neighbours', () => {
+  // Below every room: support (the logger, the log's signing, output formats) and json.
+  const base = ['support', 'json', 'config.ts'];
+  const neighbours: Record<string, string[]> = {
+    domain: [],
+    store: ['domain', 'store/plan', 'store/receipts', 'store/sqlite', 'store/postgres'],
+    'store/plan': ['domain', 'store', 'store/receipts'],
+    'store/receipts': ['store'],
+    'store/sqlite': ['domain', 'store', 'store/plan', 'store/receipts'],
+    'store/postgres': ['domain', 'store', 'store/plan', 'store/receipts'],
+    feed: ['store'],
+    // The write path: commands decided and appended, their retries and idempotency.
+    'application/write': ['domain', 'store'],
+    // What the routes read: entries, the list, the log's head and keys, stock history.
+    'application/read': ['domain', 'store'],
+    'application/signing': ['store'],
+    'application/access': ['application/write', 'store'],
+    'application/health': ['application/write', 'store'],
+    // Verification is the commands' alone (verify-log, verify-receipt, the monitor).
+    'application/verify': ['application/signing', 'application/write', 'domain', 'store'],
+    'http/input': ['domain', 'feed', 'http/stages', 'openapi.ts'],
+    'http/stages': ['application/access', 'application/health', 'application/signing', 'application/write', 'domain', 'feed', 'http/input'],
+    'http/routes': [
+      'application/health',
+      'application/read',
+      'application/signing',
+      'application/write',
+      'domain',
+      'feed',
+      'http/input',
+      'http/stages',
+      'openapi.ts',
+    ],
+    'http/server': ['http/stages'],
+    cli: ['application/read', 'application/signing', 'application/verify', 'application/write', 'domain', 'feed', 'store'],
+  };
+  const strangers: string[] = [];
+  for (const [from, targets] of importGraph()) {
+    const room = roomOf(from);
+    const allowed = neighbours[room];
+    if (allowed === undefined) continue;
+    for (const to of targets) {
+      const other = roomOf(to);
+      if (other !== room && !allowed.includes(other) && !base.includes(other)) strangers.push(`${from} -> ${to}`);
+    }
+  }
+  assert.equal(strangers, []);
+});
+
+test('no folder under src/ holds more than 20 source files of its own', () => {
+  const crowded: string[] = [];
+  const visit = (dir: string) => {
+    const entries = readdirSync(dir, { withFileTypes: true });
+    const own = entries.filter((e) => e.isFile() && /\.(ts|mjs|js)$/.test(e.name)).length;
+    if (own > 20) crowded.push(`${relative(SRC, dir) || 'src'}: ${own}`);
+    for (const e of entries) if (e.isDirectory()) visit(join(dir, e.name));
+  };
+  visit(SRC);
+  assert.equal(crowded, []);
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // A database whose keys were all revoked gets no new key at start; the service says so.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { noActiveKeyWarning } from '../../src/application/bootstrap.ts';
+import { noActiveKeyWarning } from '../../src/application/access/bootstrap.ts';
 import { openSqliteStore } from '../../src/store/sqlite/store.ts';
 
 test('the start warns when no active key exists, and only then', async () => {

@@ -5,7 +5,7 @@
 // decision crosses threads through shared memory.
 import * as assert from 'uvu/assert';
 import { suite } from 'uvu';
-import { CommitFailed } from '../../src/application/group-commit.ts';
+import { CommitFailed } from '../../src/application/write/group-commit.ts';
 import { enterCommit, giveUpCommit, newCommitGate, type CommitGate } from '../../src/store/commit-gate.ts';
 import { DeadlinePassed } from '../../src/store/health.ts';
 import type { InventoryStore } from '../../src/store/port.ts';

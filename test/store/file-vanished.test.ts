@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/store/sqlite/database.ts';
 import { StoreUnavailable } from '../../src/store/health.ts';
 import { recordFileIdentity } from '../../src/store/sqlite/file-identity.ts';
-import { makeWriter } from '../../src/store/sqlite/writer.ts';
+import { makeWriter } from '../../src/store/sqlite/writer/writer.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { assertErrorShape, type ErrorBody, type Response } from '../kit/http.ts';
 

@@ -7,11 +7,11 @@
 // COMMIT throws the error a failing disk gives.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler, type CommitOutcomeReport } from '../../src/application/commands.ts';
+import { makeCommandHandler, type CommitOutcomeReport } from '../../src/application/write/commands.ts';
 import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { CommitUnconfirmed, type Submission } from '../../src/store/event-log.ts';
 import { sqliteStoreOn } from '../../src/store/sqlite/store.ts';
-import { makeWriter } from '../../src/store/sqlite/writer.ts';
+import { makeWriter } from '../../src/store/sqlite/writer/writer.ts';
 import { trackPets } from '../kit/fixtures.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
 

@@ -2,7 +2,7 @@
 // database. Writes answer 503 in the Error shape, nothing is half-written, /readyz says
 // not ready, and the service recovers by itself once the fault is gone.
 import * as assert from 'uvu/assert';
-import { rebuildProjection } from '../../src/application/rebuild.ts';
+import { rebuildProjection } from '../../src/application/verify/rebuild.ts';
 import type { TestApp } from '../kit/app.ts';
 import { assertErrorShape, type ErrorBody } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';

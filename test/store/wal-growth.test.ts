@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import Database from 'better-sqlite3';
-import { commandsFor } from '../../src/application/commands.ts';
+import { commandsFor } from '../../src/application/write/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import { openDatabase, WAL_LIMIT_BYTES } from '../../src/store/sqlite/database.ts';
 import type { StorageStatus } from '../../src/store/health.ts';

@@ -6,7 +6,7 @@ import { renameSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openSqliteStore } from '../../src/store/sqlite/store.ts';
-import { startWriterThread, type ThreadWriter } from '../../src/store/sqlite/worker-client.ts';
+import { startWriterThread, type ThreadWriter } from '../../src/store/sqlite/writer/worker-client.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { assertErrorShape, type ErrorBody, type ItemBody, type Response } from '../kit/http.ts';
 

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { UnconfirmedBatch } from '../event-log.ts';
 import type { StoreHealth } from '../health.ts';
 import type { ChangeWatch } from './changes.ts';
-import { NEWEST, requireHeadAtNewest } from './chain-head.ts';
+import { NEWEST, requireHeadAtNewest } from './write/chain-head.ts';
 import { checkout } from './transactions.ts';
 
 /** Whether the batch's events are in the log, once the server process that got its COMMIT has ended. */

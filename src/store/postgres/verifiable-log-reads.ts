@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { NodeKey } from '../../support/merkle.ts';
 import type { KeyHistory, LogHead, SigningKeyInfo } from '../audit-reads.ts';
-import { nodeId } from '../batch-plan.ts';
+import { nodeId } from '../plan/batch-plan.ts';
 import { GENESIS_HASH } from '../hash-chain.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import { SIGNING_KEYS_SQL, signingKeyInfo } from '../signing-keys.ts';

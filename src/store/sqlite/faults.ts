@@ -7,7 +7,7 @@ const CONTENTION = /^SQLITE_(BUSY|LOCKED)/;
 const STORAGE = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN|CORRUPT|NOTADB|PERM|PROTOCOL|NOLFS)/;
 
 import type { StorageFault } from '../health.ts';
-import { READ_ONLY } from './read-only.ts';
+import { READ_ONLY } from './reads/read-only.ts';
 
 /** The codes of a file this process may not write: no retry helps. */
 const READ_ONLY_CODES = ['SQLITE_READONLY', 'SQLITE_READONLY_DIRECTORY'];

@@ -5,7 +5,7 @@
 import type { Db } from './database.ts';
 import { generateKey, hashKey, KEY_NAME_PATTERN, KeyNameTaken, scopeData, type KeyScope, type Revocation } from '../keys.ts';
 import { makeKeyLog } from './key-log.ts';
-import { makeSigningKeyWriter, type SigningKeyWriter } from './signing-key-writes.ts';
+import { makeSigningKeyWriter, type SigningKeyWriter } from './writer/signing-key-writes.ts';
 
 interface KeyWriter extends SigningKeyWriter {
   create(name: string, createdBy: string, at: string, scope?: KeyScope): string;

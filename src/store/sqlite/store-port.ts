@@ -7,9 +7,9 @@ import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import type { StorageStatus } from '../health.ts';
 import type { InventoryStore } from '../port.ts';
-import type { Reader } from './reads.ts';
+import type { Reader } from './reads/reads.ts';
 import { sqliteFault } from './faults.ts';
-import type { AsyncWriter } from './writer.ts';
+import type { AsyncWriter } from './writer/writer.ts';
 import { SIGNING_ACTOR, type SigningKeyData } from '../../support/signing.ts';
 
 /** A writer's operations as promises, and what the store asks of how it writes. */

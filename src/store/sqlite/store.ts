@@ -9,11 +9,11 @@
 //   into the connection.
 import { openDatabase, type Db, type OpenOptions } from './database.ts';
 import type { InventoryStore } from '../port.ts';
-import { writeInPlace } from './in-place-writer.ts';
-import { makeReader } from './reads.ts';
+import { writeInPlace } from './writer/in-place-writer.ts';
+import { makeReader } from './reads/reads.ts';
 import { portOver, signWith } from './store-port.ts';
-import { openThreadedWriter } from './threaded-writer.ts';
-import { commitCounter, type StartWriter } from './worker-client.ts';
+import { openThreadedWriter } from './writer/threaded-writer.ts';
+import { commitCounter, type StartWriter } from './writer/worker-client.ts';
 import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
 import { watchRetirement } from '../retired-key.ts';
 

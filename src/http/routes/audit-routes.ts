@@ -1,0 +1,116 @@
+// GET /audit: the auditors' page (its files in ./audit, the chart library out of the uplot
+// package), and GET /v1/audit/stock-adjustments, the read it draws a pet's history from:
+// one pet's rows of the stock_adjustments view, a keyset page at a time, as JSON or as
+// the CSV scripts/audit writes (audit-format.ts, guarded against spreadsheet formulas).
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { stockAdjustmentPage, type StockHistorySource } from '../../application/read/stock-history.ts';
+import { COLUMNS, formatterFor, NUMERIC } from '../../support/audit-format.ts';
+import type { Middleware } from 'koa';
+import type { OpenApiDocument } from '../../openapi.ts';
+import { HttpError } from '../stages/errors.ts';
+import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from '../input/parameters.ts';
+import type { Route } from './router.ts';
+import { assetRoutes, pagePolicy } from './static-assets.ts';
+
+const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
+const HERE = join(dirname(new URL(import.meta.url).pathname), 'audit');
+
+// Scripts and styles only from here, no inline ones (the chart library sets styles
+// through the DOM, which a policy does not govern); the API is this origin; downloads
+// are made from blob: URLs the page creates.
+const CONTENT_SECURITY_POLICY = pagePolicy({ styles: "'self'", images: "'self' data: blob:" });
+
+const JS = 'text/javascript; charset=utf-8';
+const ADJUSTMENTS = '/v1/audit/stock-adjustments';
+const MAX_ADJUSTMENTS = 1000;
+const DEFAULT_ADJUSTMENTS = 100;
+
+interface AdjustmentQuery {
+  pet: bigint;
+  after: bigint;
+  limit: number;
+  format: 'json' | 'csv';
+}
+
+const bad = (message: string) => new HttpError(400, 'bad_request', message);
+const quoted = (text: string | undefined) => JSON.stringify((text ?? '').slice(0, 40));
+
+// What each parameter the document's schema refuses is answered with.
+const REFUSALS: Record<string, Refusal> = {
+  pet: (_name, text) =>
+    text === undefined
+      ? bad('pet is required: the pet id whose adjustments to list')
+      : bad(`pet must be a pet id (decimal digits, 1 to 9223372036854775807), not ${quoted(text)}`),
+  after: (_name, text) => bad(`after must be a seq: a decimal integer of at least 0 (no sign, no leading zeros), not ${quoted(text)}`),
+  limit: (_name, text) => bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${quoted(text)}`),
+  format: (_name, text) => bad(`format must be json or csv, not ${quoted(text)}`),
+};
+
+const QUERY_SHAPE = {
+  unknown: (name: string, names: readonly string[]) =>
+    bad(`unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only ${spoken(names)}`),
+  repeated: (name: string) => bad(`${name} is given more than once`),
+};
+
+/** The query, judged as text by the operation's schemas in the document (only its
+ * parameters, each once, in the order the document lists them), on ctx.state.adjustments. */
+function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
+  const route = { method: 'GET', template: ADJUSTMENTS };
+  const parameters = operationParameters(doc, route);
+  const shape = queryShapeJudge(parameters, QUERY_SHAPE);
+  const judge = parameterJudge(doc, route, REFUSALS);
+  return (ctx, next) => {
+    shape(ctx.query);
+    judge(ctx);
+    const { pet, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = ctx.query as Record<string, string | undefined>;
+    const query: AdjustmentQuery = {
+      pet: BigInt(pet!),
+      after: BigInt(after),
+      limit: Number(limit),
+      format: format === 'csv' ? 'csv' : 'json',
+    };
+    ctx.state.adjustments = query;
+    return next();
+  };
+}
+
+export function auditRoutes({ store, openapi }: { store: StockHistorySource; openapi: OpenApiDocument }): Route[] {
+  return [
+    ...assetRoutes({
+      '/audit': { file: join(HERE, 'index.html'), type: 'text/html; charset=utf-8', policy: CONTENT_SECURITY_POLICY },
+      '/audit/audit.css': { file: join(HERE, 'audit.css'), type: 'text/css; charset=utf-8' },
+      '/audit/page.js': { file: join(HERE, 'page.js'), type: JS },
+      '/audit/verify.js': { file: join(HERE, 'verify.js'), type: JS },
+      '/audit/draw.js': { file: join(HERE, 'draw.js'), type: JS },
+      '/audit/common.js': { file: join(HERE, 'common.js'), type: JS },
+      '/audit/log-state.js': { file: join(HERE, 'log-state.js'), type: JS },
+      '/audit/receipts-view.js': { file: join(HERE, 'receipts-view.js'), type: JS },
+      '/audit/history.js': { file: join(HERE, 'history.js'), type: JS },
+      '/audit/uPlot.min.css': { file: join(UPLOT, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+      '/audit/uPlot.iife.min.js': { file: join(UPLOT, 'uPlot.iife.min.js'), type: JS },
+    }),
+    {
+      method: 'GET',
+      template: ADJUSTMENTS,
+      stages: [judgeAdjustmentQuery(openapi)],
+      handler: async (ctx) => {
+        const query = ctx.state.adjustments as AdjustmentQuery;
+        const { rows, next } = await stockAdjustmentPage(store, query);
+        const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+        if (next !== undefined) {
+          const format = query.format === 'csv' ? '&format=csv' : '';
+          headers.Link = `</v1/audit/stock-adjustments?pet=${query.pet}&after=${next}&limit=${query.limit}${format}>; rel="next"`;
+        }
+        const formatter = formatterFor(query.format === 'csv' ? 'csv' : 'jsonl', COLUMNS, NUMERIC);
+        if (query.format === 'csv') {
+          headers['Content-Disposition'] = `attachment; filename="stock-adjustments-${query.pet}.csv"`;
+          return { headers, type: 'text/csv; charset=utf-8', body: formatter.begin() + rows.map((r) => formatter.row(r)).join('') };
+        }
+        const items = rows.map((r) => formatter.row(r).trimEnd()).join(',');
+        const body = `{"adjustments":[${items}],"next":${next === undefined ? 'null' : String(next)}}`;
+        return { headers, type: 'application/json; charset=utf-8', body };
+      },
+    },
+  ];
+}

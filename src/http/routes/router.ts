@@ -1,0 +1,135 @@
+// The router: the route table declared on @koa/router, case-sensitive and exact (no
+// trailing slash), each route's own stages (the body it reads and validates, then its
+// handler) composed once at start. What no route answers is decided in one place, the
+// router's NotFound event: a path no route serves is 404; a path served for other
+// methods answers OPTIONS with 204 and Allow, and any other method with 405 and Allow.
+// The stages every request takes before the router (request id and observation, the
+// error boundary, Host, CORS, authentication under /v1) are wired by the app.
+import Router, { RouterEvents, type Layer, type RouterContext } from '@koa/router';
+import compose from 'koa-compose';
+import type { Context, Middleware } from 'koa';
+import { HttpError } from '../stages/errors.ts';
+import { allowHeader } from '../stages/options.ts';
+import { heldOnResponse, writeWhole } from '../stages/response-head.ts';
+
+/** What a handler replies: written onto the response by the router. */
+export interface Reply {
+  /** 200 unless given. */
+  status?: number;
+  headers?: Record<string, string>;
+  type?: string;
+  /** An object is sent as JSON. Left out: no body (a 304). */
+  body?: string | Buffer | object;
+  /**
+   * A whole answer (a Buffer body, its Content-Type among headers) written at once with
+   * the headers the stages hold, in one writeHead, past Koa's setters: the list's GET, the
+   * answer most requests get, where the bench's GET rows need it. The router falls back to
+   * the usual way when the response already has headers of its own.
+   */
+  whole?: true;
+}
+
+/** undefined: the handler answered on the response itself (a stream). */
+type Handler = (ctx: Context) => Reply | undefined | Promise<Reply | undefined>;
+
+export interface Route {
+  method: 'GET' | 'PATCH';
+  /** Exact, case-sensitive, no trailing slash; `:name` is one path segment, decoded. */
+  template: string;
+  /** What the route reads and validates (its body, its parameters) before its handler runs. */
+  stages?: Middleware[];
+  handler: Handler;
+}
+
+/** The router's middleware and what the stages in front of it may ask of the table. */
+export interface Routing {
+  routes: Middleware;
+  /** The template of the routes serving the request's path, undefined when none does. */
+  templateOf: (ctx: Context) => string | undefined;
+  /** The path is served, but not for the request's method (a 405 once authenticated). */
+  methodUnserved: (ctx: Context) => boolean;
+}
+
+/** Writes the handler's reply; a handler that replies at once costs no promise. */
+function respond(handler: Handler): Middleware {
+  const write = (ctx: Context, reply: Reply | undefined) => {
+    if (reply === undefined) return;
+    const { res } = ctx;
+    const { status = 200, headers, body } = reply;
+    // A GET only: HEAD takes Koa's way, which leaves the body out. The request was read
+    // whole before any route ran (framing.ts), so no answer leaves ahead of its body.
+    if (reply.whole && ctx.method === 'GET' && Buffer.isBuffer(body) && headers !== undefined && writeWhole(res, status, headers, body)) {
+      ctx.respond = false;
+      return;
+    }
+    heldOnResponse(res);
+    // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
+    // keyed store that V8 leaves to its runtime, on every answer.
+    const { response } = ctx;
+    response.status = status;
+    // The values are strings already: set as they are, without ctx.set's arrays of
+    // entries on every answer. A response already sent (a 400 for a body the parser
+    // refused while the handler worked) takes none, as ctx.set would ignore them.
+    if (headers && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
+    if (reply.type !== undefined) response.type = reply.type;
+    if (body !== undefined) response.body = body;
+  };
+  return (ctx) => {
+    const reply = handler(ctx);
+    if (reply instanceof Promise) return reply.then((r) => write(ctx, r));
+    write(ctx, reply);
+    return undefined;
+  };
+}
+
+type Layers = readonly Layer[];
+
+export function makeRouter(routes: readonly Route[]): Routing {
+  const router = new Router({ sensitive: true, strict: true });
+  const methods = new Map<string, string[]>();
+  for (const route of routes) {
+    const answer = respond(route.handler);
+    // A route without stages of its own is its handler: no compose around one function.
+    router.register(route.template, [route.method], route.stages?.length ? compose([...route.stages, answer]) : answer);
+    const served = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    methods.set(route.template, [...(methods.get(route.template) ?? []), ...served]);
+  }
+  const allow = new Map([...methods].map(([template, served]) => [template, allowHeader(served)]));
+
+  const pathLayers = (ctx: Context): Layers => (ctx as RouterContext).matched ?? router.match(ctx.path, ctx.method).path;
+  const templateOf = (ctx: Context) => pathLayers(ctx)[0]?.path as string | undefined;
+
+  router.on(RouterEvents.NotFound, (ctx) => {
+    const template = templateOf(ctx);
+    if (template === undefined) {
+      throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    }
+    const allowed = allow.get(template)!;
+    if (ctx.method !== 'OPTIONS') {
+      throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allowed}`, { Allow: allowed });
+    }
+    heldOnResponse(ctx.res);
+    ctx.status = 204;
+    ctx.set({ Allow: allowed });
+  });
+
+  return {
+    routes: router.routes() as Middleware,
+    templateOf,
+    methodUnserved: (ctx) => {
+      const template = templateOf(ctx);
+      return template !== undefined && !methods.get(template)!.includes(ctx.method);
+    },
+  };
+}
+
+/** Runs stage for the paths under prefix (its case ignored, as a client may write it),
+ * and skips it for every other path. */
+export function underPrefix(prefix: string, stage: Middleware): Middleware {
+  const n = prefix.length;
+  return (ctx, next) => {
+    const path = ctx.request.path;
+    const under = path.slice(0, n).toLowerCase() === prefix && (path.length === n || path[n] === '/');
+    return under ? (stage(ctx, next) as unknown) : next();
+  };
+}
