@@ -24,6 +24,8 @@ import { requireHost } from './http/host.ts';
 import { inventoryListRender } from './http/inventory-json.ts';
 import { inventoryRoutes } from './http/inventory-routes.ts';
 import { logRoutes } from './http/log-routes.ts';
+import { tileRoutes } from './http/tile-routes.ts';
+import { makeTileReads } from './application/tiles.ts';
 import { operationsRoutes } from './http/operations-routes.ts';
 import { metricsObserver } from './http/metrics-observer.ts';
 import { observe } from './http/observe.ts';
@@ -160,6 +162,7 @@ export function buildApp({
       openapi,
     }),
     ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
+    ...tileRoutes({ tiles: makeTileReads(store), openapi }),
     ...eventsRoutes({ store, feed, openapi }),
   ];
 
