@@ -5,41 +5,18 @@
 // non-zero on a tampered proof or receipt, a forked or cut log, and a checkpoint signed
 // by another key. Against the service on both stores, both check a kept checkpoint and
 // a PATCH's receipt, and fail on a copy restored from before them with other writes on top.
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { blocks, LOG_VERIFIERS, pageText } from '../kit/auditors-guide.ts';
+import { LOG_VERIFIERS } from '../kit/auditors-guide.ts';
+import { buildGo, guideBlock, run, type Ran } from '../kit/guide-programs.ts';
 import { DOUBLE_KEY, newKey, startLogDouble } from '../kit/log-double.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
-import { GO_PATH, needing, tools, type Tool } from '../kit/tools.ts';
+import { needing, tools, type Tool } from '../kit/tools.ts';
 import type { TestApp } from '../kit/app.ts';
 import { restoredCopy } from '../kit/restored-copy.ts';
 import { targetSuites } from '../kit/suites.ts';
-
-interface Ran {
-  status: number | null;
-  output: string;
-}
-
-/** Runs a program (not spawnSync: the stand-in answering it runs in this process). */
-function run(file: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, output }));
-  });
-}
-
-function guideBlock(heading: string, lang: string): string {
-  const found = blocks(pageText()).filter((b) => b.heading === heading && b.lang === lang);
-  assert.is(found.length, 1, `one ${lang} block under "${heading}"`);
-  return found[0]!.text;
-}
 
 const [GO, PYTHON] = LOG_VERIFIERS as [string, string];
 type Verifier = (args: string[], key?: string) => Promise<Ran>;
@@ -122,11 +99,8 @@ async function exercise(verify: Verifier, dir: TempDir): Promise<void> {
 
 /** Builds the page's Go verifier in dir with Debian's x/mod. */
 async function goVerifier(dir: TempDir): Promise<Verifier> {
-  writeFileSync(dir.path('verify_log.go'), guideBlock(GO, 'go'));
-  const env = { GOPATH: GO_PATH, GO111MODULE: 'off', GOCACHE: dir.path('go-cache'), GOFLAGS: '' };
-  const built = await run('go', ['build', '-o', 'verify_log', 'verify_log.go'], env, dir.dir);
-  assert.is(built.status, 0, built.output);
-  return (args, key = DOUBLE_KEY) => run(dir.path('verify_log'), args, { INVENTORY_KEY: key });
+  const program = await buildGo(dir, GO, 'verify_log');
+  return (args, key = DOUBLE_KEY) => run(program, args, { INVENTORY_KEY: key });
 }
 
 function pythonVerifier(dir: TempDir): Verifier {

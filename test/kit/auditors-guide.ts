@@ -25,6 +25,8 @@ export const SIGNED = 'Signed heads and receipts: proof for people without the d
 export const PAGE_DB = 'data/inventory.db';
 /** The headings of the log verifiers in Go and Python, run against a service by a test of their own. */
 export const LOG_VERIFIERS = ['A verifier in Go', 'A verifier in Python'];
+/** The heading of the tile verifier in Go, run against a service and a copy by a test of its own. */
+export const TILE_VERIFIER = "Go's TileHashReader: every tile, checked";
 const BIG = 9007199254740993n;
 const MAX = 9223372036854775807n;
 

@@ -4,30 +4,20 @@
 // the events bundles the feed's own objects; full tiles are immutable, partial ones come
 // for any width the log holds, a tile past the tree is 404, a malformed path 400, and
 // the bundles are gzip-compressed for a request that accepts it.
-import { generateKeyPairSync } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import { eventLeaf, extendTree, treeRoot } from '../../src/support/merkle.ts';
 import { TILE_WIDTH, tilePath, tilesOf, type Tile } from '../../src/support/tiles.ts';
-import { trackPets } from '../kit/fixtures.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { conforms } from '../kit/openapi-document.ts';
-import { appSuite } from '../kit/suites.ts';
+import { signedLogSuite } from '../kit/tiles.ts';
 import { asText, getBytes } from '../kit/bytes.ts';
 import type { TestApp } from '../kit/app.ts';
 
-const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 const SIZE = 600;
 const FULL = 'private, max-age=31536000, immutable';
 
-const tiles = appSuite('the log as tiles', {
-  app: { signingKey: KEY },
-  given: (t) =>
-    trackPets(
-      t.store,
-      Array.from({ length: SIZE }, (_, i) => ({ petId: i + 1, quantity: i })),
-    ),
-});
+const tiles = signedLogSuite('the log as tiles', SIZE);
 
 const get = (t: TestApp, path: string, headers: Record<string, string> = {}) =>
   getBytes(t.port, `/v1/log/${path}`, { Authorization: `Bearer ${t.key}`, ...headers });
