@@ -99,7 +99,8 @@ function exactIds(page: string): [string, string][] {
   return [...page.matchAll(/\{"seq":(\d+),"petId":(\d+),/g)].map((m) => [m[1]!, m[2]!]);
 }
 
-interface FeedEvent {
+/** An event as the feed (and an events bundle) gives it; seq and petId are read from the text. */
+export interface FeedEvent {
   version: number;
   type: string;
   data: unknown;

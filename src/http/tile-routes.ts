@@ -7,10 +7,8 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Context, Middleware } from 'koa';
 import type { TileReads } from '../application/tiles.ts';
-import { eventJson } from '../feed/event-json.ts';
 import type { OpenApiDocument } from '../openapi.ts';
-import type { ChainRow } from '../store/event-log.ts';
-import { entryBundle, parseTileIndex, parseTileLevel, TILE_WIDTH, type Tile } from '../support/tiles.ts';
+import { parseTileIndex, parseTileLevel, TILE_WIDTH, type Tile } from '../support/tiles.ts';
 import { HttpError } from './errors.ts';
 import { parameterJudge, type Refusal } from './parameters.ts';
 import type { Reply, Route } from './router.ts';
@@ -47,12 +45,6 @@ function tileJudged(openapi: OpenApiDocument, template: string, kind: 'hash' | '
   };
 }
 
-/** The leaf data of an event: its hash, which every event in the tree has. */
-function leafOf(row: ChainRow): string {
-  if (row[9] === null) throw new Error(`event ${row[0]} has no hash: it cannot be a leaf`);
-  return row[9];
-}
-
 const notHeld = (ctx: Context) => new HttpError(404, 'not_found', `the log holds no tile ${ctx.path.slice('/v1/log/'.length, 200)} yet`);
 
 /** A tile's answer: immutable once full, its strong ETag the digest of the bytes sent. */
@@ -72,7 +64,7 @@ function bundleReply(ctx: Context, width: number, type: string, body: Buffer): R
 }
 
 export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
-  const bundleRoute = (kind: 'entries' | 'events', type: string, encode: (rows: ChainRow[]) => Buffer): Route => {
+  const bundleRoute = (kind: 'entries' | 'events', type: string): Route => {
     const template = `/v1/log/tile/${kind}/*index`;
     return {
       method: 'GET',
@@ -80,17 +72,17 @@ export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
       stages: [tileJudged(openapi, template, kind)],
       handler: async (ctx) => {
         const { index, width } = ctx.state.tile as Tile;
-        const rows = await tiles.bundle(index, width);
-        if (!rows) throw notHeld(ctx);
-        return bundleReply(ctx, width, type, encode(rows));
+        const body = await tiles[kind](index, width);
+        if (!body) throw notHeld(ctx);
+        return bundleReply(ctx, width, type, body);
       },
     };
   };
   const hashTemplate = '/v1/log/tile/:level/*index';
   // The bundles first: their paths would match the hash tiles' template too.
   return [
-    bundleRoute('entries', OCTETS, (rows) => entryBundle(rows.map(leafOf))),
-    bundleRoute('events', 'application/x-ndjson', (rows) => Buffer.from(rows.map((r) => `${eventJson(r)}\n`).join(''))),
+    bundleRoute('entries', OCTETS),
+    bundleRoute('events', 'application/x-ndjson'),
     {
       method: 'GET',
       template: hashTemplate,

@@ -59,7 +59,7 @@ export function parseTileLevel(text: string): number | undefined {
 }
 
 /** How many leaves one hash of a level-L tile covers: 256^L. */
-function leavesPerHash(level: number): number {
+export function leavesPerHash(level: number): number {
   return TILE_WIDTH ** level;
 }
 
