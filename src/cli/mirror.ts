@@ -1,10 +1,10 @@
 // scripts/mirror: keeps a copy of a log that anyone can check and any static web server
-// can serve (src/mirror/ says how each piece is checked), and its events as SQLite.
+// can serve (src/application/mirror/ says how each piece is checked), and its events as SQLite.
 import { mkdirSync } from 'node:fs';
 import { verifiersOf } from '../application/trust.ts';
-import { copyDir } from '../mirror/copy-dir.ts';
-import { logSource } from '../mirror/log-source.ts';
-import { mirror } from '../mirror/mirror.ts';
+import { copyDir } from '../application/mirror/copy-dir.ts';
+import { logSource } from '../application/mirror/log-source.ts';
+import { mirror } from '../application/mirror/mirror.ts';
 import { parse, run, UsageError } from './common.ts';
 import { progressBar } from './progress.ts';
 

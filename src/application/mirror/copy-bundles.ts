@@ -3,10 +3,10 @@
 // of the level-0 tile; its entry bundle must hold exactly those hashes. Full bundles kept
 // by an earlier run are not fetched again.
 import { readFile } from 'node:fs/promises';
-import { GENESIS_HASH } from '../store/hash-chain.ts';
-import type { ChainRow } from '../store/event-log.ts';
-import { eventLeaf } from '../support/merkle.ts';
-import { entryBundle, tilePath, TILE_WIDTH, type Tile } from '../support/tiles.ts';
+import { GENESIS_HASH } from '../../store/hash-chain.ts';
+import type { ChainRow } from '../../store/event-log.ts';
+import { eventLeaf } from '../../support/merkle.ts';
+import { entryBundle, tilePath, TILE_WIDTH, type Tile } from '../../support/tiles.ts';
 import { fileOf } from './copy-hash-tiles.ts';
 import type { CopyDir } from './copy-dir.ts';
 import { bundleRows } from './event-lines.ts';

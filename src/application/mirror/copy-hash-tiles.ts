@@ -2,7 +2,7 @@
 // against the checkpoint's root, then every full tile not kept yet against the hash its
 // parent holds for it, top down, so that each is known to be the signed tree's before it
 // is written. A full tile kept by an earlier run is never fetched again.
-import { tilePath, TILE_WIDTH, type Tile } from '../support/tiles.ts';
+import { tilePath, TILE_WIDTH, type Tile } from '../../support/tiles.ts';
 import type { CopyDir } from './copy-dir.ts';
 import { edgeTiles, hashesAt, hashesOf, rootFromEdges, tileRoot } from './tree-tiles.ts';
 

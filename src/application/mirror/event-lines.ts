@@ -1,9 +1,9 @@
 // An events bundle (tile/events/<N>) read back as the log's rows, each event's hash
 // recomputed from its fields and linked to the one before it: what a copy keeps is what
 // was hashed, or it keeps nothing of the bundle.
-import { eventHash } from '../store/hash-chain.ts';
-import type { ChainRow } from '../store/event-log.ts';
-import type { FeedEvent } from '../application/verify-signed.ts';
+import { eventHash } from '../../store/hash-chain.ts';
+import type { ChainRow } from '../../store/event-log.ts';
+import type { FeedEvent } from '../verify-signed.ts';
 
 /** seq and petId as written (JSON numbers may exceed 2^53). */
 const IDS = /^\{"seq":(\d+),"petId":(\d+),/;

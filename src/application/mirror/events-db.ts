@@ -4,8 +4,8 @@
 // auditors' guide's queries run on it unchanged. It is made anew beside the old one and
 // renamed over it: a reader never sees it half filled.
 import { renameSync, rmSync } from 'node:fs';
-import type { ChainRow } from '../store/event-log.ts';
-import { openStore } from '../store/open.ts';
+import type { ChainRow } from '../../store/event-log.ts';
+import { openStore } from '../../store/open.ts';
 
 export async function writeEventsDb(file: string, logId: string, events: AsyncIterable<ChainRow[]>): Promise<number> {
   const temp = `${file}.${process.pid}.tmp`;

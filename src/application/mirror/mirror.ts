@@ -4,11 +4,11 @@
 // then fetches what the copy lacks (tiles top down, then bundles), each piece checked
 // before it is written, and the checkpoint last: a run that fails keeps nothing of the
 // piece that did not match, and the copy keeps serving the checkpoint it had.
-import { trust } from '../application/monitor.ts';
-import { extensionProblem, newestCheckpoint, openCheckpoint, type SignedCheckpoint } from '../application/checkpoint-checks.ts';
-import { signedOutsideKeyTime } from '../application/trust.ts';
-import { ORIGIN_PREFIX } from '../support/checkpoint.ts';
-import { tilePath, type Tile } from '../support/tiles.ts';
+import { trust } from '../monitor.ts';
+import { extensionProblem, newestCheckpoint, openCheckpoint, type SignedCheckpoint } from '../checkpoint-checks.ts';
+import { signedOutsideKeyTime } from '../trust.ts';
+import { ORIGIN_PREFIX } from '../../support/checkpoint.ts';
+import { tilePath, type Tile } from '../../support/tiles.ts';
 import { copyBundles, keptRows } from './copy-bundles.ts';
 import type { CopyDir } from './copy-dir.ts';
 import { copyHashTiles } from './copy-hash-tiles.ts';

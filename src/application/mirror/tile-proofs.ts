@@ -2,11 +2,10 @@
 // tiles but not /v1/log/proof/*. A proof is then folded from the tiles that hold its
 // nodes, a handful per level, and answered as the route would answer it. Nothing here is
 // trusted: whoever asked checks the proof against a signed checkpoint, as always.
-import { consistencyRanges, inclusionRanges, nodesOf, proofHashes } from '../support/merkle.ts';
-import { TILE_HEIGHT, TILE_WIDTH } from '../support/tiles.ts';
+import { consistencyRanges, inclusionRanges, nodesOf, proofHashes } from '../../support/merkle.ts';
+import { tilePath, TILE_HEIGHT, TILE_WIDTH } from '../../support/tiles.ts';
 import { AnsweredStatus, type LogSource } from './log-source.ts';
 import { hashesAt, hashesOf, nodeLookup } from './tree-tiles.ts';
-import { tilePath } from '../support/tiles.ts';
 
 const PROOF = /^\/v1\/log\/proof\/(inclusion|consistency)\?(?:seq|from)=(\d+)&(?:size|to)=(\d+)$/;
 

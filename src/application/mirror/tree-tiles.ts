@@ -3,8 +3,8 @@
 // and a full tile's hashes fold to the one hash the level above holds for it. So the edge
 // tiles are checked against a signed checkpoint's root, then every full tile against its
 // parent, top down, as Go's TileHashReader does.
-import { MissingNode, nodeHash, treeRoot, type NodeLookup } from '../support/merkle.ts';
-import { leavesPerHash, TILE_HEIGHT, TILE_WIDTH, type Tile } from '../support/tiles.ts';
+import { MissingNode, nodeHash, treeRoot, type NodeLookup } from '../../support/merkle.ts';
+import { leavesPerHash, TILE_HEIGHT, TILE_WIDTH, type Tile } from '../../support/tiles.ts';
 
 /** How many hashes level `level` of the tree of size leaves holds (its complete 256^level-leaf subtrees). */
 export function hashesAt(size: number, level: number): number {
