@@ -109,7 +109,7 @@ export interface InventorySeen {
 
 /** The example service's signing key: a fixed Ed25519 seed (PKCS#8 DER around it), so
  * that the key log, and what the page shows of it, is the same on every run. */
-const EXAMPLE_SIGNING_KEY: SigningKeyData = {
+export const EXAMPLE_SIGNING_KEY: SigningKeyData = {
   pem: createPrivateKey({
     key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
     format: 'der',
