@@ -7,6 +7,7 @@ import { eventHash, GENESIS_HASH, type Digest } from '../store/hash-chain.ts';
 import type { SigningKeyInfo } from '../store/audit-reads.ts';
 import { eventTypeProblem } from './actor-checks.ts';
 import { keyTimeProblem } from './trust.ts';
+import { AnsweredStatus } from './mirror/log-source.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../support/signing.ts';
 
 export interface SignedHead extends HeadFields {
@@ -87,7 +88,7 @@ export function apiGetter(baseUrl: string, key: string, timeoutMs = 10_000): Api
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 200)}`);
+    if (res.status !== 200) throw new AnsweredStatus(path, res.status, text);
     return text;
   };
 }
