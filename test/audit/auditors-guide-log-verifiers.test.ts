@@ -4,7 +4,9 @@
 // receipt, print the same lines (Go's flags take --kept and --receipt too), and exit
 // non-zero on a tampered proof or receipt, a forked or cut log, and a checkpoint signed
 // by another key. Against the service on both stores, both check a kept checkpoint and
-// a PATCH's receipt, and fail on a copy restored from before them with other writes on top.
+// a PATCH's receipt (also on a copy made by scripts/mirror and served by a static server,
+// their consistency proofs folded from its tiles), and fail on a copy restored from before
+// them with other writes on top.
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { suite } from 'uvu';
@@ -16,6 +18,8 @@ import { tempDir, type TempDir } from '../kit/paths.ts';
 import { needing, tools, type Tool } from '../kit/tools.ts';
 import type { TestApp } from '../kit/app.ts';
 import { restoredCopy } from '../kit/restored-copy.ts';
+import { runScript } from '../kit/scripts.ts';
+import { serveStatic } from '../kit/static-server.ts';
 import { targetSuites } from '../kit/suites.ts';
 
 const [GO, PYTHON] = LOG_VERIFIERS as [string, string];
@@ -146,12 +150,12 @@ for (const [language, needs, make] of LANGUAGES) {
         writeFileSync(dir.path('kept'), (await a.get('/v1/log/checkpoint')).text);
         for (let i = 0; i < 4; i++) assert.is((await a.patch(3, { quantity: 10 + i })).status, 200);
         const [{ verifierKey }] = JSON.parse((await a.get('/v1/log/signing-keys')).text) as [{ verifierKey: string }];
-        const args = (t: TestApp) => [
+        const args = (t: TestApp | string) => [
           '--kept',
           dir.path('kept'),
           '--receipt',
           dir.path('receipt'),
-          `http://127.0.0.1:${t.port}`,
+          typeof t === 'string' ? t : `http://127.0.0.1:${t.port}`,
           verifierKey,
         ];
         const intact = await verify(args(a), a.key);
@@ -160,6 +164,20 @@ for (const [language, needs, make] of LANGUAGES) {
           intact.output,
           /^OK: the newest checkpoint \(10 events\) .*\nOK: the kept checkpoint \(6 events\) .*\nOK: the receipt's event \(seq 6\) .*\nOK: the receipt's checkpoint \(6 events\) is a prefix of the newest tree \(10 events\)\n$/,
         );
+        // A copy served by a static server has no proof routes: the proofs come from its tiles.
+        const copied = await runScript('mirror', ['--url', `http://127.0.0.1:${a.port}`, '--trust', verifierKey, dir.path('copy')], {
+          env: { INVENTORY_KEY: a.key },
+          timeoutMs: 120_000,
+        });
+        assert.is(copied.status, 0, copied.stderr);
+        const served = await serveStatic(dir.path('copy'));
+        try {
+          const onCopy = await verify(args(served.url), a.key);
+          assert.is(onCopy.status, 0, onCopy.output);
+          assert.is(onCopy.output, intact.output);
+        } finally {
+          await served.close();
+        }
         const b = await logs.restored();
         for (let i = 0; i < 8; i++) assert.is((await b.patch(4, { quantity: 20 + i })).status, 200);
         const forked = await verify(args(b), b.key);
