@@ -18,7 +18,7 @@ import { tempDir, type TempDir } from '../kit/paths.ts';
 import { needing, tools, type Tool } from '../kit/tools.ts';
 import type { TestApp } from '../kit/app.ts';
 import { restoredCopy } from '../kit/restored-copy.ts';
-import { runScript } from '../kit/scripts.ts';
+import { mirrored } from '../kit/tiles.ts';
 import { serveStatic } from '../kit/static-server.ts';
 import { targetSuites } from '../kit/suites.ts';
 
@@ -165,11 +165,7 @@ for (const [language, needs, make] of LANGUAGES) {
           /^OK: the newest checkpoint \(10 events\) .*\nOK: the kept checkpoint \(6 events\) .*\nOK: the receipt's event \(seq 6\) .*\nOK: the receipt's checkpoint \(6 events\) is a prefix of the newest tree \(10 events\)\n$/,
         );
         // A copy served by a static server has no proof routes: the proofs come from its tiles.
-        const copied = await runScript('mirror', ['--url', `http://127.0.0.1:${a.port}`, '--trust', verifierKey, dir.path('copy')], {
-          env: { INVENTORY_KEY: a.key },
-          timeoutMs: 120_000,
-        });
-        assert.is(copied.status, 0, copied.stderr);
+        await mirrored(a, verifierKey, dir.path('copy'));
         const served = await serveStatic(dir.path('copy'));
         try {
           const onCopy = await verify(args(served.url), a.key);

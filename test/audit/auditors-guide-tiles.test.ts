@@ -8,9 +8,8 @@ import { TILE_VERIFIER } from '../kit/auditors-guide.ts';
 import { buildGo, run } from '../kit/guide-programs.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tempDir } from '../kit/paths.ts';
-import { runScript } from '../kit/scripts.ts';
 import { serveStatic } from '../kit/static-server.ts';
-import { newPem, signedLogSuite, verifierKeyOf } from '../kit/tiles.ts';
+import { mirrored, newPem, signedLogSuite, verifierKeyOf } from '../kit/tiles.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { verifierKey as verifierKeyFor } from '../../src/support/checkpoint.ts';
 import { makeSigner } from '../../src/support/signing.ts';
@@ -56,11 +55,7 @@ needing(service, [tools.goSumdb])(
     try {
       const verify = await buildGo(dir, TILE_VERIFIER, 'verify_tiles');
       const verifierKey = await verifierKeyOf(t);
-      const copied = await runScript('mirror', ['--url', `http://127.0.0.1:${t.port}`, '--trust', verifierKey, dir.path('copy')], {
-        env: { INVENTORY_KEY: t.key },
-        timeoutMs: 120_000,
-      });
-      assert.is(copied.status, 0, copied.stderr);
+      await mirrored(t, verifierKey, dir.path('copy'));
       const served = await serveStatic(dir.path('copy'));
       try {
         const intact = await run(verify, [served.url, verifierKey], { INVENTORY_KEY: '' });
