@@ -35,6 +35,7 @@ const COMMANDS = [
   'backup',
   'copy-store',
   'follow',
+  'mirror',
 ];
 
 /** In each source file, import.meta.url as where that file is, seen from the bundle in outDir. */

@@ -32,6 +32,8 @@ import { operationsRoutes } from './http/routes/operations-routes.ts';
 import { metricsObserver } from './http/stages/metrics-observer.ts';
 import { observe } from './http/stages/observe.ts';
 import { makeRouter, underPrefix, type Route } from './http/routes/router.ts';
+import { tileRoutes } from './http/routes/tile-routes.ts';
+import { makeTileReads } from './application/read/tiles.ts';
 import type { Logger } from './support/logger.ts';
 import { makeMetrics, type Metrics } from './application/health/metrics.ts';
 import { loadOpenApi } from './openapi.ts';
@@ -171,6 +173,7 @@ export function buildApp({
       openapi,
     }),
     ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
+    ...tileRoutes({ tiles: makeTileReads(store), openapi }),
     ...eventsRoutes({ store, feed, openapi }),
   ];
 

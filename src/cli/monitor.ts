@@ -8,6 +8,8 @@ import { KeptFileError, monitor, type WholeLogVerdict } from '../application/ver
 import { verifiersOf } from '../application/signing/trust.ts';
 import { apiGetter, verifyThroughApi } from '../application/verify/verify-signed.ts';
 import { UsageError, type Parsed } from './common.ts';
+import { AnsweredStatus, logSource } from '../application/mirror/log-source.ts';
+import { wholeLogFromTiles } from '../application/mirror/whole-log.ts';
 
 export const MONITOR_OPTIONS = {
   checkpoint: { type: 'string' },
@@ -77,7 +79,12 @@ export async function monitorCommand(values: Parsed['values'], digests: number):
       const text = await api(path);
       wholeLogBytes += Buffer.byteLength(text);
       return text;
-    }, []);
+    }, []).catch((error: unknown) => {
+      // A copy served by a static server has the tiles, not the feed and the signed head.
+      if (error instanceof AnsweredStatus && error.status === 404) return undefined;
+      throw error;
+    });
+    if (v === undefined) return wholeLogFromTiles(logSource(url, key));
     return v.ok ? { ok: true, events: v.events, head: v.head } : v;
   };
   let verdict;

@@ -66,6 +66,9 @@ export interface AuditReads {
   /** The Merkle tree's stored nodes with these keys, by "level/index" (batch-plan.ts
    * nodeId); a node the tree lacks is missing from the map. */
   treeNodes(keys: readonly NodeKey[]): Promise<Map<string, Buffer>>;
+  /** The stored nodes of one level from index from on, at most count, by index: one
+   * range read (a tile). It ends before the first node the tree lacks. */
+  treeRow(level: number, from: number, count: number): Promise<Buffer[]>;
   /** How many nodes the tree stores (verify-log: none past the log's events). */
   treeNodeCount(): Promise<number>;
   /** The signing keys the key log holds (SigningKeyAdded), by seq, with their retirement and endorsement. */

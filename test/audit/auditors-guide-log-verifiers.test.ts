@@ -4,19 +4,21 @@
 // receipt, print the same lines (Go's flags take --kept and --receipt too), and exit
 // non-zero on a tampered proof or receipt, a forked or cut log, and a checkpoint signed
 // by another key. Against the service on both stores, both check a kept checkpoint and
-// a PATCH's receipt, and fail on a copy restored from before them with other writes on top;
-// they follow a rotation done as documented (endorse-signing, a restart with the new key,
-// retire-signing) with only the first key pinned, and refuse a key entered with SQL. A
-// malformed signature line and a verifier key that is none are refused in one line.
-import { spawn } from 'node:child_process';
+// a PATCH's receipt (also on a copy made by scripts/mirror and served by a static server,
+// their consistency proofs folded from its tiles), and fail on a copy restored from before
+// them with other writes on top; they follow a rotation done as documented
+// (endorse-signing, a restart with the new key, retire-signing) with only the first key
+// pinned, and refuse a key entered with SQL. A malformed signature line and a verifier key
+// that is none are refused in one line.
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { blocks, LOG_VERIFIERS, pageText } from '../kit/auditors-guide.ts';
+import { LOG_VERIFIERS } from '../kit/auditors-guide.ts';
+import { buildGo, guideBlock, run, type Ran } from '../kit/guide-programs.ts';
 import { DOUBLE_KEY, newKey, startLogDouble } from '../kit/log-double.ts';
 import { tempDir, type TempDir } from '../kit/paths.ts';
-import { GO_PATH, needing, tools, type Tool } from '../kit/tools.ts';
+import { needing, tools, type Tool } from '../kit/tools.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { runScript } from '../kit/scripts.ts';
 import { endorse, newSigningKey } from '../kit/signing-keys.ts';
@@ -24,30 +26,9 @@ import { openStore } from '../kit/stores.ts';
 import { forgeSigningKey } from '../kit/tamper.ts';
 import { makeSigner } from '../../src/support/signing.ts';
 import { restoredCopy } from '../kit/restored-copy.ts';
+import { mirrored } from '../kit/tiles.ts';
+import { serveStatic } from '../kit/static-server.ts';
 import { targetSuites } from '../kit/suites.ts';
-
-interface Ran {
-  status: number | null;
-  output: string;
-}
-
-/** Runs a program (not spawnSync: the stand-in answering it runs in this process). */
-function run(file: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, output }));
-  });
-}
-
-function guideBlock(heading: string, lang: string): string {
-  const found = blocks(pageText()).filter((b) => b.heading === heading && b.lang === lang);
-  assert.is(found.length, 1, `one ${lang} block under "${heading}"`);
-  return found[0]!.text;
-}
 
 const [GO, PYTHON] = LOG_VERIFIERS as [string, string];
 type Verifier = (args: string[], key?: string) => Promise<Ran>;
@@ -146,11 +127,8 @@ async function exercise(verify: Verifier, dir: TempDir): Promise<void> {
 
 /** Builds the page's Go verifier in dir with Debian's x/mod. */
 async function goVerifier(dir: TempDir): Promise<Verifier> {
-  writeFileSync(dir.path('verify_log.go'), guideBlock(GO, 'go'));
-  const env = { GOPATH: GO_PATH, GO111MODULE: 'off', GOCACHE: dir.path('go-cache'), GOFLAGS: '' };
-  const built = await run('go', ['build', '-o', 'verify_log', 'verify_log.go'], env, dir.dir);
-  assert.is(built.status, 0, built.output);
-  return (args, key = DOUBLE_KEY) => run(dir.path('verify_log'), args, { INVENTORY_KEY: key });
+  const program = await buildGo(dir, GO, 'verify_log');
+  return (args, key = DOUBLE_KEY) => run(program, args, { INVENTORY_KEY: key });
 }
 
 function pythonVerifier(dir: TempDir): Verifier {
@@ -196,12 +174,12 @@ for (const [language, needs, make] of LANGUAGES) {
         writeFileSync(dir.path('kept'), (await a.get('/v1/log/checkpoint')).text);
         for (let i = 0; i < 4; i++) assert.is((await a.patch(3, { quantity: 10 + i })).status, 200);
         const [{ verifierKey }] = JSON.parse((await a.get('/v1/log/signing-keys')).text) as [{ verifierKey: string }];
-        const args = (t: TestApp) => [
+        const args = (t: TestApp | string) => [
           '--kept',
           dir.path('kept'),
           '--receipt',
           dir.path('receipt'),
-          `http://127.0.0.1:${t.port}`,
+          typeof t === 'string' ? t : `http://127.0.0.1:${t.port}`,
           verifierKey,
         ];
         const intact = await verify(args(a), a.key);
@@ -210,6 +188,16 @@ for (const [language, needs, make] of LANGUAGES) {
           intact.output,
           /^OK: the newest checkpoint \(10 events\) .*\nOK: the kept checkpoint \(6 events\) .*\nOK: the receipt's event \(seq 6\) .*\nOK: the receipt's checkpoint \(6 events\) is a prefix of the newest tree \(10 events\)\n$/,
         );
+        // A copy served by a static server has no proof routes: the proofs come from its tiles.
+        await mirrored(a, verifierKey, dir.path('copy'));
+        const served = await serveStatic(dir.path('copy'));
+        try {
+          const onCopy = await verify(args(served.url), a.key);
+          assert.is(onCopy.status, 0, onCopy.output);
+          assert.is(onCopy.output, intact.output);
+        } finally {
+          await served.close();
+        }
         const b = await logs.restored();
         for (let i = 0; i < 8; i++) assert.is((await b.patch(4, { quantity: 20 + i })).status, 200);
         const forked = await verify(args(b), b.key);

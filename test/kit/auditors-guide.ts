@@ -25,6 +25,8 @@ export const SIGNED = 'Signed heads and receipts: proof for people without the d
 export const PAGE_DB = 'data/inventory.db';
 /** The headings of the log verifiers in Go and Python, run against a service by a test of their own. */
 export const LOG_VERIFIERS = ['A verifier in Go', 'A verifier in Python'];
+/** The heading of the tile verifier in Go, run against a service and a copy by a test of its own. */
+export const TILE_VERIFIER = "Go's TileHashReader: every tile, checked";
 const BIG = 9007199254740993n;
 const MAX = 9223372036854775807n;
 
@@ -107,7 +109,7 @@ export interface InventorySeen {
 
 /** The example service's signing key: a fixed Ed25519 seed (PKCS#8 DER around it), so
  * that the key log, and what the page shows of it, is the same on every run. */
-const EXAMPLE_SIGNING_KEY: SigningKeyData = {
+export const EXAMPLE_SIGNING_KEY: SigningKeyData = {
   pem: createPrivateKey({
     key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
     format: 'der',

@@ -32,10 +32,22 @@ const WATCHED = ['x-request-id', 'etag', 'www-authenticate', 'accept-patch', 're
 export function operationOf(method: string, path: string): Obj {
   const p = path.split('?')[0]!;
   const item =
-    p === '/v1/inventory' ? doc.paths['/inventory'] : p.startsWith('/v1/inventory/') ? doc.paths['/inventory/{petId}'] : doc.paths[p];
+    p === '/v1/inventory'
+      ? doc.paths['/inventory']
+      : p.startsWith('/v1/inventory/')
+        ? doc.paths['/inventory/{petId}']
+        : p.startsWith('/v1/log/tile/')
+          ? doc.paths[tileTemplate(p)]
+          : doc.paths[p];
   const op = item?.[method.toLowerCase()];
   if (!op) throw new Error(`the document has no operation for ${method} ${path}`);
   return op;
+}
+
+/** The document's path of a tile's request path. */
+function tileTemplate(path: string): string {
+  const kind = path.split('/')[4];
+  return kind === 'entries' || kind === 'events' ? `/log/tile/${kind}/{index}` : '/log/tile/{level}/{index}';
 }
 
 // Request headers the service judges: where a test sends one, the operation must declare it.

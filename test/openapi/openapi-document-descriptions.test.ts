@@ -29,7 +29,8 @@ live('a wrong method is 405 with Allow, which the document describes, and lists 
 
 /** A concrete request path for a documented path. */
 const UNVERSIONED = ['/openapi.json', '/healthz', '/readyz'];
-const concrete = (docPath: string) => (UNVERSIONED.includes(docPath) ? docPath : `/v1${docPath.replace('{petId}', '7')}`);
+const concrete = (docPath: string) =>
+  UNVERSIONED.includes(docPath) ? docPath : `/v1${docPath.replace('{petId}', '7').replace('{level}', '0').replace('{index}', '000')}`;
 
 /** The Allow an OPTIONS on the path must answer: the document's methods, HEAD with GET, and OPTIONS. */
 function allowOf(docPath: string): string[] {

@@ -5,6 +5,8 @@
 import { parseCheckpoint, parseNote, type Checkpoint, type Verifier } from '../../support/checkpoint.ts';
 import { rootFromInclusion, verifyConsistency } from '../../support/merkle-verify.ts';
 import { trustedSigners, type ListedKey } from '../signing/trust.ts';
+import { logSource } from '../mirror/log-source.ts';
+import { withTileProofs } from '../mirror/tile-proofs.ts';
 
 /** GETs a path of the service with the key, its body as text; throws on anything but 200. */
 export type TextGet = (path: string) => Promise<string>;
@@ -15,23 +17,11 @@ interface CountingGet {
   bytes(): number;
 }
 
+/** The service's (or a copy's) answers as text; a proof route that a copy served by a
+ * static server lacks is answered from its tiles. */
 export function serviceGetter(baseUrl: string, key: string, timeoutMs = 10_000): CountingGet {
-  const base = baseUrl.replace(/\/+$/, '');
-  let bytes = 0;
-  return {
-    bytes: () => bytes,
-    async get(path) {
-      const res = await fetch(`${base}${path}`, {
-        headers: { Authorization: `Bearer ${key}` },
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const body = Buffer.from(await res.arrayBuffer());
-      bytes += body.length;
-      const text = body.toString('utf8');
-      if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 200)}`);
-      return text;
-    },
-  };
+  const source = logSource(baseUrl, key, timeoutMs);
+  return { bytes: () => source.downloaded(), get: withTileProofs(source) };
 }
 
 export interface SignedCheckpoint extends Checkpoint {

@@ -42,7 +42,7 @@ export class KeptFileError extends Error {
 
 /** The keys this run pins: those kept and given, or on first use the log's first key (the
  * keys endorsed from it are trusted through their endorsements, each checked). */
-function pins(run: MonitorRun, logKeys: readonly ListedKey[], report: string[]): string[] {
+function pins(run: Pick<MonitorRun, 'keptKeys' | 'trust'>, logKeys: readonly ListedKey[], report: string[]): string[] {
   const keys = [...(run.keptKeys ?? []), ...run.trust];
   const first = logKeys[0];
   if (run.keptKeys === undefined && run.trust.length === 0 && first) {
@@ -99,8 +99,9 @@ async function laterRun(
   return checkpoint;
 }
 
-/** The pinned keys and those they endorsed (reported), and the keys the log lists. */
-async function trust(run: MonitorRun, report: string[]) {
+/** The pinned keys and those they endorsed (reported), and the keys the log lists: the
+ * monitor's trust, which a copy (scripts/mirror) keeps the same way. */
+export async function trust(run: Pick<MonitorRun, 'get' | 'keptKeys' | 'trust'>, report: string[]) {
   const listed = await listedKeys(run.get);
   const keys = pins(run, listed, report);
   const pinned = verifiersOf(keys, 'a pinned key');

@@ -8,6 +8,7 @@ import type { SigningKeyInfo } from '../../store/audit-reads.ts';
 import { eventTypeProblem } from './actor-checks.ts';
 import { keyTimeProblem } from '../signing/trust.ts';
 import { headMessage, keyIdOf, publicKeyFromRaw, verifySignature, type HeadFields } from '../../support/signing.ts';
+import { AnsweredStatus } from '../mirror/log-source.ts';
 
 export interface SignedHead extends HeadFields {
   signature: { keyId: string; value: string };
@@ -87,7 +88,7 @@ export function apiGetter(baseUrl: string, key: string, timeoutMs = 10_000): Api
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 200)}`);
+    if (res.status !== 200) throw new AnsweredStatus(path, res.status, text);
     return text;
   };
 }
@@ -99,7 +100,8 @@ function exactIds(page: string): [string, string][] {
   return [...page.matchAll(/\{"seq":(\d+),"petId":(\d+),/g)].map((m) => [m[1]!, m[2]!]);
 }
 
-interface FeedEvent {
+/** An event as the feed (and an events bundle) gives it; seq and petId are read from the text. */
+export interface FeedEvent {
   version: number;
   type: string;
   data: unknown;

@@ -37,7 +37,7 @@ interface Operation {
 /** The operation of a route: its template (`/v1/log/head`, `/v1/inventory/:petId`) is
  * the document's path under its server (`/log/head`, `/inventory/{petId}`). */
 function operationOf(doc: OpenApiDocument, method: string, template: string): Operation {
-  const path = template.replace(/^\/v1(?=\/)/, '').replace(/:(\w+)/g, '{$1}');
+  const path = template.replace(/^\/v1(?=\/)/, '').replace(/[:*](\w+)/g, '{$1}');
   const paths = doc.paths as Record<string, Record<string, Operation>> | undefined;
   const operation = paths?.[path]?.[method.toLowerCase()];
   if (!operation) throw new Error(`the OpenAPI document has no operation ${method} ${path}`);

@@ -26,7 +26,7 @@ import { swapProjection } from './projection.ts';
 import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
 import { stockAdjustments } from './stock-adjustments.ts';
 import { commitOutcome, diagnostics, probeWrite } from './store-health.ts';
-import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes } from './verifiable-log-reads.ts';
+import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes, treeRow } from './verifiable-log-reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
 
 /** How long a rebuild waits for the chain head (writers finish their batch first). */
@@ -120,6 +120,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     signingKeys: () => signingKeys(pool),
     treeNodes: (keys) => treeNodes(pool, keys),
     treeNodeCount: () => treeNodeCount(pool),
+    treeRow: (level, from, count) => treeRow(pool, level, from, count),
     eventsAfter: (after, limit) => eventsAfter(pool, after, limit),
     stockAdjustments: (filter) => stockAdjustments(pool, filter),
     snapshot: (read) => snapshot(pool, read),

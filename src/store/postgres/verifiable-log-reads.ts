@@ -10,6 +10,7 @@ import type { KeyChainRow, KeyRecord } from '../keys.ts';
 import { SIGNING_KEYS_SQL, signingKeyInfo } from '../signing-keys.ts';
 import { page, SNAPSHOT } from './pages.ts';
 import { inTransaction } from './transactions.ts';
+import { contiguous } from '../tree-rows.ts';
 
 /** The triggers that keep the logs append-only and the keys chained, with their tables. */
 const GUARDS = [
@@ -99,6 +100,18 @@ export async function treeNodes(pool: pg.Pool, keys: readonly NodeKey[]): Promis
     [keys.map((k) => k.level), keys.map((k) => String(k.index))],
   );
   return new Map(rows.map((r) => [nodeId(r.level, Number(r.idx)), r.hash]));
+}
+
+export async function treeRow(pool: pg.Pool, level: number, from: number, count: number): Promise<Buffer[]> {
+  // idx is named otherwise as text: ORDER BY would take the text column and sort 10 before 2.
+  const { rows } = await pool.query<{ i: string; hash: Buffer }>({
+    text: 'SELECT idx::text AS i, hash FROM tree_nodes WHERE level = $1 AND idx >= $2 AND idx < $3 ORDER BY idx',
+    values: [level, from, from + count],
+  });
+  return contiguous(
+    rows.map((r) => [r.i, r.hash] as const),
+    from,
+  );
 }
 
 export async function treeNodeCount(pool: pg.Pool): Promise<number> {

@@ -65,6 +65,7 @@ export function portOver(reader: Reader, writer: StoreWriter, now: () => number)
     signingKeys: async () => reader.signingKeys(),
     treeNodes: async (keys) => reader.treeNodes(keys),
     treeNodeCount: async () => reader.treeNodeCount(),
+    treeRow: async (level, from, count) => reader.treeRow(level, from, count),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
     snapshot: (read) => reader.snapshot(read),

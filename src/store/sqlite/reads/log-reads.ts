@@ -10,6 +10,7 @@ import type { Db } from '../database.ts';
 import type { LogView } from '../../audit-reads.ts';
 import type { ChainRow, ReplayRow, SeqRange } from '../../event-log.ts';
 import type { ProjectionTable } from '../projection.ts';
+import { contiguous } from '../../tree-rows.ts';
 import type { Scans } from './scans.ts';
 
 export interface LogReader {
@@ -20,16 +21,22 @@ export interface LogReader {
   chainRows(): AsyncIterable<ChainRow[]>;
   treeNodes(keys: readonly NodeKey[]): Map<string, Buffer>;
   treeNodeCount(): number;
+  treeRow(level: number, from: number, count: number): Buffer[];
   eventsAfter(after: bigint, limit: number): ChainRow[];
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
 }
 
-/** The tree's nodes by key, and how many there are: point reads. */
-function makeTreeReads(pointDb: Db): Pick<LogReader, 'treeNodes' | 'treeNodeCount'> {
+/** The tree's nodes by key, a level's nodes by index range, and how many there are: point reads. */
+function makeTreeReads(pointDb: Db): Pick<LogReader, 'treeNodes' | 'treeNodeCount' | 'treeRow'> {
   const treeNode = pointDb.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?').pluck();
   const treeNodeCount = pointDb.prepare('SELECT count(*) FROM tree_nodes').pluck();
+  const treeRow = pointDb.prepare('SELECT idx, hash FROM tree_nodes WHERE level = ? AND idx >= ? AND idx < ? ORDER BY idx').raw();
   return {
     treeNodeCount: () => treeNodeCount.get() as number,
+    treeRow(level, from, count) {
+      const rows = treeRow.all(level, from, from + count) as [number, Buffer][];
+      return contiguous(rows, from);
+    },
     treeNodes(keys) {
       const found = new Map<string, Buffer>();
       for (const { level, index } of keys) {
