@@ -33,7 +33,8 @@ export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppen
     return plan.outcomes;
   };
 
-  const append = async (jobs: Job[], { submissions, positions, outcomes, refusals, decideAgain }: BatchPlan, gate: CommitGate) => {
+  const append = async (jobs: Job[], plan: BatchPlan, gate: CommitGate) => {
+    const { submissions, positions, outcomes, refusals, decideAgain } = plan;
     // Real time, not the injected clock: this bounds how long a client waits.
     let waitUntil = Infinity;
     for (const i of positions) waitUntil = Math.min(waitUntil, jobs[i]!.deadline);
@@ -48,7 +49,9 @@ export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppen
       if (!outcome.ok) outcomes[i] = outcome;
       else outcomes[i] = { ok: true, value: refusal ?? { kind: 'applied', entries: writtenOf(outcome.value, types) } };
     });
-    entries.committed(appended.some((outcome) => !outcome.ok));
+    // A job decided again by the store met another writer's commit: what this process
+    // remembers of other pets may be stale as well, and is read again.
+    entries.committed(plan.overtaken || appended.some((outcome) => !outcome.ok));
     onAppended?.(submissions.length, (performance.now() - started) / 1000, types);
   };
 

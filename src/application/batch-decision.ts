@@ -33,6 +33,9 @@ export interface BatchPlan {
   /** For the store (BatchOptions.decideAgain): submission k decided again; keeps refusals
    * up to date with the decision it returns. */
   decideAgain: DecideAgain;
+  /** Set once the store decided a job again: another writer came in between, so the
+   * entries this process remembers may be stale too. */
+  overtaken: boolean;
 }
 
 /** When the batch is recorded, and until when its stored answers are kept. */
@@ -59,7 +62,9 @@ function planOf(jobs: Job[], decided: Decided, times: BatchTimes): BatchPlan {
     positions: [],
     outcomes: new Array<Outcome<JobResult>>(jobs.length),
     refusals: new Map(),
+    overtaken: false,
     decideAgain: (k, entry) => {
+      plan.overtaken = true;
       const i = plan.positions[k]!;
       const job = jobs[i]!;
       const current = new Map<bigint, Entry | undefined>(job.commands.map(({ petId }) => [petId, entry(petId)]));
