@@ -9,12 +9,15 @@
 // lock, as happens to the slower of two instances under load. A command that is only ever decided outside
 // the lock would conflict on every attempt until its attempts ran out (a 503); decided
 // again under the lock, inside the batch's own transaction, it commits whatever A does.
+// A refusal decided under the lock is the request's answer: an If-Match that held on B's
+// read but not on the entry under the lock is a 412, and B writes nothing.
 // SQLite is not run here: its writer thread cannot call back into the application to
 // decide a command again (closures do not cross threads), so a stale decision there is
 // retried by the retry policy alone, and this test's adversary would starve it.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler, type CommandHandler } from '../../src/application/commands.ts';
+import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 import { eventsOf } from '../kit/fixtures.ts';
@@ -150,5 +153,39 @@ hot(
     assert.is(versions.size, answers.length, 'each 200 names its own version');
   },
 );
+
+hot("an If-Match that matched B's stale read but not the entry under the lock: 412, nothing written by B", async ({ apps }) => {
+  const a = await startApp({ target, realClock: true });
+  apps.push(a);
+  await a.track(1, 0);
+  const interference: Interference = { writes: 0, failures: [], decidedAgain: 0 };
+  const fromA = makeCommandHandler({ store: a.store, now: Date.now });
+  const b = readingStale(await target.open(a.db), fromA, interference);
+  try {
+    const fromB = makeCommandHandler({ store: b, now: Date.now });
+    // Decided on B's read (version 1, If-Match "1" holds), then stale: A wrote version 2.
+    const ifMatch = (version: number) => (version === 1 ? undefined : 'If-Match');
+    const refused = await fromB
+      .handle({ type: 'SetQuantity', petId: 1n, quantity: 99, precondition: ifMatch }, { actor: 'cli:b', requestId: 'b' })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    assert.instance(refused, PreconditionFailed);
+    assert.equal(interference.failures, []);
+    assert.is(interference.writes, 1);
+    assert.is(interference.decidedAgain, 1, 'decided again under the lock, not retried');
+    const events = await eventsOf(a.store);
+    assert.equal(
+      events.map((e) => [e.version, e.actor]),
+      [
+        [1n, 'cli:test'],
+        [2n, 'cli:interference'],
+      ],
+    );
+  } finally {
+    await b.close();
+  }
+});
 
 hot.run();
