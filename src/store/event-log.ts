@@ -35,6 +35,19 @@ export interface Appended {
   checkpoint?: string;
 }
 
+/** What a submission is decided again into: a submission to plan in its place, or its refusal (the submission's outcome). */
+export type DecidedAgain = Submission | { refusal: unknown };
+
+/**
+ * Decides the batch's submission at `index` again, against the entries of its pets as the
+ * batch holds them under its lock (`entry(petId)`: undefined when the pet is not
+ * tracked), after the version it was decided against turned out stale. Synchronous and
+ * pure but for keeping its own record of the new decision: the store may plan a batch
+ * more than once (one submission at a time after a failed write), and the decision it
+ * made last is the one written.
+ */
+export type DecideAgain = (index: number, entry: (petId: bigint) => Entry | undefined) => DecidedAgain;
+
 export interface BatchOptions {
   /** Wall-clock time (Date.now) after which the batch stops waiting for the write lock
    * and rejects with a contention error (fault() says so), nothing of it written. On
@@ -45,6 +58,10 @@ export interface BatchOptions {
    * batch given up before that rolls back instead, and once it is entered a client
    * answered without the batch's result cannot be told that nothing was written. */
   gate?: CommitGate;
+  /** Given, a submission whose expected version is stale is decided again by it, in the
+   * batch's transaction, instead of failing with VersionConflict. Stores that cannot call
+   * back into the caller while they hold the lock (SQLite's writer thread) ignore it. */
+  decideAgain?: DecideAgain;
 }
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
@@ -114,7 +131,9 @@ export interface EventLog {
    * with them. A submission whose expected version does not match fails with
    * VersionConflict; once a submission failed on a pet, later ones of the batch on that
    * pet fail too (they were decided against its result): with a VersionConflict when it
-   * conflicted, else with its error. Rejects, leaving nothing,
+   * conflicted, else with its error. With options.decideAgain (where the store supports
+   * it), a submission that would fail with VersionConflict is decided again instead, and
+   * what that gives is planned in its place. Rejects, leaving nothing,
    * when the batch as a whole could not be committed (the lock, the disk).
    */
   appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;

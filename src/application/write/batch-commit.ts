@@ -1,6 +1,9 @@
 // One batch of the group commit: its jobs decided together (batch-decision.ts) and
 // appended as one port call, the events and the projection in one transaction; each job
-// then has its own outcome (one job's refusal leaves the others untouched).
+// then has its own outcome (one job's refusal leaves the others untouched). A job the
+// store finds stale under its lock is decided again there, by the plan's decideAgain,
+// where the store can (PostgreSQL); elsewhere it fails with VersionConflict and the
+// command handler's retry policy decides it again in a later batch.
 import type { Appended, EventLog, Outcome } from '../../store/event-log.ts';
 import { newCommitGate, type CommitGate } from '../../store/commit-gate.ts';
 import { DeadlinePassed } from '../../store/health.ts';
@@ -30,21 +33,25 @@ export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppen
     return plan.outcomes;
   };
 
-  const append = async (jobs: Job[], { submissions, positions, outcomes, refusals }: BatchPlan, gate: CommitGate) => {
+  const append = async (jobs: Job[], plan: BatchPlan, gate: CommitGate) => {
+    const { submissions, positions, outcomes, refusals, decideAgain } = plan;
     // Real time, not the injected clock: this bounds how long a client waits.
     let waitUntil = Infinity;
     for (const i of positions) waitUntil = Math.min(waitUntil, jobs[i]!.deadline);
     const started = performance.now();
-    const appended = await store.appendBatch(submissions, { waitUntil, gate });
+    const appended = await store.appendBatch(submissions, { waitUntil, gate, decideAgain });
     const types: string[] = [];
     appended.forEach((outcome, k) => {
       const i = positions[k]!;
-      // A refusal whose answer was stored is still a refusal, answered as stored.
+      // A refusal whose answer was stored is still a refusal, answered as stored (as
+      // decided last, when the store decided the job again).
       const refusal = refusals.get(i);
       if (!outcome.ok) outcomes[i] = outcome;
       else outcomes[i] = { ok: true, value: refusal ?? { kind: 'applied', entries: writtenOf(outcome.value, types) } };
     });
-    entries.committed(appended.some((outcome) => !outcome.ok));
+    // A job decided again by the store met another writer's commit: what this process
+    // remembers of other pets may be stale as well, and is read again.
+    entries.committed(plan.overtaken || appended.some((outcome) => !outcome.ok));
     onAppended?.(submissions.length, (performance.now() - started) / 1000, types);
   };
 

@@ -1,9 +1,13 @@
 // The decision of a batch: its jobs decided in order, each against the entries as the
 // earlier ones leave them (pure, but for the read of the entries), and what that asks the
 // store to append. A refusal is an outcome of its own, or, with a key, an answer to store.
+// The plan also tells the store how to decide a job again, by the same decide, should
+// the entries it was decided against be stale once the store holds the lock (another
+// instance committed in between): in the batch's own transaction, which nobody else can
+// overtake.
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { decide, type Command } from '../../domain/decide.ts';
-import type { Outcome, StreamAppend, Submission } from '../../store/event-log.ts';
+import type { DecideAgain, Outcome, StreamAppend, Submission } from '../../store/event-log.ts';
 import type { StoredAnswer } from '../../store/idempotency.ts';
 import type { Job, JobResult } from './command-job.ts';
 import { isStoredRefusal, type Idempotent, type Refused } from './command-result.ts';
@@ -26,6 +30,12 @@ export interface BatchPlan {
   outcomes: Outcome<JobResult>[];
   /** By job: the refusals whose answer a submission stores. */
   refusals: Map<number, Refused>;
+  /** For the store (BatchOptions.decideAgain): submission k decided again; keeps refusals
+   * up to date with the decision it returns. */
+  decideAgain: DecideAgain;
+  /** Set once the store decided a job again: another writer came in between, so the
+   * entries this process remembers may be stale too. */
+  overtaken: boolean;
 }
 
 /** When the batch is recorded, and until when its stored answers are kept. */
@@ -46,29 +56,59 @@ export async function decideBatch(jobs: Job[], entries: KnownEntries, times: Bat
   return planOf(jobs, decided, times);
 }
 
-function planOf(jobs: Job[], decided: Decided, { recordedAt, expiresAt }: BatchTimes): BatchPlan {
-  const plan: BatchPlan = { submissions: [], positions: [], outcomes: new Array<Outcome<JobResult>>(jobs.length), refusals: new Map() };
+function planOf(jobs: Job[], decided: Decided, times: BatchTimes): BatchPlan {
+  const plan: BatchPlan = {
+    submissions: [],
+    positions: [],
+    outcomes: new Array<Outcome<JobResult>>(jobs.length),
+    refusals: new Map(),
+    overtaken: false,
+    decideAgain: (k, entry) => {
+      plan.overtaken = true;
+      const i = plan.positions[k]!;
+      const job = jobs[i]!;
+      const current = new Map<bigint, Entry | undefined>(job.commands.map(({ petId }) => [petId, entry(petId)]));
+      const again = submissionOf(job, decideJobs([job], { current, known: false }, times.recordedAt).results[0]!, times);
+      // The store plans what this returns in the submission's place: the job is answered
+      // by this decision, not the first.
+      if (again.refusal) plan.refusals.set(i, again.refusal);
+      else plan.refusals.delete(i);
+      return 'submission' in again ? again.submission : { refusal: again.error };
+    },
+  };
   jobs.forEach((job, i) => {
-    const { result, appends, decidedVersion } = decided.results[i]!;
-    // The record of the job's answer, decided on its first pet's entry as it was.
-    const answer = answerOf(job.idempotent, result);
-    if ('error' in result && !answer) {
-      plan.outcomes[i] = { ok: false, error: result.error };
+    const made = submissionOf(job, decided.results[i]!, times);
+    if (!('submission' in made)) {
+      plan.outcomes[i] = { ok: false, error: made.error };
       return;
     }
-    const submission: Submission = { meta: job.meta, recordedAt, appends };
-    if (answer) {
-      const { scope, path, fingerprint } = job.idempotent!;
-      submission.idempotency = {
-        record: { ...scope, path, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
-        decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
-      };
-      if ('error' in result && isStoredRefusal(result.error)) plan.refusals.set(i, { kind: 'refused', refusal: result.error, answer });
-    }
-    plan.submissions.push(submission);
+    if (made.refusal) plan.refusals.set(i, made.refusal);
+    plan.submissions.push(made.submission);
     plan.positions.push(i);
   });
   return plan;
+}
+
+/** What a job's decision asks of the store: a submission (with the refusal whose answer
+ * it stores, if it is one), or nothing, when it is a refusal without an answer to store. */
+function submissionOf(
+  job: Job,
+  { result, appends, decidedVersion }: Decided['results'][number],
+  { recordedAt, expiresAt }: BatchTimes,
+): { submission: Submission; refusal?: Refused } | { error: unknown; refusal?: undefined } {
+  // The record of the job's answer, decided on its first pet's entry as it was.
+  const answer = answerOf(job.idempotent, result);
+  if ('error' in result && !answer) return { error: result.error };
+  const submission: Submission = { meta: job.meta, recordedAt, appends };
+  if (!answer) return { submission };
+  const { scope, path, fingerprint } = job.idempotent!;
+  submission.idempotency = {
+    record: { ...scope, path, ...answer, fingerprint, createdAt: recordedAt, expiresAt },
+    decidedOn: { petId: job.commands[0]!.petId, version: decidedVersion },
+  };
+  if ('error' in result && isStoredRefusal(result.error))
+    return { submission, refusal: { kind: 'refused', refusal: result.error, answer } };
+  return { submission };
 }
 
 /** The answer to store with a job's key; undefined: none (the key stays free). */

@@ -5,9 +5,11 @@
 // against its result, which never happened). What it returns is the rows to write (each
 // event with its seq and hash-chain link, each entry's final row, each record) and the
 // outcomes; the adapter only runs SQL. Pure: nothing here reads or writes a database.
+// Given the caller's decideAgain, a stale submission is decided again here, under the
+// batch's lock, instead of failing (plan-submission.ts).
 // Each submission is decided in plan-submission.ts, the tree grown in plan-tree.ts.
 import type { IdempotencyRecord, IdempotencyScope } from '../idempotency.ts';
-import type { Appended, Outcome, Submission } from '../event-log.ts';
+import type { Appended, DecideAgain, Outcome, Submission } from '../event-log.ts';
 import type { Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
 import { decideSubmission, type EventRow, type PlanDraft } from './plan-submission.ts';
@@ -66,12 +68,23 @@ export function batchScopes(submissions: readonly Submission[]): IdempotencyScop
   return submissions.flatMap((s) => (s.idempotency ? [s.idempotency.record] : []));
 }
 
-/**
- * Decides submissions in order against state. failedPets carries the pets on which an
- * earlier submission failed, and why, across calls (one at a time after a failed
- * write); state is not changed.
- */
-export function planBatch(submissions: readonly Submission[], state: PlanState, failedPets = new Map<bigint, unknown>()): BatchPlan {
+/** How a plan of some of a batch's submissions decides them. */
+interface PlanOptions {
+  /** The pets on which an earlier submission failed, and why, carried across calls (one
+   * at a time after a failed write). */
+  failedPets?: Map<bigint, unknown>;
+  /** The caller's way to decide a stale submission again (BatchOptions.decideAgain). */
+  decideAgain?: DecideAgain | undefined;
+  /** The index in the batch of the first submission planned (one at a time: its own). */
+  first?: number;
+}
+
+/** Decides submissions in order against state; state is not changed. */
+export function planBatch(
+  submissions: readonly Submission[],
+  state: PlanState,
+  { failedPets = new Map<bigint, unknown>(), decideAgain, first = 0 }: PlanOptions = {},
+): BatchPlan {
   const draft: PlanDraft = {
     seq: state.seq,
     prevHash: state.hash,
@@ -83,7 +96,12 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
     receipts: [],
   };
   const context = { failedPets, inFlight: state.inFlight, signs: state.signs === true };
-  const outcomes = submissions.map((submission) => decideSubmission(draft, submission, context));
+  const outcomes = submissions.map((submission, k) =>
+    decideSubmission(draft, submission, {
+      ...context,
+      decideAgain: decideAgain && ((entry: (petId: bigint) => Entry | undefined) => decideAgain(first + k, entry)),
+    }),
+  );
   const { tree, frontier } = treeAfter(Number(state.seq), state.frontier, draft.events, draft.receipts);
   const next = {
     seq: draft.seq,
@@ -114,12 +132,13 @@ export function planBatch(submissions: readonly Submission[], state: PlanState, 
 export function* oneAtATime(
   submissions: readonly Submission[],
   start: PlanState,
+  decideAgain?: DecideAgain,
 ): Generator<BatchPlan, Outcome<Appended[]>[], { error: unknown } | undefined> {
   let state = start;
   const failedPets = new Map<bigint, unknown>();
   const outcomes: Outcome<Appended[]>[] = [];
-  for (const submission of submissions) {
-    const single = planBatch([submission], state, failedPets);
+  for (const [first, submission] of submissions.entries()) {
+    const single = planBatch([submission], state, { failedPets, decideAgain, first });
     const outcome = single.outcomes[0]!;
     if (!writesAnything(single)) {
       outcomes.push(outcome);

@@ -1,12 +1,14 @@
 // One submission of a batch plan, decided against what the plan's earlier submissions
 // left: refused (a pet an earlier one failed on, a key taken or being processed, a stale
 // version), or its events chained (seq, hash) and applied to its entries, its record kept
-// and its receipt listed. A conflict anywhere undoes the whole submission. Pure.
+// and its receipt listed. A conflict anywhere undoes the whole submission; given the
+// caller's decideAgain, a stale submission is then decided again against the draft's
+// entries, and what that gives is planned in its place. Pure but for that call.
 import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import { eventHash } from '../hash-chain.ts';
 import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord } from '../idempotency.ts';
-import { VersionConflict, type Appended, type Outcome, type Submission } from '../event-log.ts';
+import { VersionConflict, type Appended, type DecidedAgain, type Outcome, type Submission } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
 
@@ -46,14 +48,18 @@ interface DecisionContext {
   inFlight: ReadonlySet<string> | undefined;
   /** Whether receipts are signed. */
   signs: boolean;
+  /** Decides this submission again against the draft's entries (the caller's
+   * decideAgain, for this submission); undefined: a stale submission fails. */
+  decideAgain?: ((entry: (petId: bigint) => Entry | undefined) => DecidedAgain) | undefined;
 }
 
 type Failed = { ok: false; error: unknown };
 
-/** The refusal of a submission before any of its events is chained, if it is refused. */
-function refusal(draft: PlanDraft, { appends, idempotency }: Submission, context: DecisionContext): Failed | undefined {
+/** The refusal of a submission before any of its events is chained, if it is refused.
+ * fresh: decided against the draft itself, not against an earlier submission's result. */
+function refusal(draft: PlanDraft, { appends, idempotency }: Submission, context: DecisionContext, fresh: boolean): Failed | undefined {
   const { failedPets } = context;
-  const stale = appends.find((a) => failedPets.has(a.petId));
+  const stale = fresh ? undefined : appends.find((a) => failedPets.has(a.petId));
   if (stale) {
     const cause = failedPets.get(stale.petId);
     return {
@@ -160,12 +166,27 @@ function keepRecordAndReceipt(draft: PlanDraft, idempotency: Submission['idempot
   } else if (signed) draft.receipts.push({ seq: draft.seq, hash: draft.prevHash, appended: last });
 }
 
-/** Decides one submission against the draft, moving the draft by what it writes. */
-export function decideSubmission(draft: PlanDraft, submission: Submission, context: DecisionContext): Outcome<Appended[]> {
-  const refused = refusal(draft, submission, context);
+/** Plans one submission as it is against the draft, moving the draft by what it writes. */
+function planAsGiven(draft: PlanDraft, submission: Submission, context: DecisionContext, fresh: boolean): Outcome<Appended[]> {
+  const refused = refusal(draft, submission, context, fresh);
   if (refused) return refused;
   const appended = appendAll(draft, submission, context.failedPets);
   if (!appended.ok) return appended;
   keepRecordAndReceipt(draft, submission.idempotency, appended.value, context.signs);
   return appended;
+}
+
+/**
+ * Decides one submission against the draft, moving the draft by what it writes. One that
+ * is stale (decided against an entry another writer has moved since, or against the
+ * result of an earlier submission that failed) is decided again by the caller, when it
+ * gave a way to, against the entries as the draft holds them now; that decision is
+ * planned once, as it is (it cannot be stale), and its refusal is the outcome.
+ */
+export function decideSubmission(draft: PlanDraft, submission: Submission, context: DecisionContext): Outcome<Appended[]> {
+  const planned = planAsGiven(draft, submission, context, false);
+  if (planned.ok || !(planned.error instanceof VersionConflict) || !context.decideAgain) return planned;
+  const again = context.decideAgain((petId) => draft.entries.get(petId));
+  if ('refusal' in again) return { ok: false, error: again.refusal };
+  return planAsGiven(draft, again, context, true);
 }

@@ -6,6 +6,7 @@
 import { pagesAfter } from '../idempotency.ts';
 import type { KeyStore } from '../keys.ts';
 import type { StorageStatus } from '../health.ts';
+import type { BatchOptions } from '../event-log.ts';
 import type { InventoryStore } from '../port.ts';
 import type { Reader } from './reads/reads.ts';
 import { sqliteFault } from './faults.ts';
@@ -44,12 +45,24 @@ function keyStoreOver(reader: Reader, writer: StoreWriter, at: () => string): Ke
   };
 }
 
+/** The batch's options as they can be sent to the writer thread. */
+function withoutDecideAgain(options: BatchOptions | undefined): BatchOptions | undefined {
+  if (options?.decideAgain === undefined) return options;
+  const sendable = { ...options };
+  delete sendable.decideAgain;
+  return sendable;
+}
+
 /** now: the clock that stamps keys' creation and revocation and signing keys' changes. */
 export function portOver(reader: Reader, writer: StoreWriter, now: () => number): InventoryStore {
   const at = () => new Date(now()).toISOString();
   return {
     loadEntries: async (petIds) => reader.loadEntries(petIds),
-    appendBatch: (submissions, options) => writer.appendBatch(submissions, options),
+    // A stale submission is not decided again here: the writer thread, which holds the
+    // lock, cannot call back into this one (a function does not cross to a worker), and
+    // SQLite's single writer makes another process's commit in between rare; the command
+    // handler's retry takes it.
+    appendBatch: (submissions, options) => writer.appendBatch(submissions, withoutDecideAgain(options)),
     commitOutcome: async ({ seq, hash }) => {
       if (seq === undefined) return 'unknown';
       return reader.hashAt(seq) === hash ? 'committed' : 'not committed';

@@ -5,7 +5,10 @@
 // (3) every event inserted, every entry upserted and the head moved on in one statement
 // (batch-write.ts), (4) COMMIT. The batch planner (batch-plan.ts) decides the submissions
 // and builds the rows and hashes, as it does for SQLite, so both stores give the same
-// chain; these modules only run the SQL. A batch holds the Idempotency-Keys of its
+// chain; these modules only run the SQL. A submission that another instance's commit made
+// stale while this batch waited for the lock is decided again by the caller's
+// decideAgain between (2) and (3), against the entries read under the lock, so that it
+// cannot lose to that instance again: no round trip is added. A batch holds the Idempotency-Keys of its
 // submissions (advisory locks, idempotency.ts) from its first round trip, before it
 // waits for the chain head; a submission whose key another batch holds is refused
 // (IdempotencyKeyInFlight) unless its answer is stored by then.
@@ -46,12 +49,14 @@ async function planAndWrite(
   begun: pg.QueryResult | pg.QueryResult[],
   submissions: readonly Submission[],
   keyLocks: Map<string, string>,
+  options: BatchOptions,
   signing: ReceiptSigning | undefined,
   written: Written,
 ): Promise<Outcome<Appended[]>[]> {
   const { start, keys } = await batchStart(client, begun, submissions, keyLocks, signing !== undefined);
   const toSign = (plan: BatchPlan) => ({ receipts: plan.receipts, tree: plan.tree, keys });
-  const whole = planBatch(submissions, start);
+  const { decideAgain } = options;
+  const whole = planBatch(submissions, start, { decideAgain });
   if (!writesAnything(whole)) return whole.outcomes;
   written.ticket = signing?.start(toSign(whole));
   try {
@@ -64,7 +69,7 @@ async function planAndWrite(
     // connection or the transaction been lost, this rollback fails and the batch with it.
     await client.query('ROLLBACK TO SAVEPOINT batch').catch(() => Promise.reject(error as Error));
     written.ticket = undefined;
-    const steps = oneAtATime(submissions, start);
+    const steps = oneAtATime(submissions, start, decideAgain);
     return oneByOne(client, steps, async (plan) => {
       signing?.inPlace(toSign(plan));
       await write(client, plan, written);
@@ -105,7 +110,7 @@ export async function appendBatch(
   const outcomes = await inTransaction(
     pool,
     beginBatch(waitMs, keyLocks),
-    (client, begun) => planAndWrite(client, begun, submissions, keyLocks, signing, written),
+    (client, begun) => planAndWrite(client, begun, submissions, keyLocks, options, signing, written),
     bounds,
   ).catch((error: unknown) => {
     // A commit whose answer was lost is looked up later by the events it would have added.
