@@ -40,6 +40,14 @@ export type AdjustmentRow = Record<
   bigint | number | string | null
 >;
 
+/** Where stock_adjustments departs from the events: how many rows differ, and the first
+ * of them (by seq) as stored and as the events give it (either absent when it has none). */
+export interface AdjustmentMismatch {
+  count: number;
+  stored?: AdjustmentRow;
+  expected?: AdjustmentRow;
+}
+
 export interface AuditFilter {
   pet?: bigint;
   actor?: string;
@@ -72,6 +80,8 @@ export interface AuditReads {
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  /** The stock_adjustments rows that differ from the events', or undefined when none does. */
+  adjustmentMismatch(): Promise<AdjustmentMismatch | undefined>;
   /** Runs read against one snapshot of the log and the projection. */
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
   /** The append-only and chaining triggers that are missing or disabled, by name. */

@@ -1,4 +1,4 @@
-// The stock_adjustments audit view on PostgreSQL, as keyset pages filtered by pet, actor
+// The stock_adjustments audit table on PostgreSQL, as keyset pages filtered by pet, actor
 // and time.
 import type pg from 'pg';
 import type { AdjustmentRow, AuditFilter } from '../audit-reads.ts';
@@ -6,32 +6,20 @@ import { PAGE_ROWS } from './pages.ts';
 
 // One fixed condition per audit filter; the values are bound, never spliced into the SQL.
 const AUDIT_CONDITIONS: Record<Exclude<keyof AuditFilter, 'after'>, string> = {
-  pet: 'e.pet_id = $',
-  actor: 'e.actor = $',
-  since: 'e.recorded_at >= $',
-  until: 'e.recorded_at < $',
+  pet: 'pet_id = $',
+  actor: 'actor = $',
+  since: 'recorded_at >= $',
+  until: 'recorded_at < $',
 };
 
-/**
- * One page of the stock_adjustments view after a seq, as a statement of its own: the
- * view's lag() window would be computed over the whole log for every page, so the
- * previous quantity is looked up by (pet_id, version) instead, which is what lag() over
- * the pet's PetTracked and QuantitySet events by version gives.
- */
+/** One page of stock_adjustments after a seq: the filters' rows are found by index
+ * (stock_adjustments_by_pet, _by_actor, _by_time). */
 const auditPage = (where: string) => `
-SELECT seq, recorded_at, pet_id, previous_quantity, quantity, quantity - previous_quantity AS delta, actor, request_id
-FROM (
-  SELECT e.seq, e.recorded_at, e.pet_id, e.actor, e.request_id,
-         (e.data::jsonb ->> 'quantity')::bigint AS quantity,
-         (SELECT (p.data::jsonb ->> 'quantity')::bigint FROM events p
-          WHERE p.pet_id = e.pet_id AND p.version < e.version AND p.type IN ('PetTracked', 'QuantitySet')
-          ORDER BY p.version DESC LIMIT 1) AS previous_quantity
-  FROM events e
-  WHERE e.type = 'QuantitySet' AND e.seq > $1${where}
-  ORDER BY e.seq
-  LIMIT ${PAGE_ROWS}
-) AS page
-ORDER BY seq`;
+SELECT seq, recorded_at, pet_id, previous_quantity, quantity, delta, actor, request_id
+FROM stock_adjustments
+WHERE seq > $1${where}
+ORDER BY seq
+LIMIT ${PAGE_ROWS}`;
 
 export async function* stockAdjustments(pool: pg.Pool, filter: AuditFilter): AsyncIterable<AdjustmentRow[]> {
   const given = (Object.keys(AUDIT_CONDITIONS) as (keyof typeof AUDIT_CONDITIONS)[]).filter((name) => filter[name] !== undefined);

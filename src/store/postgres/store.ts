@@ -24,6 +24,7 @@ import { makeReceiptSigning, type ReceiptSigning } from '../receipts.ts';
 import { swapProjection } from './projection.ts';
 import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
 import { stockAdjustments } from './stock-adjustments.ts';
+import { adjustmentMismatch } from './adjustment-checks.ts';
 import { commitOutcome, diagnostics, probeWrite } from './store-health.ts';
 import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes } from './verifiable-log-reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
@@ -124,6 +125,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     treeNodeCount: () => treeNodeCount(pool),
     eventsAfter: (after, limit) => eventsAfter(pool, after, limit),
     stockAdjustments: (filter) => stockAdjustments(pool, filter),
+    adjustmentMismatch: () => adjustmentMismatch(pool),
     snapshot: (read) => snapshot(pool, read),
     replaceProjection: (entries, after) => replaceProjection(pool, watch, entries, after),
     keys: makeKeys(pool, now, watch),

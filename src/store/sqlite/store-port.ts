@@ -67,6 +67,7 @@ export function portOver(reader: Reader, writer: StoreWriter, now: () => number)
     treeNodeCount: async () => reader.treeNodeCount(),
     eventsAfter: async (after, limit) => reader.eventsAfter(after, limit),
     stockAdjustments: (filter) => reader.stockAdjustments(filter),
+    adjustmentMismatch: () => reader.adjustmentMismatch(),
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
     importHistory: writer.importHistory ?? (() => Promise.reject(new Error(THREADED_IMPORT))),

@@ -12,6 +12,7 @@ import { toLoggedEvent } from '../replay-rows.ts';
 import { makeEventWriter } from './append-batch.ts';
 import { makeIdempotencyWriter } from './idempotency.ts';
 import { makeKeyWriter } from './keys.ts';
+import { makeAdjustmentsRepair } from './adjustment-checks.ts';
 import { makeProjectionTable } from './projection.ts';
 import { makeSigner, type SigningKeyData } from '../../support/signing.ts';
 import type { SigningKeyAddition, SigningKeyEntry, SigningKeyRetirement } from '../signing-keys.ts';
@@ -37,6 +38,8 @@ interface Parts {
 
 interface Replaced {
   caughtUp: number;
+  /** The stock_adjustments rows put right. */
+  adjustments: number;
   before: Entry[];
   entries: Map<bigint, Entry>;
 }
@@ -98,6 +101,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     if (problem) throw new StoreUnavailable(problem);
   };
   const projection = makeProjectionTable(db);
+  const repairAdjustments = makeAdjustmentsRepair(db);
   const idempotency = makeIdempotencyWriter(db);
   let signing: ReceiptSigning | undefined;
   const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
@@ -125,7 +129,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
       }
       const before = projection.list();
       projection.replaceAll(entries.values());
-      return { caughtUp, before, entries };
+      return { caughtUp, adjustments: repairAdjustments(), before, entries };
     }),
     signWith: (key) => {
       void signing?.close();
