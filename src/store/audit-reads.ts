@@ -80,6 +80,11 @@ export interface AuditReads {
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  /** One pet's events by seq, read through its (pet_id, version) index, as a replay reads them. */
+  petEvents(petId: bigint): Promise<ReplayRow[]>;
+  /** The smallest seq of the events recorded after `at` (as recorded_at writes times),
+   * read through the time index; undefined when there is none. */
+  firstSeqAfter(at: string): Promise<bigint | undefined>;
   /** The stock_adjustments rows that differ from the events', or undefined when none does. */
   adjustmentMismatch(): Promise<AdjustmentMismatch | undefined>;
   /** Runs read against one snapshot of the log and the projection. */

@@ -10,6 +10,7 @@ import { SIGNING_KEYS_SQL, signingKeyInfo } from '../signing-keys.ts';
 import { makeFirstMismatch } from './adjustment-checks.ts';
 import type { AdjustmentMismatch, AdjustmentRow, AuditFilter, KeyHistory, LogHead, SigningKeyInfo } from '../audit-reads.ts';
 import type { KeyChainRow, KeyRecord } from '../keys.ts';
+import type { ReplayRow } from '../event-log.ts';
 import { PAGE_ROWS, type Scans } from './scans.ts';
 
 // One fixed condition per audit filter; the values are bound, never spliced into the SQL.
@@ -53,6 +54,8 @@ export interface AuditReader {
   signingKeys(): SigningKeyInfo[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
   adjustmentMismatch(): Promise<AdjustmentMismatch | undefined>;
+  petEvents(petId: bigint): Promise<ReplayRow[]>;
+  firstSeqAfter(at: string): Promise<bigint | undefined>;
 }
 
 /** Both logs' heads in one statement: one snapshot of both. */
@@ -133,6 +136,14 @@ export function makeAuditReader(pointDb: Db, scanDb: Db, scans: Scans): AuditRea
   const signingKeys = pointDb.prepare(SIGNING_KEYS_SQL);
   const triggers = scanDb.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck();
   const firstMismatch = makeFirstMismatch(scanDb);
+  const petEvents = pointDb
+    .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE pet_id = ? ORDER BY version')
+    .safeIntegers(true)
+    .raw();
+  const firstSeqAfter = pointDb
+    .prepare('SELECT min(seq) FROM events INDEXED BY events_by_time WHERE recorded_at > ?')
+    .safeIntegers(true)
+    .pluck();
   return {
     keyHistory: makeKeyHistory(scanDb, scans),
     missingGuards: () =>
@@ -144,5 +155,7 @@ export function makeAuditReader(pointDb: Db, scanDb: Db, scans: Scans): AuditRea
     signingKeys: () => (signingKeys.all() as Parameters<typeof signingKeyInfo>[0][]).map(signingKeyInfo),
     stockAdjustments: makeStockAdjustments(scanDb, scans),
     adjustmentMismatch: () => scans.exclusive(async () => firstMismatch()),
+    petEvents: async (petId) => petEvents.all(petId) as ReplayRow[],
+    firstSeqAfter: async (at) => (firstSeqAfter.get(at) as bigint | null) ?? undefined,
   };
 }
