@@ -1,12 +1,7 @@
 // scripts/stock-at: the stock and status of every pet as of a past moment, replayed from
-// the event log with the projection's own rule (applyEvent), read-only. With --pet only
-// that pet's events are read, by index, and the time index tells where the whole replay
-// would have stopped: never the whole log.
+// the event log with the projection's own rule (application/stock-replay.ts), read-only.
 import { parsePetId } from '../domain/events.ts';
-import { applyEvent, type Entry } from '../domain/apply-event.ts';
-import { toLoggedEvent } from '../store/replay-rows.ts';
-import type { AuditReads } from '../store/audit-reads.ts';
-import type { EventLog } from '../store/event-log.ts';
+import { replayAll, replayPet, type Replayed } from '../application/stock-replay.ts';
 import { FORMATS, formatterFor, isFormat } from './audit-format.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
@@ -40,45 +35,6 @@ Exit status: 0 success (also when no pet was tracked yet), 1 failure, 2 usage er
 
 const COLUMNS = ['pet_id', 'quantity', 'status', 'version', 'changed_at'] as const;
 const NUMERIC = new Set<(typeof COLUMNS)[number]>(['pet_id', 'quantity', 'version']);
-
-/** The stock as of the replay's stop, and the events recorded at or before TIME left out after it. */
-interface Replayed {
-  stock: Map<bigint, Entry>;
-  leftOut: number;
-}
-
-/** Every event in seq order, up to the first recorded after `at`. Past it the stock is as it
- * stood then: events after that one but recorded at or before TIME (a clock set back)
- * would otherwise be folded onto a state that lacks the events between, giving a row the
- * pet never had. */
-async function replayAll(store: Pick<EventLog, 'replayRows'>, at: string): Promise<Replayed> {
-  const stock = new Map<bigint, Entry>();
-  let stopped = false;
-  let leftOut = 0;
-  for await (const rows of store.replayRows()) {
-    for (const row of rows) {
-      const [, petId, , , , recordedAt] = row;
-      if (recordedAt > at) stopped = true;
-      else if (stopped) leftOut++;
-      else stock.set(petId, applyEvent(stock.get(petId), toLoggedEvent(row)));
-    }
-  }
-  return { stock, leftOut };
-}
-
-/** The same replay for one pet: its events by index, the stop (the first seq recorded
- * after `at`, of any pet) from the time index. */
-async function replayPet(store: Pick<AuditReads, 'petEvents' | 'firstSeqAfter'>, petId: bigint, at: string): Promise<Replayed> {
-  const stop = await store.firstSeqAfter(at);
-  const stock = new Map<bigint, Entry>();
-  let leftOut = 0;
-  for (const row of await store.petEvents(petId)) {
-    const [seq, , , , , recordedAt] = row;
-    if (stop === undefined || seq < stop) stock.set(petId, applyEvent(stock.get(petId), toLoggedEvent(row)));
-    else if (recordedAt <= at) leftOut++;
-  }
-  return { stock, leftOut };
-}
 
 await run(USAGE, async (argv) => {
   const { values, positionals } = parse(argv, { at: { type: 'string' }, pet: { type: 'string' }, format: { type: 'string' } });
