@@ -209,8 +209,14 @@ export const NOT_RUN: [RegExp, string][] = [
   [/^PGOPTIONS=/, "it connects to the reader's own PostgreSQL server (HOST) as a role this test does not have"],
   [/^scripts\/audit \[--pet/, "the command's usage text"],
   [/^hash = SHA-256\(/, 'the encoding, written out, not a program'],
-  [/^-- question: one pet's history\n/, 'the questions at scale: npm run bench:audit runs them on its log of 1,000,000 events, read from this block'],
-  [/^-- question: gaps in time longer than three days, whole log \(PostgreSQL\)\n/, "the questions at scale, PostgreSQL's form: npm run bench:audit runs it"],
+  [
+    /^-- question: one pet's history\n/,
+    'the questions at scale: npm run bench:audit runs them on its log of 1,000,000 events, read from this block',
+  ],
+  [
+    /^-- question: gaps in time longer than three days, whole log \(PostgreSQL\)\n/,
+    "the questions at scale, PostgreSQL's form: npm run bench:audit runs it",
+  ],
 ];
 
 /** The $ lines of the verify-log story say, in a comment, what happened to the database before them. */
