@@ -47,9 +47,17 @@ SELECT first.count::integer AS count,
        (SELECT ${asJson('x', 'x.quantity - x.previous_quantity')} FROM x WHERE x.seq = first.seq) AS expected
 FROM first WHERE first.seq IS NOT NULL`;
 
+/** The comparison reads the whole log in one statement, which takes as long as the log
+ * is long (tens of seconds at a million events on a busy server): it is given longer
+ * than the pool's bound for a statement, which is meant for the service's short ones. */
+const WHOLE_LOG_TIMEOUT_MS = 30 * 60_000;
+
 /** The stored rows that differ from the events', or undefined when none does. */
 export async function adjustmentMismatch(pool: pg.Pool): Promise<AdjustmentMismatch | undefined> {
-  const { rows } = await pool.query<{ count: number; stored: AdjustmentRow | null; expected: AdjustmentRow | null }>(FIRST_MISMATCH);
+  const { rows } = await pool.query<{ count: number; stored: AdjustmentRow | null; expected: AdjustmentRow | null }>({
+    text: FIRST_MISMATCH,
+    query_timeout: WHOLE_LOG_TIMEOUT_MS,
+  } as pg.QueryConfig);
   const row = rows[0];
   if (!row) return undefined;
   return { count: row.count, ...(row.stored ? { stored: row.stored } : {}), ...(row.expected ? { expected: row.expected } : {}) };
@@ -67,10 +75,10 @@ ALTER TABLE stock_adjustments ENABLE TRIGGER USER`;
 
 /** Repairs the table inside the caller's transaction; returns how many rows it put right. */
 export async function repairAdjustments(client: pg.ClientBase): Promise<number> {
-  await client.query(EXPECTED);
-  await client.query(DIFFERING);
+  await client.query({ text: EXPECTED, query_timeout: WHOLE_LOG_TIMEOUT_MS } as pg.QueryConfig);
+  await client.query({ text: DIFFERING, query_timeout: WHOLE_LOG_TIMEOUT_MS } as pg.QueryConfig);
   const { rows } = await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM adjustments_differing');
   const differing = rows[0]!.n;
-  if (differing > 0) await client.query(REPAIR);
+  if (differing > 0) await client.query({ text: REPAIR, query_timeout: WHOLE_LOG_TIMEOUT_MS } as pg.QueryConfig);
   return differing;
 }
