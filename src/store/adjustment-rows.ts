@@ -1,7 +1,6 @@
 // The stock_adjustments table's rows: one per QuantitySet event, with the quantity before
-// it. The write path (the batch planner), a copy's import and verify-log's replay make
-// them with this one function, from the entry as it stood before the event, so that they
-// cannot drift apart.
+// it. The write path (the batch planner) and a copy's import make them with this one
+// function, from the entry as it stood before the event, so that they cannot drift apart.
 import type { Entry } from '../domain/apply-event.ts';
 import type { DomainEvent } from '../domain/events.ts';
 
