@@ -227,9 +227,24 @@ export const STORY: Record<string, (db: string) => void> = {
       const changed = raw.prepare(`UPDATE events SET data = replace(data, '"quantity":5,', '"quantity":50,') WHERE seq = 1`).run();
       assert.is(changed.changes, 1);
     }),
-  '... and then recomputed the whole chain and put the trigger back': (db) =>
+  '... and then recomputed the whole chain and stock_adjustments, and put the trigger back': (db) =>
     withFile(db, (raw) => {
       recomputeChain(raw);
+      // The first adjustment of pet 1 starts from the quantity its PetTracked now says.
+      const triggers = raw
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'stock_adjustments'")
+        .all() as {
+        name: string;
+        sql: string;
+      }[];
+      for (const { name } of triggers) raw.exec(`DROP TRIGGER ${name}`);
+      const redone = raw
+        .prepare(
+          'UPDATE stock_adjustments SET previous_quantity = 50 WHERE seq = (SELECT min(seq) FROM stock_adjustments WHERE pet_id = 1)',
+        )
+        .run();
+      assert.is(redone.changes, 1);
+      for (const { sql } of triggers) raw.exec(sql);
       raw.exec(
         "CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is not allowed'); END;",
       );
