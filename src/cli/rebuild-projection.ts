@@ -9,7 +9,8 @@ Usage: scripts/rebuild-projection [--check] [--db PATH|URL]
 Replays every event of the log, in order, into a fresh projection (the inventory table
 behind GET /v1/inventory) and replaces the old one atomically: readers see the old one
 until the new one is complete. Reports the events replayed, the entries written, and
-every entry that differed. The stored answers of Idempotency-Keys (idempotency_keys) are
+every entry that differed. The stock_adjustments table is compared with the events too,
+and rows that differ are put right (verify-log reports them as BROKEN). The stored answers of Idempotency-Keys (idempotency_keys) are
 left as they are: they are answers given, not state derived from the events, so retries
 are still replayed after a rebuild.
   --check      change nothing: list the entries that differ, exit 1 if any do
@@ -52,6 +53,9 @@ await run(USAGE, async (argv) => {
         `${report.differences.length} ${check ? 'differ' : 'differed'}${report.differences.length ? ':' : ''}\n`,
     );
     for (const d of report.differences) process.stdout.write(describe(d));
+    if (report.adjustments > 0) {
+      process.stdout.write(`${report.adjustments} stock_adjustments rows differed from the events and were put right\n`);
+    }
     return check && report.differences.length > 0 ? 1 : 0;
   } finally {
     await store.close();

@@ -1,9 +1,8 @@
 // scripts/stock-at: the stock and status of every pet as of a past moment, replayed from
-// the event log with the projection's own rule (applyEvent), read-only.
+// the event log with the projection's own rule (application/read/stock-replay.ts), read-only.
 import { parsePetId } from '../domain/events.ts';
-import { applyEvent, type Entry } from '../domain/apply-event.ts';
-import { toLoggedEvent } from '../store/replay-rows.ts';
 import { FORMATS, formatterFor, isFormat } from '../support/audit-format.ts';
+import { replayAll, replayPet, type Replayed } from '../application/read/stock-replay.ts';
 import { openExistingStore, parse, run, UsageError } from './common.ts';
 import { timeOption, writeListing } from './listing.ts';
 
@@ -19,6 +18,10 @@ it is now. Opens the database read-only; it may run while the service does.
 If the clock was ever set back, events recorded at or before TIME can follow one recorded
 after it. The replay stops at the first event after TIME, so that every row is a state the
 projection really had; the later ones are left out and counted in a warning.
+
+With --pet, only that pet's events are read (by index), and where the replay stops is
+found in the index of times: its cost is that of the pet's events and of the events
+recorded after TIME, never a replay of the whole log.
 
   --at TIME        the moment (ISO 8601, as for scripts/audit: 2026-11-21,
                    2026-11-21T10:00:00Z, 2026-11-21T12:00:00.5+02:00)
@@ -49,26 +52,13 @@ await run(USAGE, async (argv) => {
   }
 
   const store = await openExistingStore(values, { readonly: true, auditing: true });
-  const stock = new Map<bigint, Entry>();
-  // Past the first event recorded after TIME the stock is as it stood then. Events after
-  // that one but recorded at or before TIME (a clock set back) would otherwise be folded
-  // onto a state that lacks the events between, giving a row the pet never had.
-  let stopped = false;
-  let leftOut = 0;
+  let replayed: Replayed;
   try {
-    for await (const rows of store.replayRows()) {
-      for (const row of rows) {
-        const [, petId, , , , recordedAt] = row;
-        if (recordedAt > at) stopped = true;
-        else if (only === undefined || petId === only) {
-          if (stopped) leftOut++;
-          else stock.set(petId, applyEvent(stock.get(petId), toLoggedEvent(row)));
-        }
-      }
-    }
+    replayed = only === undefined ? await replayAll(store, at) : await replayPet(store, only, at);
   } finally {
     await store.close();
   }
+  const { stock, leftOut } = replayed;
   if (leftOut > 0) {
     const events = leftOut === 1 ? '1 event' : `${leftOut} events`;
     process.stderr.write(

@@ -176,7 +176,7 @@ await run(USAGE, async (argv) => {
     process.stderr.write(
       `ok: ${verdict.events} events, chain intact${extends_}\n` +
         `ok: ${verdict.keyEvents} key events, key chain intact, api_keys agrees\n` +
-        `ok: the projection is the replay of the log; every append-only trigger is in place\n`,
+        `ok: the projection and stock_adjustments are the replay of the log; every append-only trigger is in place\n`,
     );
     const records = await verifyIdempotency(store);
     if (!records.ok) {

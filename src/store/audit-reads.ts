@@ -40,6 +40,14 @@ export type AdjustmentRow = Record<
   bigint | number | string | null
 >;
 
+/** Where stock_adjustments departs from the events: how many rows differ, and the first
+ * of them (by seq) as stored and as the events give it (either absent when it has none). */
+export interface AdjustmentMismatch {
+  count: number;
+  stored?: AdjustmentRow;
+  expected?: AdjustmentRow;
+}
+
 export interface AuditFilter {
   pet?: bigint;
   actor?: string;
@@ -75,6 +83,13 @@ export interface AuditReads {
   signingKeys(): Promise<SigningKeyInfo[]>;
   /** Rows of stock_adjustments by seq. */
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  /** One pet's events by seq, read through its (pet_id, version) index, as a replay reads them. */
+  petEvents(petId: bigint): Promise<ReplayRow[]>;
+  /** The smallest seq of the events recorded after `at` (as recorded_at writes times),
+   * read through the time index; undefined when there is none. */
+  firstSeqAfter(at: string): Promise<bigint | undefined>;
+  /** The stock_adjustments rows that differ from the events', or undefined when none does. */
+  adjustmentMismatch(): Promise<AdjustmentMismatch | undefined>;
   /** Runs read against one snapshot of the log and the projection. */
   snapshot<T>(read: (view: LogView) => Promise<T>): Promise<T>;
   /** The append-only and chaining triggers that are missing or disabled, by name. */

@@ -28,11 +28,12 @@ export interface Projection {
   /**
    * Holding the write lock: applies the events after seq `after` to entries (the replay
    * of a snapshot), then replaces the projection with them (a shadow table swapped in,
-   * so readers see the old one until the commit). Returns the caught-up count, the
-   * projection as it was, and the entries written.
+   * so readers see the old one until the commit), and puts right the stock_adjustments
+   * rows that differ from what the events give. Returns the caught-up count, the
+   * adjustments put right, the projection as it was, and the entries written.
    */
   replaceProjection(
     entries: Map<bigint, Entry>,
     after: number,
-  ): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }>;
+  ): Promise<{ caughtUp: number; adjustments: number; before: Entry[]; entries: Map<bigint, Entry> }>;
 }

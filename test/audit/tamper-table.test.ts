@@ -111,7 +111,7 @@ async function forge(ctx: C, f: ForgedEvent & { moveHead?: boolean }) {
   const last = (await eventRows(ctx)).at(-1)!;
   const seq = last.seq + 1n;
   const forged = forgedEventSql(seq, last.hash, f);
-  const sql = [forged.sql, forgedProjectionSql(f)];
+  const sql = [forged.sql, forgedProjectionSql(f, seq)];
   if (ctx.target.name === 'postgres' && f.moveHead !== false) sql.push(`UPDATE chain_head SET seq = ${seq}, hash = '${forged.hash}'`);
   await past(ctx, sql.join(';\n'));
   await regrow(ctx);
@@ -231,6 +231,7 @@ const ROWS: Row[] = [
         ctx,
         [
           'DELETE FROM events WHERE seq = 4',
+          'DELETE FROM stock_adjustments WHERE seq = 4',
           ctx.target.name === 'sqlite'
             ? "UPDATE sqlite_sequence SET seq = 3 WHERE name = 'events'"
             : 'UPDATE chain_head SET seq = 3, hash = (SELECT hash FROM events WHERE seq = 3)',
@@ -246,7 +247,12 @@ const ROWS: Row[] = [
   {
     row: 'Any of these, with the chain and the Merkle tree rewritten (a field changed, every hash recomputed)',
     tamper: async (ctx) => {
-      await past(ctx, `UPDATE events SET data = '{"quantity":30,"schemaVersion":1}' WHERE seq = 2`);
+      await past(
+        ctx,
+        `UPDATE events SET data = '{"quantity":30,"schemaVersion":1}' WHERE seq = 2;
+         UPDATE stock_adjustments SET quantity = 30 WHERE seq = 2;
+         UPDATE stock_adjustments SET previous_quantity = 30 WHERE seq = 3`,
+      );
       await rechain(ctx);
     },
     alone: 'passes',
@@ -355,6 +361,17 @@ const ROWS: Row[] = [
     row: '`inventory` edited (GET answers what the log does not say)',
     tamper: (ctx) => ctx.target.tamper.asOwner(ctx.fresh.db, 'UPDATE inventory SET quantity = 99 WHERE pet_id = 1'),
     alone: /^error: BROKEN: the projection \(inventory\) differs from the replay of the log in 1 entry: entry 1 has quantity 99/,
+  },
+  {
+    row: "`stock_adjustments` edited (an auditor's answer differs from the log)",
+    tamper: (ctx) => past(ctx, 'UPDATE stock_adjustments SET previous_quantity = 9 WHERE seq = 3'),
+    alone:
+      /^error: BROKEN: stock_adjustments differs from the events in 1 row: seq 3 has pet 1, 9 -> 2 \(delta -7\), .* where the events give pet 1, 3 -> 2 \(delta -1\)/,
+  },
+  {
+    row: '`stock_adjustments` row removed',
+    tamper: (ctx) => past(ctx, 'DELETE FROM stock_adjustments WHERE seq = 2'),
+    alone: /^error: BROKEN: stock_adjustments differs from the events in 1 row: seq 2 has no row where the events give pet 1, 5 -> 3/,
   },
   {
     row: 'A trigger dropped or disabled',

@@ -2,6 +2,7 @@
 import * as assert from 'uvu/assert';
 import { parseJson } from '../kit/http.ts';
 import { countEvents, execute, query } from '../kit/sql.ts';
+import { commandsOn } from '../kit/fixtures.ts';
 import { type EventData, script, expectExit, cliSuite, seed, track } from '../kit/cli.ts';
 
 const rebuild = cliSuite('scripts/rebuild-projection');
@@ -67,6 +68,55 @@ rebuild('the events table refuses UPDATE and DELETE from a plain connection', as
   assert.is(await countEvents(ctx), 1n);
   const [row] = await query<{ data: string }>(ctx, 'SELECT data FROM events');
   assert.is(parseJson<EventData>(row!.data).quantity, 5);
+});
+
+const ADJUSTMENTS = 'SELECT seq, pet_id, previous_quantity, quantity, delta, actor FROM stock_adjustments ORDER BY seq';
+
+rebuild('stock_adjustments is append-only; a row no event makes is BROKEN for verify-log and put right by a rebuild', async (ctx) => {
+  const store = await ctx.target.open(ctx.db);
+  try {
+    await store.keys.create('till', 'cli:ops');
+    const commands = commandsOn(store);
+    await commands.handle(track(1n, 5), { actor: 'cli:ops', requestId: 'r1' });
+    await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 8 }, { actor: 'till', requestId: 'r2' });
+    await commands.handle({ type: 'SetQuantity', petId: 1n, quantity: 2 }, { actor: 'till', requestId: 'r3' });
+  } finally {
+    await store.close();
+  }
+  const healthy = await query(ctx, ADJUSTMENTS);
+  assert.equal(
+    healthy.map((r) => [r.seq, r.previous_quantity, r.quantity, r.delta].map(String)),
+    [
+      ['2', '5', '8', '3'],
+      ['3', '8', '2', '-6'],
+    ],
+  );
+  const refusal = (sql: string) =>
+    execute(ctx, sql).then(
+      () => 'ran',
+      (error: Error) => error.message,
+    );
+  assert.match(await refusal('UPDATE stock_adjustments SET quantity = 1'), /append-only/);
+  assert.match(await refusal('DELETE FROM stock_adjustments'), /append-only/);
+
+  await execute(
+    ctx,
+    `INSERT INTO stock_adjustments (seq, recorded_at, pet_id, previous_quantity, quantity, actor, request_id)
+     VALUES (99, '2026-01-01T00:00:00.000Z', 1, 2, 40, 'mallory', 'forged')`,
+  );
+  const broken = script('verify-log', ['--db', ctx.db]);
+  expectExit(broken, 1, 'verify-log with a forged stock_adjustments row');
+  assert.match(
+    broken.stderr,
+    /BROKEN: stock_adjustments differs from the events in 1 row: seq 99 has pet 1, 2 -> 40 \(delta 38\), actor mallory, .* where the events give no row/,
+  );
+
+  const repaired = script('rebuild-projection', ['--db', ctx.db]);
+  expectExit(repaired, 0, 'rebuild-projection');
+  assert.match(repaired.stdout, /\n1 stock_adjustments rows differed from the events and were put right\n$/);
+  assert.equal(await query(ctx, ADJUSTMENTS), healthy, 'the table holds the rows the events give');
+  expectExit(script('verify-log', ['--db', ctx.db]), 0, 'verify-log after the rebuild');
+  assert.match(await refusal('DELETE FROM stock_adjustments'), /append-only/, 'the triggers are back');
 });
 
 rebuild.run();

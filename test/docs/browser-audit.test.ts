@@ -39,7 +39,11 @@ interface Watched {
   origin: string;
 }
 
-async function withPage(t: TestApp, run: (w: Watched, browser: Browser) => Promise<void>): Promise<void> {
+async function withPage(
+  t: TestApp,
+  run: (w: Watched, browser: Browser) => Promise<void>,
+  { timezoneId = 'UTC' }: { timezoneId?: string } = {},
+): Promise<void> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -47,7 +51,7 @@ async function withPage(t: TestApp, run: (w: Watched, browser: Browser) => Promi
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true });
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, acceptDownloads: true, timezoneId });
     page.setDefaultTimeout(15_000);
     const w: Watched = { page, problems: [], requested: [], origin: `http://127.0.0.1:${t.port}` };
     page.on('console', (message) => {
@@ -201,52 +205,159 @@ needing(audit, [tools.chromium])(
   },
 );
 
-needing(audit, [tools.chromium])(
-  "draws a pet's 1,000 changes in under a second, lists them, and downloads them as scripts/audit's CSV",
-  async ({ t }) => {
-    const commands = makeCommandHandler({ store: t.store, now: () => Date.parse('2026-01-02T03:04:05.678Z') });
-    await t.track(42, 10);
-    let quantity = 10;
-    for (let i = 0; i < 1000; i++) {
-      quantity = Math.max(0, quantity + ((i * 7919) % 11) - 5);
-      await commands.handle(
-        { type: 'SetQuantity', petId: 42n, quantity },
-        { actor: i % 3 === 0 ? 'cli:alice' : 'front-desk', requestId: i === 0 ? '=cmd|x' : `req-${i}` },
-      );
-    }
-    await withPage(t, async (w) => {
-      const { page } = w;
-      await signIn(w, t.key);
-      await page.fill('#pet', '42');
-      const started = Date.now();
-      await page.click('#pet-form button[type=submit]');
-      await page.locator('#chart[data-drawn-ms] .uplot canvas').waitFor();
-      const wall = Date.now() - started;
-      const drawn = Number(await page.locator('#chart').getAttribute('data-drawn-ms'));
-      const read = Number(await page.locator('#chart').getAttribute('data-read-ms'));
-      console.log(
-        `audit page: 1,000 changes read in ${read} ms, chart and table drawn in ${drawn} ms (${wall} ms from the click, as the test saw it) [${t.target.name}]`,
-      );
-      assert.ok(drawn < 1000, `drawn in ${drawn} ms`);
-      assert.is(await page.locator('#changes tbody tr').count(), 1000);
-      assert.match(await page.locator('#history-status').innerText(), /^1000 changes of pet 42/);
-      if (screenshots(t)) await page.locator('#history').screenshot({ path: join(root, 'docs/images/audit-history.png') });
+needing(audit, [tools.chromium])("draws a pet's 1,000 changes, lists them, and downloads them as scripts/audit's CSV", async ({ t }) => {
+  const commands = makeCommandHandler({ store: t.store, now: () => Date.parse('2026-01-02T03:04:05.678Z') });
+  await t.track(42, 10);
+  let quantity = 10;
+  for (let i = 0; i < 1000; i++) {
+    quantity = Math.max(0, quantity + ((i * 7919) % 11) - 5);
+    await commands.handle(
+      { type: 'SetQuantity', petId: 42n, quantity },
+      { actor: i % 3 === 0 ? 'cli:alice' : 'front-desk', requestId: i === 0 ? '=cmd|x' : `req-${i}` },
+    );
+  }
+  await withPage(t, async (w) => {
+    const { page } = w;
+    await signIn(w, t.key);
+    await page.fill('#pet', '42');
+    const started = Date.now();
+    await page.click('#pet-form button[type=submit]');
+    await page.locator('#chart[data-drawn-ms] .uplot canvas').waitFor();
+    const wall = Date.now() - started;
+    const drawn = Number(await page.locator('#chart').getAttribute('data-drawn-ms'));
+    const read = Number(await page.locator('#chart').getAttribute('data-read-ms'));
+    console.log(
+      `audit page: 1,000 changes read in ${read} ms, chart and table drawn in ${drawn} ms (${wall} ms from the click, as the test saw it) [${t.target.name}]`,
+    );
+    assert.is(await page.locator('#changes tbody tr').count(), 1000);
+    assert.match(await page.locator('#history-status').innerText(), /^1000 changes for pet 42: read in \d+ ms, drawn in \d+ ms\.$/);
+    if (screenshots(t)) await page.locator('#history').screenshot({ path: join(root, 'docs/images/audit-history.png') });
 
-      const download = page.waitForEvent('download');
-      await page.click('#csv');
-      const file = await download;
-      assert.is(file.suggestedFilename(), 'stock-adjustments-42.csv');
-      const csv = formatterFor('csv', COLUMNS, NUMERIC);
-      const rows: AdjustmentRow[] = [];
-      for await (const batch of t.store.stockAdjustments({ pet: 42n })) rows.push(...batch);
-      assert.is(rows.length, 1000);
-      assert.is(
-        readFileSync(await file.path(), 'utf8'),
-        csv.begin() + rows.map((r) => csv.row(r)).join(''),
-        "scripts/audit --pet 42 --format csv's text",
-      );
-      assert.ok(readFileSync(await file.path(), 'utf8').includes(",cli:alice,'=cmd|x\n"), 'a formula-like request id is text');
+    const download = page.waitForEvent('download');
+    await page.click('#csv');
+    const file = await download;
+    assert.is(file.suggestedFilename(), 'stock-adjustments-42.csv');
+    const csv = formatterFor('csv', COLUMNS, NUMERIC);
+    const rows: AdjustmentRow[] = [];
+    for await (const batch of t.store.stockAdjustments({ pet: 42n })) rows.push(...batch);
+    assert.is(rows.length, 1000);
+    assert.is(
+      readFileSync(await file.path(), 'utf8'),
+      csv.begin() + rows.map((r) => csv.row(r)).join(''),
+      "scripts/audit --pet 42 --format csv's text",
+    );
+    assert.ok(readFileSync(await file.path(), 'utf8').includes(",cli:alice,'=cmd|x\n"), 'a formula-like request id is text');
+  });
+});
+
+/** Pets 7 and 8 in March 2026 (UTC): pet 7 counted on the 2nd, then nothing for eight days. */
+async function march(t: TestApp): Promise<void> {
+  let at = Date.parse('2026-03-01T00:00:00.000Z');
+  const commands = makeCommandHandler({ store: t.store, now: () => at });
+  const step = async (time: string, command: Parameters<typeof commands.handle>[0], actor: string) => {
+    at = Date.parse(time);
+    await commands.handle(command, { actor, requestId: `at-${time}` });
+  };
+  await step('2026-03-01T00:00:00.000Z', { type: 'TrackPet', petId: 7n, quantity: 10, status: 'available' }, 'cli:ops');
+  await step('2026-03-01T00:00:00.000Z', { type: 'TrackPet', petId: 8n, quantity: 1, status: 'available' }, 'cli:ops');
+  await step('2026-03-02T10:00:00.000Z', { type: 'SetQuantity', petId: 7n, quantity: 12 }, 'front-desk');
+  await step('2026-03-10T17:26:00.000Z', { type: 'SetQuantity', petId: 7n, quantity: 30 }, 'clerk-ben');
+  await step('2026-03-10T18:00:00.000Z', { type: 'SetQuantity', petId: 8n, quantity: 3 }, 'clerk-ben');
+  await step('2026-03-11T08:00:00.000Z', { type: 'SetQuantity', petId: 7n, quantity: 25 }, 'front-desk');
+}
+
+/** The filters typed into the form, then Show; resolves with the table's rows (pet and time cells). */
+async function show(page: Page, filters: Partial<Record<'pet' | 'actor' | 'since' | 'until', string>>): Promise<string[][]> {
+  for (const id of ['pet', 'actor', 'since', 'until'] as const) await page.fill(`#${id}`, filters[id] ?? '');
+  await page.evaluate(() => {
+    (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById(
+      'history-status',
+    ).textContent = '';
+  });
+  await page.click('#pet-form button[type=submit]');
+  await page.locator('#history-status:not(:empty)').waitFor();
+  const rows = await page
+    .locator('#changes tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...(tr as unknown as { cells: { textContent: string }[] }).cells].map((c) => c.textContent)));
+  return rows.map((cells) => [cells[2]!, cells[1]!, cells[6]!]);
+}
+
+/** The chart's canvas as a data URL: its axes, ticks and curve as drawn. */
+const chartImage = (page: Page) =>
+  page.locator('#chart .uplot canvas').evaluate((canvas) => (canvas as unknown as { toDataURL(): string }).toDataURL());
+
+needing(audit, [tools.chromium])(
+  'filters by clerk and time window (UTC), in Tokyo shows every time in UTC with the zone named, and a zoomed view draws the step carried into it',
+  async ({ t }) => {
+    await march(t);
+    let utcImage = '';
+    await withPage(t, async (w) => {
+      await signIn(w, t.key);
+      await show(w.page, { pet: '7' });
+      utcImage = await chartImage(w.page);
     });
+    await withPage(
+      t,
+      async (w) => {
+        const { page } = w;
+        await signIn(w, t.key);
+        assert.equal(await show(page, { actor: 'clerk-ben' }), [
+          ['7', '2026-03-10T17:26:00.000Z', 'clerk-ben'],
+          ['8', '2026-03-10T18:00:00.000Z', 'clerk-ben'],
+        ]);
+        assert.match(await page.locator('#history-status').innerText(), /^2 changes for by clerk-ben: /);
+        assert.is(await page.locator('#chart canvas').count(), 0, 'no chart without a pet');
+        // A window without a zone is UTC: 17:00 to midnight UTC on the 10th.
+        assert.equal(await show(page, { since: '2026-03-10T17:00', until: '2026-03-11' }), [
+          ['7', '2026-03-10T17:26:00.000Z', 'clerk-ben'],
+          ['8', '2026-03-10T18:00:00.000Z', 'clerk-ben'],
+        ]);
+        assert.equal(await show(page, { pet: '7', since: '2026-03-10T19:00+02:00' }), [
+          ['7', '2026-03-10T17:26:00.000Z', 'clerk-ben'],
+          ['7', '2026-03-11T08:00:00.000Z', 'front-desk'],
+        ]);
+        assert.equal(await show(page, { actor: 'front-desk', until: '2026-03-03' }), [['7', '2026-03-02T10:00:00.000Z', 'front-desk']]);
+        assert.equal(await show(page, { pet: '8', actor: 'front-desk' }), []);
+        assert.match(await page.locator('#history-status').innerText(), /^No stock adjustments for pet 8, by front-desk\.$/);
+
+        // Pet 7's chart in Tokyo: the legend names UTC and shows the change at 17:26 UTC on
+        // the 10th (02:26 on the 11th in Tokyo), and the whole picture is the one drawn in UTC.
+        await show(page, { pet: '7' });
+        assert.is(await chartImage(page), utcImage, 'the axis and its ticks are drawn in UTC whatever the zone of the browser');
+        const over = (await page.locator('#chart .u-over').boundingBox())!;
+        const [first, last] = [Date.parse('2026-03-02T10:00:00.000Z'), Date.parse('2026-03-11T08:00:00.000Z')];
+        const xOf = (iso: string) => over.x + ((Date.parse(iso) - first) / (last - first)) * over.width;
+        await page.mouse.move(xOf('2026-03-10T17:26:00.000Z'), over.y + over.height / 2);
+        const legend = await page.locator('#chart .u-legend').innerText();
+        assert.match(legend, /time \(UTC\)/);
+        assert.match(legend, /2026-03-10 17:26:00\.000 UTC/);
+        assert.match(legend, /quantity\s*30/);
+
+        // Zoomed from the 6th to the 11th: its first change is on the 10th, and the quantity
+        // 12 counted on the 2nd is drawn from the view's left edge up to it.
+        await page.mouse.move(xOf('2026-03-06T00:00:00.000Z'), over.y + 10);
+        await page.mouse.down();
+        await page.mouse.move(xOf('2026-03-11T06:00:00.000Z'), over.y + 20, { steps: 5 });
+        await page.mouse.up();
+        const strokeAtLeftEdge = await page.locator('#chart .uplot canvas').evaluate((canvas, box) => {
+          const c = canvas as unknown as {
+            getBoundingClientRect(): { x: number; y: number };
+            width: number;
+            clientWidth: number;
+            getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+          };
+          const ratio = c.width / c.clientWidth;
+          const rect = c.getBoundingClientRect();
+          const x = Math.round((box.x - rect.x + 4) * ratio);
+          const { data } = c.getContext('2d').getImageData(x, Math.round((box.y - rect.y) * ratio), 1, Math.round(box.height * ratio));
+          let blue = 0;
+          for (let i = 0; i < data.length; i += 4) if (data[i]! < 90 && data[i + 2]! > 180 && data[i + 3]! > 200) blue++;
+          return blue;
+        }, over);
+        assert.ok(strokeAtLeftEdge > 0, 'the step carried into the zoomed view is drawn at its left edge');
+      },
+      { timezoneId: 'Asia/Tokyo' },
+    );
   },
 );
 

@@ -1,6 +1,7 @@
-// GET /v1/audit/stock-adjustments: one pet's rows of the stock_adjustments view in keyset
-// pages (the auditors' page draws a pet's history from it), as JSON or as scripts/audit's
-// CSV; any key, a read-only one too; nonsense in the query is 400 and reads nothing.
+// GET /v1/audit/stock-adjustments: the rows of the stock_adjustments table by pet, actor
+// and time window in keyset pages (the auditors' page draws a pet's history from it), as
+// JSON or as scripts/audit's CSV; any key, a read-only one too; nonsense in the query is
+// 400 and reads nothing.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as assert from 'uvu/assert';
 import { COLUMNS, formatterFor, NUMERIC } from '../../src/support/audit-format.ts';
@@ -23,18 +24,34 @@ interface Page {
 const PATH = '/v1/audit/stock-adjustments';
 const QUANTITIES = [5, 9, 9, 2, 14, 0, 3];
 
-/** Pet 7 tracked with 1, then set to QUANTITIES, with pet 8 changed in between. */
+/** Pet 7 tracked with 1, then set to QUANTITIES by the tester, with pet 8 changed by the
+ * key "clerk" in between, one second a step. */
 const adjustments = appSuite('GET /v1/audit/stock-adjustments', {
   async given(t) {
+    const clerk = { Authorization: `Bearer ${await t.keys.create('clerk', 'test')}` };
     await t.track(7, 1);
     await t.track(8, 1);
     for (const [i, quantity] of QUANTITIES.entries()) {
       t.tick(1000);
       assert.is((await t.patch(7, { quantity }, { 'X-Request-Id': i === 3 ? '-2-3' : `req-${i}` })).status, 200);
-      assert.is((await t.patch(8, { quantity: i })).status, 200);
+      assert.is((await t.patch(8, { quantity: i }, clerk)).status, 200);
     }
   },
 });
+
+/** Every row the query selects, page after page. */
+async function allRows(t: { get(path: string): Promise<{ status: number; text: string }> }, query: string): Promise<Page['adjustments']> {
+  const rows: Page['adjustments'] = [];
+  for (let after = 0, pages = 0; ; pages++) {
+    assert.ok(pages < 20, 'the pages end');
+    const res = await t.get(`${PATH}?${query}${query ? '&' : ''}after=${after}&limit=4`);
+    assert.is(res.status, 200, `${query}: ${res.text}`);
+    const page = JSON.parse(res.text) as Page;
+    rows.push(...page.adjustments);
+    if (page.next === null) return rows;
+    after = page.next;
+  }
+}
 
 /** The pet's rows as scripts/audit reads them. */
 async function auditRows(t: {
@@ -111,9 +128,65 @@ adjustments('a read-only key may read it; without a key it is 401', async ({ t }
   assertErrorShape(await t.request({ path: `${PATH}?pet=7` }), 401, 'unauthorized');
 });
 
+adjustments('since, until and actor select rows in any combination with pet, page after page', async ({ t }) => {
+  const all = await allRows(t, '');
+  assert.is(all.length, 2 * QUANTITIES.length, 'no filter: every row of the log');
+  const times = [...new Set(all.map((r) => String(r.recorded_at)))];
+  assert.is(times.length, QUANTITIES.length, 'one second a step');
+  const [since, until] = [times[2]!, times[5]!];
+  const window = all.filter((r) => String(r.recorded_at) >= since && String(r.recorded_at) < until);
+  assert.is(window.length, 6, 'three steps of two pets: since inclusive, until exclusive');
+  assert.equal(await allRows(t, `since=${since}&until=${until}`), window);
+  // The same instants written with an offset.
+  const shifted = (iso: string) => new Date(Date.parse(iso) + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+  assert.equal(await allRows(t, `since=${encodeURIComponent(shifted(since))}&until=${encodeURIComponent(shifted(until))}`), window);
+  assert.equal(
+    await allRows(t, `since=${since}`),
+    all.filter((r) => String(r.recorded_at) >= since),
+  );
+  assert.equal(
+    await allRows(t, `until=${until}`),
+    all.filter((r) => String(r.recorded_at) < until),
+  );
+  const clerk = all.filter((r) => r.actor === 'clerk');
+  assert.equal(
+    clerk.map((r) => r.pet_id),
+    QUANTITIES.map(() => 8),
+  );
+  assert.equal(await allRows(t, 'actor=clerk'), clerk);
+  assert.equal(
+    await allRows(t, `actor=clerk&since=${since}&until=${until}`),
+    window.filter((r) => r.actor === 'clerk'),
+  );
+  assert.equal(
+    await allRows(t, `pet=7&since=${since}&until=${until}`),
+    window.filter((r) => r.pet_id === 7),
+  );
+  assert.equal(await allRows(t, 'pet=7&actor=clerk'), [], 'the clerk never changed pet 7');
+  assert.equal(await allRows(t, `pet=8&actor=clerk&until=${since}`), clerk.slice(0, 2));
+
+  const first = await t.get(`${PATH}?actor=clerk&since=${encodeURIComponent(shifted(since))}&limit=2&format=csv`);
+  assert.is(first.status, 200, first.text);
+  assert.is(first.headers['content-disposition'], 'attachment; filename="stock-adjustments.csv"');
+  const link = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))![1]!;
+  const next = new URL(link, 'http://x').searchParams;
+  assert.equal([...next.keys()], ['actor', 'since', 'after', 'limit', 'format'], 'the next page keeps the filters as given');
+  assert.is(next.get('since'), shifted(since));
+  const second = await t.get(link);
+  assert.is(second.status, 200, second.text);
+  assert.is(second.text.split('\n').length, 4, 'a header and two rows');
+});
+
 adjustments('nonsense in the query is 400 bad_request, naming what is wrong', async ({ t }) => {
   const cases: [string, RegExp][] = [
-    ['', /pet is required/],
+    ['colour=red', /unknown query parameter "colour"/],
+    ['since=2026-11-21T10:00:00', /since must be an ISO 8601 instant/],
+    ['since=2026-02-30', /since must be an ISO 8601 instant/],
+    ['until=2026-11-21T24:00Z', /until must be an ISO 8601 instant/],
+    ['until=yesterday', /until must be an ISO 8601 instant/],
+    ['actor=', /actor must be an actor's name/],
+    ['actor=%07bell', /actor must be an actor's name/],
+    ['since=2026-11-21&since=2026-11-22', /since is given more than once/],
     ['pet=0', /pet must be a pet id/],
     ['pet=007', /pet must be a pet id/],
     ['pet=9223372036854775808', /pet must be a pet id/],
@@ -125,7 +198,6 @@ adjustments('nonsense in the query is 400 bad_request, naming what is wrong', as
     ['pet=7&limit=1001', /limit must be an integer from 1 to 1000/],
     ['pet=7&limit=1e3', /limit must be an integer from 1 to 1000/],
     ['pet=7&format=xml', /format must be json or csv/],
-    ['pet=7&actor=tester', /unknown query parameter "actor"/],
     ['pet=7&pet=8', /pet is given more than once/],
   ];
   for (const [query, message] of cases) {

@@ -84,7 +84,7 @@ test("the feed's cursor and limit, and the audit query, are the document's", asy
     const feed = d.paths['/events'].get.parameters;
     feed[1].schema.pattern = '^(0|[1-9][0-9]{0,2})$';
     feed[2].schema.maximum = 10;
-    d.paths['/audit/stock-adjustments'].get.parameters[4].schema.enum = ['json'];
+    (d.paths['/audit/stock-adjustments'].get.parameters as Doc[]).find((p) => p.name === 'format')!.schema.enum = ['json'];
   });
   const feed = stagesOf(doc).get('/v1/events')!;
   const served = judgeFeedRequest(loadOpenApi().doc);

@@ -140,15 +140,21 @@ export function forgedEventSql(seq: bigint, prevHash: string, f: ForgedEvent): {
   };
 }
 
-/** The UPDATE of pet 1's inventory row to what the forged event makes of it. */
-export function forgedProjectionSql(f: ForgedEvent): string {
+/** What the forged event at seq makes of pet 1's rows: its stock_adjustments row (a
+ * QuantitySet's, from the quantity before it), then its inventory row. */
+export function forgedProjectionSql(f: ForgedEvent, seq: bigint): string {
+  const adjustment =
+    (f.type ?? 'QuantitySet') === 'QuantitySet'
+      ? `INSERT INTO stock_adjustments (seq, recorded_at, pet_id, previous_quantity, quantity, actor, request_id)
+         SELECT ${seq}, '${f.recordedAt}', 1, quantity, ${f.quantity}, '${f.actor}', 'forged' FROM inventory WHERE pet_id = 1;\n`
+      : '';
   const set =
     f.type === 'StatusSet'
       ? "status = 'pending'"
       : f.type === 'PetTracked'
         ? `quantity = ${f.quantity}, status = 'pending'`
         : `quantity = ${f.quantity}`;
-  return `UPDATE inventory SET ${set}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`;
+  return `${adjustment}UPDATE inventory SET ${set}, version = ${f.version}, updated_at = '${f.recordedAt}' WHERE pet_id = 1`;
 }
 
 /** What a SigningKeyAdded written with SQL holds: no data at all, or an endorsement that

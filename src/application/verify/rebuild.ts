@@ -24,6 +24,8 @@ interface RebuildReport {
   /** Events that arrived while the snapshot was replayed, applied before the swap. */
   caughtUp: number;
   entries: number;
+  /** The stock_adjustments rows that differed from the events' and were put right. */
+  adjustments: number;
   differences: Difference[];
   /** False for --check: nothing was written. */
   written: boolean;
@@ -100,7 +102,7 @@ export async function rebuildProjection(
     options.onProgress?.(count, count);
     return { upTo, count, differences: options.check ? compare(await view.entries(), entries) : [] };
   });
-  if (options.check) return { eventsReplayed: count, caughtUp: 0, entries: entries.size, differences, written: false };
+  if (options.check) return { eventsReplayed: count, caughtUp: 0, entries: entries.size, adjustments: 0, differences, written: false };
 
   // Holding the write lock: the events appended since the snapshot, then the swap.
   const swapped = await store.replaceProjection(entries, upTo);
@@ -108,6 +110,7 @@ export async function rebuildProjection(
     eventsReplayed: count + swapped.caughtUp,
     caughtUp: swapped.caughtUp,
     entries: swapped.entries.size,
+    adjustments: swapped.adjustments,
     differences: compare(swapped.before, swapped.entries),
     written: true,
   };

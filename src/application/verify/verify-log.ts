@@ -17,7 +17,7 @@ import { keyLogGoesBack, verifyKeys } from './key-log-check.ts';
 import { unvouchedKeys } from '../signing/key-standing.ts';
 import { differingColumns, rebuildProjection, shownEntry } from './rebuild.ts';
 import { treeCheck } from './tree-check.ts';
-import type { AuditReads, KeyHistory } from '../../store/audit-reads.ts';
+import type { AdjustmentRow, AuditReads, KeyHistory } from '../../store/audit-reads.ts';
 import type { ChainRow, EventLog } from '../../store/event-log.ts';
 import { eventHash, type Digest } from '../../store/hash-chain.ts';
 import type { Projection } from '../../store/projection.ts';
@@ -183,20 +183,40 @@ export async function verifyLog(
   };
 }
 
+/** A stock_adjustments row as the checks show it. */
+function shownAdjustment(row: AdjustmentRow | undefined): string {
+  if (!row) return 'no row';
+  return `pet ${row.pet_id}, ${row.previous_quantity} -> ${row.quantity} (delta ${row.delta}), actor ${row.actor}, request ${row.request_id}, at ${row.recorded_at}`;
+}
+
+/** Why stock_adjustments is not what the events give, or undefined when it is. */
+async function adjustmentsProblem(store: Pick<AuditReads, 'adjustmentMismatch'>): Promise<string | undefined> {
+  const mismatch = await store.adjustmentMismatch();
+  if (!mismatch) return undefined;
+  const { count, stored, expected } = mismatch;
+  const seq = String((stored ?? expected)!.seq);
+  return (
+    `stock_adjustments differs from the events in ${count} ${count === 1 ? 'row' : 'rows'}: ` +
+    `seq ${seq} has ${shownAdjustment(stored)} where the events give ${shownAdjustment(expected)} ` +
+    `(scripts/rebuild-projection puts the table right)`
+  );
+}
+
 /**
  * What the chains cannot show: that the projection the service serves is the replay of
- * the log (an edited inventory row makes GET lie), and that the triggers guarding the
- * tables are all there. Undefined when both hold; otherwise why not.
+ * the log (an edited inventory row makes GET lie), that stock_adjustments holds the rows
+ * the events give (an edited row makes the auditors' answers lie), and that the triggers
+ * guarding the tables are all there. Undefined when all hold; otherwise why not.
  */
 export async function verifyServedState(
-  store: Pick<AuditReads, 'snapshot' | 'missingGuards'> & Pick<Projection, 'replaceProjection'>,
+  store: Pick<AuditReads, 'snapshot' | 'missingGuards' | 'adjustmentMismatch'> & Pick<Projection, 'replaceProjection'>,
 ): Promise<string | undefined> {
   const missing = await store.missingGuards();
   if (missing.length > 0) {
     return `the append-only trigger${missing.length === 1 ? '' : 's'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing or disabled: the tables were left open to edits`;
   }
   const { differences } = await rebuildProjection(store, { check: true });
-  if (differences.length === 0) return undefined;
+  if (differences.length === 0) return adjustmentsProblem(store);
   const { petId, before, after } = differences[0]!;
   const differing = before && after ? differingColumns(before, after) : [];
   const columns = differing.length > 0 ? ` (${differing.join(', ')} ${differing.length === 1 ? 'differs' : 'differ'})` : '';

@@ -1,7 +1,8 @@
 // GET /audit: the auditors' page (its files in ./audit, the chart library out of the uplot
 // package), and GET /v1/audit/stock-adjustments, the read it draws a pet's history from:
-// one pet's rows of the stock_adjustments view, a keyset page at a time, as JSON or as
-// the CSV scripts/audit writes (audit-format.ts, guarded against spreadsheet formulas).
+// the rows of the stock_adjustments table by pet, actor and time window, a keyset page at
+// a time, as JSON or as the CSV scripts/audit writes (audit-format.ts, guarded against
+// spreadsheet formulas).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stockAdjustmentPage, type StockHistorySource } from '../../application/read/stock-history.ts';
@@ -10,7 +11,9 @@ import type { Middleware } from 'koa';
 import type { OpenApiDocument } from '../../openapi.ts';
 import { HttpError } from '../stages/errors.ts';
 import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from '../input/parameters.ts';
+import { parseInstant } from '../../support/instant.ts';
 import type { Route } from './router.ts';
+import { readsOnNextTurn } from '../stages/key-fairness.ts';
 import { assetRoutes, pagePolicy } from './static-assets.ts';
 
 const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
@@ -27,7 +30,11 @@ const MAX_ADJUSTMENTS = 1000;
 const DEFAULT_ADJUSTMENTS = 100;
 
 interface AdjustmentQuery {
-  pet: bigint;
+  pet?: bigint;
+  actor?: string;
+  /** As recorded_at writes times (support/instant.ts). */
+  since?: string;
+  until?: string;
   after: bigint;
   limit: number;
   format: 'json' | 'csv';
@@ -35,14 +42,29 @@ interface AdjustmentQuery {
 
 const bad = (message: string) => new HttpError(400, 'bad_request', message);
 const quoted = (text: string | undefined) => JSON.stringify((text ?? '').slice(0, 40));
+const badTime = (name: string, text: string | undefined) =>
+  bad(
+    `${name} must be an ISO 8601 instant, such as 2026-11-21T10:00:00Z, 2026-11-21T12:00:00+02:00 or 2026-11-21 ` +
+      `(a time of day needs Z or an offset), not ${quoted(text)}`,
+  );
+
+/** A time the document's pattern let through, as recorded_at writes times; one that does
+ * not exist (30 February, 24:00) is refused as the pattern's misses are. */
+function instantOf(name: string, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const instant = parseInstant(text);
+  if (instant === undefined) throw badTime(name, text);
+  return instant;
+}
 
 // What each parameter the document's schema refuses is answered with.
 const REFUSALS: Record<string, Refusal> = {
-  pet: (_name, text) =>
-    text === undefined
-      ? bad('pet is required: the pet id whose adjustments to list')
-      : bad(`pet must be a pet id (decimal digits, 1 to 9223372036854775807), not ${quoted(text)}`),
-  after: (_name, text) => bad(`after must be a seq: a decimal integer of at least 0 (no sign, no leading zeros), not ${quoted(text)}`),
+  pet: (_name, text) => bad(`pet must be a pet id (decimal digits, 1 to 9223372036854775807), not ${quoted(text)}`),
+  actor: (_name, text) => bad(`actor must be an actor's name (1 to 256 characters, no control characters), not ${quoted(text)}`),
+  since: (name, text) => badTime(name, text),
+  until: (name, text) => badTime(name, text),
+  after: (_name, text) =>
+    bad(`after must be a seq: a decimal integer from 0 to 9223372036854775807 (no sign, no leading zeros), not ${quoted(text)}`),
   limit: (_name, text) => bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${quoted(text)}`),
   format: (_name, text) => bad(`format must be json or csv, not ${quoted(text)}`),
 };
@@ -63,9 +85,15 @@ function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
   return (ctx, next) => {
     shape(ctx.query);
     judge(ctx);
-    const { pet, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = ctx.query as Record<string, string | undefined>;
+    const given = ctx.query as Record<string, string | undefined>;
+    const { pet, actor, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = given;
+    const since = instantOf('since', given.since);
+    const until = instantOf('until', given.until);
     const query: AdjustmentQuery = {
-      pet: BigInt(pet!),
+      ...(pet === undefined ? {} : { pet: BigInt(pet) }),
+      ...(actor === undefined ? {} : { actor }),
+      ...(since === undefined ? {} : { since }),
+      ...(until === undefined ? {} : { until }),
       after: BigInt(after),
       limit: Number(limit),
       format: format === 'csv' ? 'csv' : 'json',
@@ -73,6 +101,16 @@ function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
     ctx.state.adjustments = query;
     return next();
   };
+}
+
+/** The next page's address: the filters as the client gave them, `after` moved on. */
+function nextPage(given: Record<string, string>, next: bigint, limit: number): string {
+  const params = new URLSearchParams();
+  for (const name of ['pet', 'actor', 'since', 'until'] as const) if (given[name] !== undefined) params.set(name, given[name]);
+  params.set('after', String(next));
+  params.set('limit', String(limit));
+  if (given.format === 'csv') params.set('format', 'csv');
+  return `${ADJUSTMENTS}?${params.toString()}`;
 }
 
 export function auditRoutes({ store, openapi }: { store: StockHistorySource; openapi: OpenApiDocument }): Route[] {
@@ -93,18 +131,16 @@ export function auditRoutes({ store, openapi }: { store: StockHistorySource; ope
     {
       method: 'GET',
       template: ADJUSTMENTS,
-      stages: [judgeAdjustmentQuery(openapi)],
+      stages: [judgeAdjustmentQuery(openapi), readsOnNextTurn],
       handler: async (ctx) => {
         const query = ctx.state.adjustments as AdjustmentQuery;
         const { rows, next } = await stockAdjustmentPage(store, query);
         const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
-        if (next !== undefined) {
-          const format = query.format === 'csv' ? '&format=csv' : '';
-          headers.Link = `</v1/audit/stock-adjustments?pet=${query.pet}&after=${next}&limit=${query.limit}${format}>; rel="next"`;
-        }
+        if (next !== undefined) headers.Link = `<${nextPage(ctx.query as Record<string, string>, next, query.limit)}>; rel="next"`;
         const formatter = formatterFor(query.format === 'csv' ? 'csv' : 'jsonl', COLUMNS, NUMERIC);
         if (query.format === 'csv') {
-          headers['Content-Disposition'] = `attachment; filename="stock-adjustments-${query.pet}.csv"`;
+          const name = query.pet === undefined ? 'stock-adjustments' : `stock-adjustments-${query.pet}`;
+          headers['Content-Disposition'] = `attachment; filename="${name}.csv"`;
           return { headers, type: 'text/csv; charset=utf-8', body: formatter.begin() + rows.map((r) => formatter.row(r)).join('') };
         }
         const items = rows.map((r) => formatter.row(r).trimEnd()).join(',');

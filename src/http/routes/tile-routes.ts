@@ -12,6 +12,7 @@ import { parseTileIndex, parseTileLevel, TILE_WIDTH, type Tile } from '../../sup
 import { HttpError } from '../stages/errors.ts';
 import { parameterJudge, type Refusal } from '../input/parameters.ts';
 import type { Reply, Route } from './router.ts';
+import { readsOnNextTurn } from '../stages/key-fairness.ts';
 
 interface TileRouteDeps {
   tiles: TileReads;
@@ -69,7 +70,7 @@ export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
     return {
       method: 'GET',
       template,
-      stages: [tileJudged(openapi, template, kind)],
+      stages: [tileJudged(openapi, template, kind), readsOnNextTurn],
       handler: async (ctx) => {
         const { index, width } = ctx.state.tile as Tile;
         const body = await tiles[kind](index, width);
@@ -86,7 +87,7 @@ export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
     {
       method: 'GET',
       template: hashTemplate,
-      stages: [tileJudged(openapi, hashTemplate, 'hash')],
+      stages: [tileJudged(openapi, hashTemplate, 'hash'), readsOnNextTurn],
       handler: async (ctx) => {
         const { kind, index, width } = ctx.state.tile as Tile;
         const body = await tiles.hashTile(kind as number, index, width);

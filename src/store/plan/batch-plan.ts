@@ -14,6 +14,7 @@ import type { Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
 import { decideSubmission, type EventRow, type PlanDraft } from './plan-submission.ts';
 import { treeAfter, type PlanTree } from './plan-tree.ts';
+import type { AdjustmentWrite } from '../adjustment-rows.ts';
 
 /** The chain head, the entries and the idempotency records as a batch has moved them so far. */
 export interface PlanState {
@@ -38,6 +39,8 @@ export interface BatchPlan {
   outcomes: Outcome<Appended[]>[];
   /** The events to insert, in seq order. */
   events: EventRow[];
+  /** The stock_adjustments rows of the events, in seq order. */
+  adjustments: AdjustmentWrite[];
   /** The final row of every entry the events changed. */
   entries: Entry[];
   /** The records to store (each in place of an expired one with its key, if any). */
@@ -91,6 +94,7 @@ export function planBatch(
     entries: new Map(state.entries),
     records: new Map(state.records),
     events: [],
+    adjustments: [],
     changed: new Map(),
     stored: [],
     receipts: [],
@@ -115,6 +119,7 @@ export function planBatch(
   return {
     outcomes,
     events: draft.events,
+    adjustments: draft.adjustments,
     entries: [...draft.changed.values()],
     records: draft.stored,
     receipts: draft.receipts,

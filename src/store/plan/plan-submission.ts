@@ -11,6 +11,7 @@ import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyR
 import { VersionConflict, type Appended, type DecidedAgain, type Outcome, type Submission } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
+import { adjustmentOf, type AdjustmentWrite } from '../adjustment-rows.ts';
 
 /** An event as the log stores it, with its chain columns. */
 export interface EventRow {
@@ -34,6 +35,8 @@ export interface PlanDraft {
   entries: Map<bigint, Entry>;
   records: Map<string, IdempotencyRecord>;
   events: EventRow[];
+  /** The stock_adjustments rows of the events' QuantitySets. */
+  adjustments: AdjustmentWrite[];
   /** The final row of every entry the events changed. */
   changed: Map<bigint, Entry>;
   stored: IdempotencyRecord[];
@@ -112,6 +115,11 @@ function chainEvents(draft: PlanDraft, { meta, recordedAt }: Submission, append:
     draft.events.push({ ...fields, hash });
     draft.prevHash = hash;
     const recorded: RecordedEvent = { ...event, ...meta, seq: Number(seq), petId, version, recordedAt };
+    const adjustment =
+      event.type === 'QuantitySet'
+        ? adjustmentOf(entry, event, { seq, petId, actor: meta.actor, requestId: meta.requestId, recordedAt })
+        : undefined;
+    if (adjustment) draft.adjustments.push(adjustment);
     entry = applyEvent(entry, recorded);
     recordedEvents.push(recorded);
   }
@@ -122,7 +130,7 @@ function chainEvents(draft: PlanDraft, { meta, recordedAt }: Submission, append:
 /** Each append checked against the entry as the submission's earlier appends left it; a
  * conflict anywhere puts the draft back as it was before the submission. */
 function appendAll(draft: PlanDraft, submission: Submission, failedPets: Map<bigint, unknown>): Outcome<Appended[]> {
-  const mark = { events: draft.events.length, seq: draft.seq, prevHash: draft.prevHash };
+  const mark = { events: draft.events.length, adjustments: draft.adjustments.length, seq: draft.seq, prevHash: draft.prevHash };
   // The entries this submission touched, as they were before it.
   const touched = new Map<bigint, [Entry | undefined, Entry | undefined]>();
   const appended: Appended[] = [];
@@ -132,6 +140,7 @@ function appendAll(draft: PlanDraft, submission: Submission, failedPets: Map<big
     if (version !== expectedVersion) {
       const error = new VersionConflict(petId, expectedVersion, version);
       draft.events.length = mark.events;
+      draft.adjustments.length = mark.adjustments;
       ({ seq: draft.seq, prevHash: draft.prevHash } = mark);
       for (const [pet, [before, changedBefore]] of touched) {
         if (before) draft.entries.set(pet, before);

@@ -11,13 +11,16 @@
 // 2. Holding the chain head (writers wait): the events appended since the snapshot are
 //    applied to the shadow, the pets they touched are compared again, and the shadow is
 //    renamed into place with the live table's owner and grants. Its cost is that of the
-//    events appended meanwhile, not of the projection's size.
+//    events appended meanwhile, not of the projection's size; stock_adjustments is
+//    compared with the log and put right here too (adjustment-checks.ts), which reads
+//    the whole log while writers wait.
 // Only events change the projection, and only while holding the head: a pet that no
 // event touched after the snapshot has the same live row at step 2 as at step 1.
 import type pg from 'pg';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toLoggedEvent } from '../replay-rows.ts';
 import { inTransaction } from './transactions.ts';
+import { repairAdjustments } from './adjustment-checks.ts';
 import { replayPages } from './reads.ts';
 
 const SHADOW = 'inventory_rebuild';
@@ -127,7 +130,7 @@ export async function swapProjection(
   { pool, beginLocked, announce }: SwapDeps,
   entries: Map<bigint, Entry>,
   after: number,
-): Promise<{ caughtUp: number; before: Entry[]; entries: Map<bigint, Entry> }> {
+): Promise<{ caughtUp: number; adjustments: number; before: Entry[]; entries: Map<bigint, Entry> }> {
   // Step 1, committed: a shadow left by a failed step 2 is dropped by the next rebuild.
   const differing = await inTransaction(pool, 'BEGIN', async (client) => {
     await client.query(`DROP TABLE IF EXISTS ${SHADOW}`);
@@ -155,6 +158,7 @@ export async function swapProjection(
       const again = await client.query<LiveRow>(DIFFERING('AND coalesce(i.pet_id, s.pet_id) = ANY($1::bigint[])'), [pets]);
       for (const [pet, row] of liveRows(again.rows)) differing.set(pet, row);
     }
+    const adjustments = await repairAdjustments(client);
     await client.query(TAKE_OWNER_AND_GRANTS);
     await client.query(
       `ALTER TABLE inventory RENAME TO ${REPLACED}; ALTER TABLE ${SHADOW} RENAME TO inventory; DROP TABLE ${REPLACED}; ${RENAME_INDEXES}`,
@@ -164,6 +168,6 @@ export async function swapProjection(
     const before: Entry[] = [];
     for (const [pet, entry] of entries) if (!differing.has(pet)) before.push(entry);
     for (const row of differing.values()) if (row) before.push(row);
-    return { caughtUp, before, entries };
+    return { caughtUp, adjustments, before, entries };
   });
 }

@@ -24,7 +24,8 @@ import { keyAtStart } from '../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../receipts/receipts.ts';
 import { swapProjection } from './projection.ts';
 import { chainRows, eventsAfter, inventoryRows, replayPages, snapshot } from './reads.ts';
-import { stockAdjustments } from './stock-adjustments.ts';
+import { firstSeqAfter, petEvents, stockAdjustments } from './stock-adjustments.ts';
+import { adjustmentMismatch } from './adjustment-checks.ts';
 import { commitOutcome, diagnostics, probeWrite } from './store-health.ts';
 import { keyHistory, logHead, missingGuards, signingKeys, treeNodeCount, treeNodes, treeRow } from './verifiable-log-reads.ts';
 import { migratePostgres, requireCurrentPostgresSchema } from './schema.ts';
@@ -123,6 +124,9 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     treeRow: (level, from, count) => treeRow(pool, level, from, count),
     eventsAfter: (after, limit) => eventsAfter(pool, after, limit),
     stockAdjustments: (filter) => stockAdjustments(pool, filter),
+    adjustmentMismatch: () => adjustmentMismatch(pool),
+    petEvents: (petId) => petEvents(pool, petId),
+    firstSeqAfter: (at) => firstSeqAfter(pool, at),
     snapshot: (read) => snapshot(pool, read),
     replaceProjection: (entries, after) => replaceProjection(pool, watch, entries, after),
     keys: makeKeys(pool, now, watch),

@@ -26,6 +26,9 @@ const GUARDS = [
   ['tree_nodes_no_update', 'tree_nodes'],
   ['tree_nodes_no_delete', 'tree_nodes'],
   ['tree_nodes_no_truncate', 'tree_nodes'],
+  ['stock_adjustments_no_update', 'stock_adjustments'],
+  ['stock_adjustments_no_delete', 'stock_adjustments'],
+  ['stock_adjustments_no_truncate', 'stock_adjustments'],
 ] as const;
 
 interface HeadRow {

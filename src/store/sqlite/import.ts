@@ -2,7 +2,8 @@
 // IMMEDIATE transaction held while the source's pages arrive (the target serves no one
 // while it is filled), so that a failure anywhere leaves it empty. Events keep their seq,
 // times, actors and hashes (the chain must verify to the same digest as at the source);
-// the projection is replayed from them, as rebuild-projection would, and the Merkle tree
+// the projection and the stock adjustments are replayed from them, as the write path
+// makes them, and the Merkle tree
 // grown from their hashes, as the source's was (the same hashes make the same tree).
 import type { Db } from './database.ts';
 import { RECORD_COLUMNS, rowOfRecord } from '../idempotency.ts';
@@ -10,6 +11,7 @@ import { StoreNotEmpty, type HistoryImport } from '../history-copy.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toLoggedEvent } from '../replay-rows.ts';
 import { eventLeaf, extendTree } from '../../support/merkle.ts';
+import { adjustmentOf } from '../adjustment-rows.ts';
 
 export async function importHistory(
   db: Db,
@@ -33,6 +35,10 @@ export async function importHistory(
   const insertKeyEvent = db.prepare(
     'INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  const insertAdjustment = db.prepare(
+    `INSERT INTO stock_adjustments (seq, recorded_at, pet_id, previous_quantity, quantity, actor, request_id)
+     VALUES (@seq, @recordedAt, @petId, @previousQuantity, @quantity, @actor, @requestId)`,
+  );
   const insertNode = db.prepare('INSERT INTO tree_nodes (level, idx, hash) VALUES (?, ?, ?)');
   const insertRecord = db.prepare(
     `INSERT INTO idempotency_keys (${RECORD_COLUMNS.join(', ')}) VALUES (${RECORD_COLUMNS.map(() => '?').join(', ')})`,
@@ -54,9 +60,12 @@ export async function importHistory(
       frontier = grown.frontier;
       for (const row of page) {
         insertEvent.run(...row);
-        const [seq, petId, version, type, data, , , recordedAt] = row;
+        const [seq, petId, version, type, data, actor, requestId, recordedAt] = row;
         const event = toLoggedEvent([seq, petId, version, type, data, recordedAt]);
-        entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+        const before = entries.get(event.petId);
+        const adjustment = adjustmentOf(before, event, { seq, petId, actor, requestId, recordedAt });
+        if (adjustment) insertAdjustment.run(adjustment);
+        entries.set(event.petId, applyEvent(before, event));
       }
       events += page.length;
     }

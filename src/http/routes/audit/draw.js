@@ -65,21 +65,43 @@ export function drawInclusionPath(container, { path, checkpoint }) {
   container.replaceChildren(picture);
 }
 
-/** The quantity after each change, held until the next (a step chart), times in seconds. */
+/** A time of the chart (seconds) as the log writes times, in UTC: 2026-03-04 17:26:05.123 UTC. */
+const utc = (seconds) => `${new Date(seconds * 1000).toISOString().replace('T', ' ').replace('Z', '')} UTC`;
+
+/**
+ * The quantity after each change, held until the next (a step chart), times in seconds,
+ * shown in UTC on the axis and in the legend, as the table and the log write them. uPlot
+ * draws a series from the first point inside the view, so a zoomed view would be blank
+ * before its first change: the path starts one point earlier (and ends one later), so
+ * that the step carried into the view is drawn, clipped at its edge.
+ */
 export function drawStockChart(container, rows, title) {
-  const times = rows.map((r) => Date.parse(r.recorded_at) / 1000);
-  const quantities = rows.map((r) => r.quantity);
+  const times = new Float64Array(rows.length);
+  const quantities = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    times[i] = Date.parse(rows[i].recorded_at) / 1000;
+    quantities[i] = rows[i].quantity;
+  }
   const width = Math.max(320, Math.min(960, container.clientWidth || 960));
+  const stepped = window.uPlot.paths.stepped({ align: 1 });
+  const last = rows.length - 1;
   const options = {
     title,
     width,
     height: 300,
+    tzDate: (seconds) => window.uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
     scales: { x: { time: true } },
     series: [
-      {},
-      { label: 'quantity', stroke: '#1f6feb', width: 2, fill: 'rgba(31,111,235,0.08)', paths: window.uPlot.paths.stepped({ align: 1 }) },
+      { label: 'time (UTC)', value: (_u, seconds) => (seconds == null ? '' : utc(seconds)) },
+      {
+        label: 'quantity',
+        stroke: '#1f6feb',
+        width: 2,
+        fill: 'rgba(31,111,235,0.08)',
+        paths: (u, series, first, end) => stepped(u, series, Math.max(0, first - 1), Math.min(last, end + 1)),
+      },
     ],
-    axes: [{}, { label: 'quantity' }],
+    axes: [{ label: 'time (UTC)' }, { label: 'quantity' }],
   };
   container.replaceChildren();
   return new window.uPlot(options, [times, quantities], container);

@@ -1,5 +1,5 @@
-// A batch's rows in one statement, arrays through unnest: its events inserted, its
-// entries upserted, its idempotency records stored, its Merkle tree nodes added and the
+// A batch's rows in one statement, arrays through unnest: its events inserted with their
+// stock adjustments, its entries upserted, its idempotency records stored, its Merkle tree nodes added and the
 // chain head moved on, telling every instance at COMMIT (NOTIFY with the new change count).
 import type pg from 'pg';
 import type { BatchPlan } from '../../plan/batch-plan.ts';
@@ -27,6 +27,10 @@ WITH new_events AS (
   INSERT INTO tree_nodes (level, idx, hash)
   SELECT * FROM unnest($28::smallint[], $29::bigint[], $30::bytea[])
 )
+, new_adjustments AS (
+  INSERT INTO stock_adjustments (seq, recorded_at, pet_id, previous_quantity, quantity, actor, request_id)
+  SELECT * FROM unnest($31::bigint[], $32::text[], $33::bigint[], $34::bigint[], $35::bigint[], $36::text[], $37::text[])
+)
 UPDATE chain_head SET seq = $16, hash = $17, changes = changes + 1
 RETURNING changes, pg_notify('${CHANGES_CHANNEL}', changes::text)`;
 
@@ -52,6 +56,13 @@ function paramsOf(plan: BatchPlan): unknown[] {
     column(plan.tree.nodes, (n) => n.level),
     column(plan.tree.nodes, (n) => String(n.index)),
     column(plan.tree.nodes, (n) => n.hash),
+    column(plan.adjustments, (a) => String(a.seq)),
+    column(plan.adjustments, (a) => a.recordedAt),
+    column(plan.adjustments, (a) => String(a.petId)),
+    column(plan.adjustments, (a) => a.previousQuantity),
+    column(plan.adjustments, (a) => a.quantity),
+    column(plan.adjustments, (a) => a.actor),
+    column(plan.adjustments, (a) => a.requestId),
   ];
 }
 

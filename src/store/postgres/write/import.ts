@@ -2,7 +2,8 @@
 // transaction holding the chain head, so that no instance can append in between and a
 // failure anywhere leaves the store empty. Events keep their seq, times, actors and
 // hashes (the chain must verify to the same digest as at the source); the projection is
-// replayed from them, as rebuild-projection would, and the Merkle tree grown from their
+// replayed from them, as rebuild-projection would, the stock adjustments as the write path
+// makes them, and the Merkle tree grown from their
 // hashes, as the source's was (the same hashes make the same tree).
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../../idempotency.ts';
@@ -15,6 +16,11 @@ import { toLoggedEvent } from '../../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from '../changes.ts';
 import { writeEntries } from '../projection.ts';
 import { eventLeaf, extendTree } from '../../../support/merkle.ts';
+import { adjustmentOf, type AdjustmentWrite } from '../../adjustment-rows.ts';
+
+const INSERT_ADJUSTMENTS = `
+INSERT INTO stock_adjustments (seq, recorded_at, pet_id, previous_quantity, quantity, actor, request_id)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])`;
 
 const INSERT_NODES = 'INSERT INTO tree_nodes (level, idx, hash) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])';
 
@@ -55,10 +61,23 @@ async function importEvents(client: pg.ClientBase, pages: AsyncIterable<ChainRow
       grown.nodes.map((n) => n.hash),
     ]);
     frontier = grown.frontier;
-    for (const [seq, petId, version, type, data, , , recordedAt] of page) {
+    const adjustments: AdjustmentWrite[] = [];
+    for (const [seq, petId, version, type, data, actor, requestId, recordedAt] of page) {
       const event = toLoggedEvent([seq, petId, version, type, data, recordedAt]);
-      entries.set(event.petId, applyEvent(entries.get(event.petId), event));
+      const before = entries.get(event.petId);
+      const adjustment = adjustmentOf(before, event, { seq, petId, actor, requestId, recordedAt });
+      if (adjustment) adjustments.push(adjustment);
+      entries.set(event.petId, applyEvent(before, event));
     }
+    await client.query(INSERT_ADJUSTMENTS, [
+      adjustments.map((a) => String(a.seq)),
+      adjustments.map((a) => a.recordedAt),
+      adjustments.map((a) => String(a.petId)),
+      adjustments.map((a) => a.previousQuantity),
+      adjustments.map((a) => a.quantity),
+      adjustments.map((a) => a.actor),
+      adjustments.map((a) => a.requestId),
+    ]);
     const last = page[page.length - 1]!;
     head = { seq: last[0], hash: last[9]! };
     events += page.length;

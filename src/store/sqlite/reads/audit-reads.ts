@@ -7,38 +7,28 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../database.ts';
 import { GENESIS_HASH } from '../../hash-chain.ts';
 import { SIGNING_KEYS_SQL, signingKeyInfo } from '../../signing-keys.ts';
-import type { AdjustmentRow, AuditFilter, KeyHistory, LogHead, SigningKeyInfo } from '../../audit-reads.ts';
+import type { AdjustmentMismatch, AdjustmentRow, AuditFilter, KeyHistory, LogHead, SigningKeyInfo } from '../../audit-reads.ts';
 import type { KeyChainRow, KeyRecord } from '../../keys.ts';
+import { makeFirstMismatch } from './adjustment-checks.ts';
+import type { ReplayRow } from '../../event-log.ts';
 import { PAGE_ROWS, type Scans } from './scans.ts';
 
 // One fixed condition per audit filter; the values are bound, never spliced into the SQL.
 const AUDIT_CONDITIONS = {
-  pet: 'e.pet_id = @pet',
-  actor: 'e.actor = @actor',
-  since: 'e.recorded_at >= @since',
-  until: 'e.recorded_at < @until',
+  pet: 'pet_id = @pet',
+  actor: 'actor = @actor',
+  since: 'recorded_at >= @since',
+  until: 'recorded_at < @until',
 } as const;
 
-/**
- * One page of the stock_adjustments view after seq @after, as a statement of its own:
- * the view's lag() window would be computed over the whole log for every page, so the
- * previous quantity is looked up by (pet_id, version) instead, which is what lag() over
- * the pet's PetTracked and QuantitySet events by version gives.
- */
+/** One page of stock_adjustments after seq @after: the filters' rows are found by index
+ * (stock_adjustments_by_pet, _by_actor, _by_time). */
 const auditPage = (where: string) => `
-SELECT seq, recorded_at, pet_id, previous_quantity, quantity, quantity - previous_quantity AS delta, actor, request_id
-FROM (
-  SELECT e.seq, e.recorded_at, e.pet_id, e.actor, e.request_id,
-         json_extract(e.data, '$.quantity') AS quantity,
-         (SELECT json_extract(p.data, '$.quantity') FROM events p
-          WHERE p.pet_id = e.pet_id AND p.version < e.version AND p.type IN ('PetTracked', 'QuantitySet')
-          ORDER BY p.version DESC LIMIT 1) AS previous_quantity
-  FROM events e
-  WHERE e.type = 'QuantitySet' AND e.seq > @after${where}
-  ORDER BY e.seq
-  LIMIT ${PAGE_ROWS}
-)
-ORDER BY seq`;
+SELECT seq, recorded_at, pet_id, previous_quantity, quantity, delta, actor, request_id
+FROM stock_adjustments
+WHERE seq > @after${where}
+ORDER BY seq
+LIMIT ${PAGE_ROWS}`;
 
 /** The triggers that keep the logs append-only and the keys chained. */
 const GUARDS = [
@@ -51,6 +41,8 @@ const GUARDS = [
   'events_chained',
   'events_no_delete',
   'events_no_update',
+  'stock_adjustments_no_delete',
+  'stock_adjustments_no_update',
   'tree_nodes_no_delete',
   'tree_nodes_no_update',
 ];
@@ -61,6 +53,9 @@ export interface AuditReader {
   logHead(): LogHead;
   signingKeys(): SigningKeyInfo[];
   stockAdjustments(filter: AuditFilter): AsyncIterable<AdjustmentRow[]>;
+  adjustmentMismatch(): Promise<AdjustmentMismatch | undefined>;
+  petEvents(petId: bigint): Promise<ReplayRow[]>;
+  firstSeqAfter(at: string): Promise<bigint | undefined>;
 }
 
 /** Both logs' heads in one statement: one snapshot of both. */
@@ -140,6 +135,15 @@ function makeStockAdjustments(scanDb: Db, scans: Scans): AuditReader['stockAdjus
 export function makeAuditReader(pointDb: Db, scanDb: Db, scans: Scans): AuditReader {
   const signingKeys = pointDb.prepare(SIGNING_KEYS_SQL);
   const triggers = scanDb.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck();
+  const firstMismatch = makeFirstMismatch(scanDb);
+  const petEvents = pointDb
+    .prepare('SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE pet_id = ? ORDER BY version')
+    .safeIntegers(true)
+    .raw();
+  const firstSeqAfter = pointDb
+    .prepare('SELECT min(seq) FROM events INDEXED BY events_by_time WHERE recorded_at > ?')
+    .safeIntegers(true)
+    .pluck();
   return {
     keyHistory: makeKeyHistory(scanDb, scans),
     missingGuards: () =>
@@ -150,5 +154,8 @@ export function makeAuditReader(pointDb: Db, scanDb: Db, scans: Scans): AuditRea
     logHead: makeLogHead(pointDb),
     signingKeys: () => (signingKeys.all() as Parameters<typeof signingKeyInfo>[0][]).map(signingKeyInfo),
     stockAdjustments: makeStockAdjustments(scanDb, scans),
+    adjustmentMismatch: () => scans.exclusive(async () => firstMismatch()),
+    petEvents: async (petId) => petEvents.all(petId) as ReplayRow[],
+    firstSeqAfter: async (at) => (firstSeqAfter.get(at) as bigint | null) ?? undefined,
   };
 }

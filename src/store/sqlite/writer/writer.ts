@@ -16,6 +16,7 @@ import { makeProjectionTable } from '../projection.ts';
 import type { SigningKeyData } from '../../../support/signing.ts';
 import { keyAtStart, type SigningKeyAddition, type SigningKeyEntry, type SigningKeyRetirement } from '../../signing-keys.ts';
 import { makeReceiptSigning, type ReceiptSigning } from '../../receipts/receipts.ts';
+import { makeAdjustmentsRepair } from '../reads/adjustment-checks.ts';
 
 interface WriterOptions {
   /** Why the database path no longer names the file this connection writes (file-identity.ts). */
@@ -37,6 +38,8 @@ interface Parts {
 
 interface Replaced {
   caughtUp: number;
+  /** The stock_adjustments rows put right. */
+  adjustments: number;
   before: Entry[];
   entries: Map<bigint, Entry>;
 }
@@ -96,6 +99,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
     if (problem) throw new StoreUnavailable(problem);
   };
   const projection = makeProjectionTable(db);
+  const repairAdjustments = makeAdjustmentsRepair(db);
   const idempotency = makeIdempotencyWriter(db);
   let signing: ReceiptSigning | undefined;
   const logId = db.prepare('SELECT log_id FROM log_identity').pluck();
@@ -123,7 +127,7 @@ export function makeWriter(db: Db, options: WriterOptions = {}): Writer {
       }
       const before = projection.list();
       projection.replaceAll(entries.values());
-      return { caughtUp, before, entries };
+      return { caughtUp, adjustments: repairAdjustments(), before, entries };
     }),
     signWith: (key) => {
       void signing?.close();
