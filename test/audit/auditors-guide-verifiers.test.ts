@@ -67,8 +67,9 @@ function copyOf(db: string, to: string): string {
 function cutNewestEvent(copy: string): void {
   rewrite(
     copy,
-    ['events_no_delete', 'events_no_update'],
+    ['events_no_delete', 'events_no_update', 'stock_adjustments_no_delete'],
     `DELETE FROM events WHERE seq = 2;
+     DELETE FROM stock_adjustments WHERE seq = 2;
      UPDATE sqlite_sequence SET seq = 1 WHERE name = 'events';
      UPDATE inventory SET quantity = 3, version = 1, updated_at = (SELECT recorded_at FROM events WHERE seq = 1) WHERE pet_id = 7`,
   );
