@@ -16,6 +16,8 @@ http('raw bytes on a socket: odd methods, targets, versions, header lines and fr
       const bytes = rawBytes(c, rt);
       const label = JSON.stringify(bytes.toString('latin1').slice(0, 300));
       const result = await exchange(t.port, bytes, c.halfClose, c.method === 'HEAD');
+      const codings = [...bytes.toString('latin1').matchAll(/^transfer-encoding:([^\r\n]*)/gim)].flatMap((m) => m[1]!.split(','));
+      const codingRefused = codings.some((coding) => coding.trim().toLowerCase() !== 'chunked');
       const exempt = c.method === 'PRI' && c.version === '' ? 'NODE-PRI-HTTP09' : undefined;
       assert.not.ok(result.timedOut && result.answers.length === 0, `${label}: an answer within ${STALL_MS} ms`);
       // NODE-PRI-HTTP09: the app answers `PRI /x` (an HTTP/0.9 line with HTTP/2's preface
@@ -32,7 +34,7 @@ http('raw bytes on a socket: odd methods, targets, versions, header lines and fr
           etag: answer.headers.get('etag'),
           ms: i === 0 ? (result.firstMs ?? Infinity) : 0,
         };
-        checkAnswer(outcome, t.key, `${label} (answer ${i + 1})`);
+        checkAnswer(outcome, t.key, `${label} (answer ${i + 1})`, i === 0 && codingRefused);
         if (answer.status >= 200 && answer.status < 300 && c.method === 'PATCH') {
           assert.is(i, 0, `${label}: only the request sent can be accepted`);
           accepted = outcome;

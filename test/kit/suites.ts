@@ -30,17 +30,38 @@ export function targetSuites<C extends object = object>(
   hooks: TargetHooks<C & OnTarget> = {},
   targets: StoreTarget[] = storeTargets(),
 ): TargetSuites<C & OnTarget> {
-  const suites: Test<C & OnTarget>[] = targets.map((target) => {
-    const s = suite<C & OnTarget>(`${name} [${target.name}]`, { target } as C & OnTarget);
-    if (hooks.beforeEach) s.before.each(hooks.beforeEach);
-    if (hooks.afterEach) s.after.each(hooks.afterEach);
-    return s;
-  });
-  const register = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s(title, test));
-  register.only = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s.only(title, test));
+  const suites: Test<C & OnTarget>[] = targets.map((target) => suite<C & OnTarget>(`${name} [${target.name}]`, { target } as C & OnTarget));
+  const withHooks = (test: Callback<C & OnTarget>) => withinTest(hooks, test);
+  const register = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s(title, withHooks(test)));
+  register.only = (title: string, test: Callback<C & OnTarget>) => suites.forEach((s) => s.only(title, withHooks(test)));
   register.skip = (title?: string, test?: Callback<C & OnTarget>) => suites.forEach((s) => s.skip(title, test));
   register.run = () => suites.forEach((s) => s.run());
   return register;
+}
+
+/**
+ * The hooks run inside the test itself, not as uvu's before.each and after.each: uvu runs
+ * an after.each again when a test fails, and an error it throws there is lost together
+ * with the test's own (the suite just counts one test fewer passed). Here the test's error
+ * is reported, and an after-hook's error after it, or alone when the test passed.
+ */
+function withinTest<C>(hooks: TargetHooks<C>, test: Callback<C>): Callback<C> {
+  return async (ctx) => {
+    let failure: { error: unknown } | undefined;
+    try {
+      await hooks.beforeEach?.(ctx);
+      await test(ctx);
+    } catch (error) {
+      failure = { error };
+    }
+    try {
+      await hooks.afterEach?.(ctx);
+    } catch (error) {
+      if (failure === undefined) throw error;
+      if (failure.error instanceof Error) failure.error.message += `\n    and after it, the after-each hook failed: ${String(error)}`;
+    }
+    if (failure !== undefined) throw failure.error;
+  };
 }
 
 export interface AppHooks {
@@ -64,10 +85,13 @@ export function appSuite(name: string, hooks: AppHooks = {}, targets?: StoreTarg
         await hooks.given?.(ctx.t);
       },
       async afterEach(ctx) {
+        const t = ctx.t as TestApp | undefined; // unset when the app did not start
+        if (t === undefined) return;
+        Reflect.deleteProperty(ctx, 't');
         try {
-          await hooks.then?.(ctx.t);
+          await hooks.then?.(t);
         } finally {
-          await ctx.t.close();
+          await t.close();
         }
       },
     },

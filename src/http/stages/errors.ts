@@ -188,7 +188,9 @@ export function errorBoundary(
   const render = (ctx: Context, err: unknown) => {
     let error = mapError(err, ctx, fault, map);
     if (error) {
-      if (error.status >= 500) {
+      // A 501 says what the service does not do for this request (a transfer coding it
+      // does not apply), not that it is unwell.
+      if (error.status >= 500 && error.status !== 501) {
         warnUnavailable(warnRepeated, fault(err), err, error);
         onUnavailable(err);
       }
