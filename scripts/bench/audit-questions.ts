@@ -12,7 +12,9 @@
 // comparison of the table with the events. Prints each median beside its bound and the
 // load average, and writes bench-results/audit.json.
 //   --events N (1000000)  --store sqlite|postgres|both (both)  --runs N (5)
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//   --keep DIR: the SQLite log is built in DIR and kept there; a log already there (of the
+//   same size) is asked again without being built, which saves the build's minutes.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -34,6 +36,7 @@ const { values } = scriptArgs(import.meta.url, {
   events: { type: 'string', default: '1000000' },
   store: { type: 'string', default: 'both' },
   runs: { type: 'string', default: '5' },
+  keep: { type: 'string' },
 });
 const EVENTS = Number(values.events);
 const RUNS = Number(values.runs);
@@ -241,12 +244,16 @@ function record(rows: Row[], question: string, name: string, ms: number, count: 
 }
 
 async function onSqlite(dir: string, sql: Map<string, string>, rows: Row[]): Promise<void> {
-  const path = join(dir, 'audit.db');
+  const path = join(values.keep ?? dir, `audit-${EVENTS}.db`);
+  const reused = existsSync(path);
   const clock = { now: START };
   const store = await openStore(path, { now: () => clock.now });
   try {
-    const built = await buildLog(store, clock);
-    console.log(`sqlite: ${EVENTS} events built in ${(built / 1000).toFixed(1)} s (load ${loadAverage()})`);
+    if (reused) console.log(`sqlite: the log of ${EVENTS} events kept in ${path} is asked again`);
+    else {
+      const built = await buildLog(store, clock);
+      console.log(`sqlite: ${EVENTS} events built in ${(built / 1000).toFixed(1)} s (load ${loadAverage()})`);
+    }
     const db = new Database(path, { readonly: true });
     db.defaultSafeIntegers(true);
     try {
@@ -326,6 +333,7 @@ async function onPostgres(sql: Map<string, string>, rows: Row[]): Promise<void> 
 
 const questions = guideQuestions();
 const dir = mkdtempSync(join(tmpdir(), 'bench-audit-'));
+if (values.keep !== undefined) mkdirSync(values.keep, { recursive: true });
 const rows: Row[] = [];
 try {
   if (values.store !== 'postgres') await onSqlite(dir, questions.sqlite, rows);
