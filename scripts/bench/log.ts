@@ -14,6 +14,7 @@ import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
 import { freePort, makeDatabase } from './fixtures.ts';
 import { measure, ready, start, startService, stop, type Load } from './harness.ts';
 import { quantile } from './many-readers.ts';
+import { mirrorRuns, tileReads } from './tiles.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -161,6 +162,7 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
       rows.push({ name: `${kind} proof at ${events} events, p99`, measured: `${p99.toFixed(2)} ms`, target: '<= 5 ms', met: p99 <= 5 });
     }
     agent.destroy();
+    rows.push(...(await tileReads(events, (path, a) => timedGet(port, path, key, a))));
     // The monitor: a checkpoint kept at today's size (as its first run keeps it, without
     // that run's check of the whole log, which is not what is measured), its key pinned,
     // then a few writes, then one run.
@@ -171,14 +173,18 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
       verifierKey: string;
     }[];
     writeFileSync(`${file}.keys`, keys.map((k) => `${k.verifierKey}\n`).join(''));
-    for (let i = 0; i < 10; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/inventory/${1 + i}`, {
-        method: 'PATCH',
-        headers: { ...auth, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ quantity: i }),
-      });
-      if (res.status !== 200) throw new Error(`PATCH before the monitor's run: ${res.status} ${await res.text()}`);
-    }
+    let written = 0;
+    const writeTen = async () => {
+      for (let i = 0; i < 10; i++, written++) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/inventory/${1 + i}`, {
+          method: 'PATCH',
+          headers: { ...auth, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ quantity: written }),
+        });
+        if (res.status !== 200) throw new Error(`PATCH before a monitor's or mirror's run: ${res.status} ${await res.text()}`);
+      }
+    };
+    await writeTen();
     const proxy = await countingProxy(port);
     const started = performance.now();
     // Not spawnSync: the proxy forwards on this process's event loop.
@@ -194,7 +200,6 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
       child.on('close', (status) => resolve({ status, stderr }));
     });
     const ms = performance.now() - started;
-    proxy.close();
     if (run.status !== 0) throw new Error(`the monitor failed: ${run.stderr}`);
     writeFileSync(join(dir, 'monitor.out'), run.stderr);
     console.log(
@@ -207,6 +212,11 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
       met: proxy.bytes() < 8192,
     });
     rows.push({ name: `monitor run at ${events} events, time`, measured: `${ms.toFixed(0)} ms`, target: '< 1 s', met: ms < 1000 });
+    const trust = keys.map((k) => k.verifierKey);
+    rows.push(
+      ...(await mirrorRuns(events, dir, { url: `http://127.0.0.1:${proxy.port}`, bytes: proxy.bytes, key, trust, write: writeTen })),
+    );
+    proxy.close();
     rows.push({
       name: `migration building the tree for ${events} events`,
       measured: `${(migrationMs / 1000).toFixed(1)} s`,
