@@ -4,7 +4,6 @@
 // an inclusion and a consistency proof's latency, and what the monitor (verify-log --url
 // --checkpoint) downloads and how long it takes, counted by a TCP proxy in front of the
 // service.
-import { spawn } from 'node:child_process';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
@@ -14,9 +13,7 @@ import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
 import { freePort, makeDatabase } from './fixtures.ts';
 import { measure, ready, start, startService, stop, type Load } from './harness.ts';
 import { quantile } from './many-readers.ts';
-import { mirrorRuns, tileReads } from './tiles.ts';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { mirrorRuns, tileReads, timedScript } from './tiles.ts';
 
 export interface LogRow {
   name: string;
@@ -186,22 +183,13 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
     };
     await writeTen();
     const proxy = await countingProxy(port);
-    const started = performance.now();
-    // Not spawnSync: the proxy forwards on this process's event loop.
-    const run = await new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn('scripts/verify-log', ['--url', `http://127.0.0.1:${proxy.port}`, '--checkpoint', file], {
-        cwd: ROOT,
-        env: { ...process.env, INVENTORY_KEY: key },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stderr }));
-    });
-    const ms = performance.now() - started;
-    if (run.status !== 0) throw new Error(`the monitor failed: ${run.stderr}`);
-    writeFileSync(join(dir, 'monitor.out'), run.stderr);
+    const { ms, stderr } = await timedScript(
+      'the monitor',
+      'scripts/verify-log',
+      ['--url', `http://127.0.0.1:${proxy.port}`, '--checkpoint', file],
+      key,
+    );
+    writeFileSync(join(dir, 'monitor.out'), stderr);
     console.log(
       `the monitor's run at ${events} events: ${proxy.bytes()} bytes from the service, ${ms.toFixed(0)} ms (the command's whole run, node's start included)`,
     );

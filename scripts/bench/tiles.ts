@@ -50,22 +50,18 @@ export async function tileReads(events: number, get: Get): Promise<LogRow[]> {
   return rows;
 }
 
-/** One run of scripts/mirror into dir, timed. */
-async function mirrorRun(url: string, key: string, trust: string[], dir: string): Promise<{ ms: number; stderr: string }> {
+/** One run of a script with the service's key (not spawnSync: a proxy in front of the
+ * service forwards on this process's event loop), timed; a failed run throws. */
+export async function timedScript(what: string, script: string, args: string[], key: string): Promise<{ ms: number; stderr: string }> {
   const started = performance.now();
-  const args = ['--url', url, ...trust.flatMap((t) => ['--trust', t]), dir];
   const run = await new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
-    const child = spawn('scripts/mirror', args, {
-      cwd: ROOT,
-      env: { ...process.env, INVENTORY_KEY: key },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(script, args, { cwd: ROOT, env: { ...process.env, INVENTORY_KEY: key }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stderr }));
   });
-  if (run.status !== 0) throw new Error(`the mirror failed: ${run.stderr}`);
+  if (run.status !== 0) throw new Error(`${what} failed: ${run.stderr}`);
   return { ms: performance.now() - started, stderr: run.stderr };
 }
 
@@ -90,7 +86,8 @@ export async function mirrorRuns(events: number, scratch: string, target: Mirror
     ] as const) {
       await before?.();
       const bytesBefore = target.bytes();
-      const { ms, stderr } = await mirrorRun(target.url, target.key, target.trust, join(dir, 'copy'));
+      const args = ['--url', target.url, ...target.trust.flatMap((t) => ['--trust', t]), join(dir, 'copy')];
+      const { ms, stderr } = await timedScript('the mirror', 'scripts/mirror', args, target.key);
       const bytes = target.bytes() - bytesBefore;
       console.log(
         `the mirror's ${name} at ${events} events: ${bytes} bytes, ${(ms / 1000).toFixed(1)} s; ${stderr.trim().split('\n').at(-1)}`,
