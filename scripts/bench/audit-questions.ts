@@ -201,7 +201,9 @@ async function portQuestions(store: InventoryStore, name: string, rows: Row[]): 
       { actor: 'clerk-ben', since: '2026-03-01T00:00:00.000Z', until: '2026-04-01T00:00:00.000Z', after: 0n, limit: 1000 },
     ],
     ['API page: pet and month', { pet: 1n, since: '2026-03-01T00:00:00.000Z', until: '2026-04-01T00:00:00.000Z', after: 0n, limit: 1000 }],
+    ['API page: one day near the end', { since: '2026-12-02T00:00:00.000Z', until: '2026-12-03T00:00:00.000Z', after: 0n, limit: 1000 }],
     ['API page: since (the whole year after it)', { since: '2026-01-06T00:00:00.000Z', after: 0n, limit: 1000 }],
+    ['API page: since (the last month)', { since: '2026-12-01T00:00:00.000Z', after: 0n, limit: 1000 }],
     ['API page: until (the first week)', { until: '2026-01-12T00:00:00.000Z', after: 0n, limit: 1000 }],
     [
       'API page: pet, actor and day',
