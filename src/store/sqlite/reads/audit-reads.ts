@@ -10,25 +10,9 @@ import { SIGNING_KEYS_SQL, signingKeyInfo } from '../../signing-keys.ts';
 import type { AdjustmentMismatch, AdjustmentRow, AuditFilter, KeyHistory, LogHead, SigningKeyInfo } from '../../audit-reads.ts';
 import type { KeyChainRow, KeyRecord } from '../../keys.ts';
 import { makeFirstMismatch } from './adjustment-checks.ts';
+import { makePageQuery } from './adjustment-pages.ts';
 import type { ReplayRow } from '../../event-log.ts';
 import { PAGE_ROWS, type Scans } from './scans.ts';
-
-// One fixed condition per audit filter; the values are bound, never spliced into the SQL.
-const AUDIT_CONDITIONS = {
-  pet: 'pet_id = @pet',
-  actor: 'actor = @actor',
-  since: 'recorded_at >= @since',
-  until: 'recorded_at < @until',
-} as const;
-
-/** One page of stock_adjustments after seq @after: the filters' rows are found by index
- * (stock_adjustments_by_pet, _by_actor, _by_time). */
-const auditPage = (where: string) => `
-SELECT seq, recorded_at, pet_id, previous_quantity, quantity, delta, actor, request_id
-FROM stock_adjustments
-WHERE seq > @after${where}
-ORDER BY seq
-LIMIT ${PAGE_ROWS}`;
 
 /** The triggers that keep the logs append-only and the keys chained. */
 const GUARDS = [
@@ -117,13 +101,11 @@ function makeKeyHistory(scanDb: Db, scans: Scans): () => Promise<KeyHistory> {
 /** Page by page, each page its own short read: an audit piped into a slow pager holds no
  * read transaction while it waits, so checkpoints are never held back. */
 function makeStockAdjustments(scanDb: Db, scans: Scans): AuditReader['stockAdjustments'] {
+  const pageOf = makePageQuery(scanDb);
   return async function* (filter) {
-    const given = (Object.keys(AUDIT_CONDITIONS) as (keyof typeof AUDIT_CONDITIONS)[]).filter((name) => filter[name] !== undefined);
-    const where = given.map((name) => ` AND ${AUDIT_CONDITIONS[name]}`).join('');
-    const statement = scanDb.prepare(auditPage(where)).safeIntegers(true);
-    const params = Object.fromEntries(given.map((name) => [name, filter[name]!]));
-    for (let after: bigint | number = filter.after ?? 0; ;) {
-      const page = await scans.exclusive(async () => statement.all({ ...params, after }) as AdjustmentRow[]);
+    const query = await scans.exclusive(async () => pageOf(filter));
+    for (let after: bigint = query.after; ;) {
+      const page = await scans.exclusive(async () => query.page(after));
       if (page.length > 0) yield page;
       if (page.length < PAGE_ROWS) return;
       after = page[page.length - 1]!.seq as bigint;
