@@ -11,6 +11,7 @@ import type { PetStatus } from '../../src/domain/events.ts';
 import { makeFeed, type Feed } from '../../src/http/routes/feed-hub.ts';
 import type { FeedLimits } from '../../src/feed/limits.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/server/node-server.ts';
+import type { GuardTiming } from '../../src/http/server/stall-guard.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import type { KeyStore } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
@@ -69,6 +70,8 @@ export interface AppOptions {
   realClock?: boolean;
   /** MAX_REQUESTS_PER_KEY; the service's default unless given. */
   maxRequestsPerKey?: number;
+  /** The stall guard's clock and check timer; the real ones unless given. */
+  stallTiming?: GuardTiming;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -101,7 +104,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     ...(signingKey ? { signer: makeSigner(signingKey) } : {}),
   });
   const key = await createKey(store, options.keyName);
-  const server: Server = createHttpServer(app, options.limits, logger);
+  const server: Server = createHttpServer(app, options.limits, logger, options.stallTiming);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const commands = makeCommandHandler({ store, now });
