@@ -2,6 +2,7 @@
 // named "tester", an injected clock, the log lines kept for the test to read, and the
 // port's store to look into. Writes run inline by default (faults reach the store's own
 // connection); writer 'thread' runs them as the service does.
+import { EventEmitter, once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -29,6 +30,8 @@ export interface TestApp {
   /** An active key named "tester". */
   key: string;
   logs: string[];
+  /** Resolves at the next log line. */
+  nextLog(): Promise<void>;
   server: Server;
   port: number;
   accepting: boolean;
@@ -80,9 +83,11 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = options.realClock ? Date.now : () => clock;
   const logs: string[] = [];
+  const lines = new EventEmitter();
   const sink = new Writable({
     write(chunk, _encoding, done) {
       logs.push(String(chunk));
+      lines.emit('line');
       done();
     },
   });
@@ -117,6 +122,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     keys: store.keys,
     key,
     logs,
+    nextLog: () => once(lines, 'line').then(() => undefined),
     server,
     port,
     get accepting() {
