@@ -2,7 +2,8 @@
 // overwrite, is readable by its owner only, verifies, and, in a restore drill under
 // write load, holds every write acknowledged before it began.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { EventEmitter, once } from 'node:events';
+import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
@@ -19,7 +20,6 @@ import { startService, type Service } from '../kit/service.ts';
 import { withFile } from '../kit/tamper.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { newSigningKey } from '../kit/signing-keys.ts';
-import { waitUntil } from '../kit/wait.ts';
 
 const DIGEST = /^\d+:[0-9a-f]{64}\n$/;
 
@@ -119,9 +119,14 @@ test('interrupted (SIGINT, SIGTERM) while copying or verifying: exits 1 and leav
     child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
     child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    // Signalled as soon as OUT exists: the copy has begun.
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    // Signalled as soon as OUT exists: the copy has begun. The directory is watched from
+    // before the copy can begin; a child that exits first ends the wait too.
+    const watcher = watch(dir.dir);
+    try {
+      while (!existsSync(out) && child.exitCode === null) await Promise.race([once(watcher, 'change'), exited]);
+    } finally {
+      watcher.close();
+    }
     assert.ok(existsSync(out), `${signal}: OUT appeared (${stderr})`);
     child.kill(signal);
     const status = await exited;
@@ -169,16 +174,25 @@ test('restore drill: backed up under write load, every write acknowledged before
         });
         if (res.status === 200) acked.push({ requestId, petId, quantity: n, at: Date.now() });
         else failures.push(`${res.status} ${res.text}`);
+        answers.emit('answer');
+      }
+    };
+    const answers = new EventEmitter();
+    /** Resolves once `count` writes are acknowledged; fails at the first write that failed. */
+    const acknowledged = async (count: number, what: string) => {
+      while (acked.length < count) {
+        assert.equal(failures, [], `no write failed (${what})`);
+        await once(answers, 'answer');
       }
     };
     const load = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
     // The writers are under way before the backup starts, and go on after it ended.
-    await waitUntil(() => acked.length > 50, 'writes acknowledged before the backup');
+    await acknowledged(51, 'before the backup');
     backupStarted = Date.now();
     const backup = await runScript('backup', [dir.path('copy.db')], { db: dir.path('inventory.db') });
     backupEnded = Date.now();
     const atEnd = acked.length;
-    await waitUntil(() => acked.length >= atEnd + 20, 'writes acknowledged after the backup');
+    await acknowledged(atEnd + 20, 'after the backup');
     stop = true;
     await load;
     assert.is(backup.status, 0, backup.stderr);

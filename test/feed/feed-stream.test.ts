@@ -9,7 +9,7 @@ import { createLogger } from '../../src/support/logger.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
 import { trackPets } from '../kit/fixtures.ts';
 import { openStream } from '../kit/sse.ts';
-import { sleep, parseEvents, parseEvent, assertChain, seed, stream, seqsOf, assertExactlyOnce } from '../kit/feed.ts';
+import { sleep, parseEvents, parseEvent, assertChain, seed, stream, seqsOf, assertExactlyOnce, seqsBeforeMarker } from '../kit/feed.ts';
 import { appSuite } from '../kit/suites.ts';
 
 const test = appSuite('the change feed: the stream');
@@ -50,10 +50,8 @@ test('Last-Event-ID resumes after it, and wins over after', async ({ t }) => {
   await seed(t, 2, 4);
   const table = await t.events();
   const s = await stream(t, '?after=0', { 'Last-Event-ID': String(table[3]!.seq) });
-  await s.waitFor(table.length - 4);
-  await sleep(200);
   assert.equal(
-    seqsOf(s),
+    await seqsBeforeMarker(t, s, table.length - 4),
     table.slice(4).map((e) => e.seq),
   );
   s.close();
@@ -74,14 +72,15 @@ test('an event committed while the catch-up query runs is sent once, nothing los
     }
     return rows;
   };
+  const before = (await t.events()).length;
   const s = await stream(t);
-  await sleep(300);
+  // Live: the stream sent what was there and the three raced commits.
+  await s.waitFor(before + 3, 3000);
+  assert.is(raced, 3, 'three commits raced the catch-up');
   await t.track(2000);
   const table = await t.events();
-  await s.waitFor(table.length, 3000);
-  await sleep(300);
   assertExactlyOnce(
-    seqsOf(s),
+    await seqsBeforeMarker(t, s, table.length, 3000),
     table.map((e) => e.seq),
     'raced catch-up',
   );
@@ -110,9 +109,7 @@ test('a stream that reconnects three times during 2,000 writes from four clients
   }
   await done;
   const table = (await t.events()).map((e) => e.seq);
-  await s.waitFor(table.length - seen.length, 10_000);
-  await sleep(200);
-  seen.push(...seqsOf(s));
+  seen.push(...(await seqsBeforeMarker(t, s, table.length - seen.length, 10_000)));
   s.close();
   assert.is(table.length, 2004);
   assertExactlyOnce(seen, table, 'three reconnects');

@@ -2,6 +2,7 @@
 // named "tester", an injected clock, the log lines kept for the test to read, and the
 // port's store to look into. Writes run inline by default (faults reach the store's own
 // connection); writer 'thread' runs them as the service does.
+import { EventEmitter, once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -11,6 +12,7 @@ import type { PetStatus } from '../../src/domain/events.ts';
 import { makeFeed, type Feed } from '../../src/http/routes/feed-hub.ts';
 import type { FeedLimits } from '../../src/feed/limits.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/server/node-server.ts';
+import type { GuardTiming } from '../../src/http/server/stall-guard.ts';
 import { createLogger } from '../../src/support/logger.ts';
 import type { KeyStore } from '../../src/store/keys.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
@@ -28,6 +30,8 @@ export interface TestApp {
   /** An active key named "tester". */
   key: string;
   logs: string[];
+  /** Resolves at the next log line. */
+  nextLog(): Promise<void>;
   server: Server;
   port: number;
   accepting: boolean;
@@ -69,6 +73,8 @@ export interface AppOptions {
   realClock?: boolean;
   /** MAX_REQUESTS_PER_KEY; the service's default unless given. */
   maxRequestsPerKey?: number;
+  /** The stall guard's clock and check timer; the real ones unless given. */
+  stallTiming?: GuardTiming;
 }
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
@@ -77,9 +83,11 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   let clock = Date.parse('2026-01-02T03:04:05.678Z');
   const now = options.realClock ? Date.now : () => clock;
   const logs: string[] = [];
+  const lines = new EventEmitter();
   const sink = new Writable({
     write(chunk, _encoding, done) {
       logs.push(String(chunk));
+      lines.emit('line');
       done();
     },
   });
@@ -101,7 +109,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     ...(signingKey ? { signer: makeSigner(signingKey) } : {}),
   });
   const key = await createKey(store, options.keyName);
-  const server: Server = createHttpServer(app, options.limits, logger);
+  const server: Server = createHttpServer(app, options.limits, logger, options.stallTiming);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const commands = makeCommandHandler({ store, now });
@@ -114,6 +122,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     keys: store.keys,
     key,
     logs,
+    nextLog: () => once(lines, 'line').then(() => undefined),
     server,
     port,
     get accepting() {

@@ -59,6 +59,25 @@ export function stream(t: TestApp, query = '', headers: Record<string, string> =
 /** Seqs of the messages, in the order they arrived. */
 export const seqsOf = (s: SseStream) => s.messages.map((m) => BigInt(m.id.split(':')[0]!));
 
+/** Pets of the marker events, far from those a test tracks. */
+let markers = 7_000_000_000n;
+
+/**
+ * The seqs the stream sent before a marker, an event committed once it had sent `count`:
+ * it sends in order, so whatever more it sent (an event twice, one too many) is among
+ * them by the time the marker comes, with no wait for a time. The marker, checked to
+ * come last, is left out.
+ */
+export async function seqsBeforeMarker(t: TestApp, s: SseStream, count: number, timeoutMs?: number): Promise<bigint[]> {
+  await s.waitFor(count, timeoutMs);
+  await t.track(++markers, 1);
+  const marker = (await t.events()).at(-1)!.seq;
+  await s.waitForSeq(marker, timeoutMs);
+  const seqs = seqsOf(s);
+  assert.is(seqs.at(-1), marker, 'the marker comes last');
+  return seqs.slice(0, -1);
+}
+
 export function assertExactlyOnce(got: bigint[], table: bigint[], label: string): void {
   assert.is(got.length, table.length, `${label}: as many as the table`);
   assert.equal(got, table, `${label}: every event once, in seq order`);

@@ -1,15 +1,24 @@
 // A wait for a log line of a test app: the service logs some warnings after the answer
-// that caused them (a key looked up once the request was refused).
-import { setTimeout as sleep } from 'node:timers/promises';
+// that caused them (a key looked up once the request was refused), and a request's access
+// line once its response has closed, which may come after the client read the answer.
 import type { TestApp } from './app.ts';
 
-/** Waits (at most 5 s) for a log line that says pattern; returns it. */
-export async function logged(t: Pick<TestApp, 'logs'>, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const line = t.logs.find((l) => pattern.test(l));
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no log line says ${pattern} within 5 s: ${t.logs.slice(-3).join('')}`);
-    await sleep(20);
+/** Waits for a log line that says pattern, looked for again at each new line; returns it.
+ * Fails after boundMs (15 s unless given), far above what a loaded machine needs. */
+export async function logged(t: Pick<TestApp, 'logs' | 'nextLog'>, pattern: RegExp, boundMs = 15_000): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no log line says ${pattern} within ${boundMs} ms: ${t.logs.slice(-3).join('')}`)), boundMs);
+  });
+  try {
+    for (;;) {
+      // Asked for before the lines are read: a line written in between still wakes the wait.
+      const next = t.nextLog();
+      const line = t.logs.find((l) => pattern.test(l));
+      if (line) return line;
+      await Promise.race([next, gaveUp]);
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }

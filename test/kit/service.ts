@@ -33,6 +33,9 @@ export interface Service {
   kill(signal?: NodeJS.Signals): void;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+  /** Resolves once check() holds, asked again whenever the process writes; rejects when
+   * it exits first or after WAIT_MS. */
+  shows(check: () => boolean, what: string): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
@@ -157,6 +160,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     request,
     get: (path, key) => request({ path, headers: key ? { Authorization: `Bearer ${key}` } : {} }),
     kill: (signal = 'SIGKILL') => void s.proc.kill(signal),
+    shows: (check, what) => waitFor(s, () => (check() ? true : undefined), what).then(() => undefined),
     async stop() {
       const started = Date.now();
       s.proc.kill('SIGTERM');

@@ -24,6 +24,8 @@ export interface SseStream {
   isEnded(): boolean;
   /** Resolves once `count` messages arrived; rejects after timeoutMs. */
   waitFor(count: number, timeoutMs?: number): Promise<void>;
+  /** Resolves once a message with this seq (its id's first part) arrived; rejects after timeoutMs. */
+  waitForSeq(seq: bigint, timeoutMs?: number): Promise<void>;
   close(): void;
 }
 
@@ -39,6 +41,20 @@ export function openStream(port: number, path: string, headers: Record<string, s
       const retries: SseStream['retries'] = [];
       const waiters: (() => void)[] = [];
       const poke = () => waiters.splice(0).forEach((w) => w());
+      const until = (arrived: () => boolean, what: string, timeoutMs: number) =>
+        new Promise<void>((ok, fail) => {
+          const timer = setTimeout(() => fail(new Error(`not ${what} in ${messages.length} messages after ${timeoutMs} ms`)), timeoutMs);
+          const check = () => {
+            if (arrived()) {
+              clearTimeout(timer);
+              ok();
+            } else if (ended) {
+              clearTimeout(timer);
+              fail(new Error(`the stream ended after ${messages.length} messages, without ${what}`));
+            } else waiters.push(check);
+          };
+          check();
+        });
       const stream: SseStream = {
         status: res.statusCode!,
         headers: res.headers,
@@ -58,21 +74,9 @@ export function openStream(port: number, path: string, headers: Record<string, s
           res.on('error', end);
         }),
         isEnded: () => ended,
-        waitFor(count, timeoutMs = 10_000) {
-          return new Promise<void>((ok, fail) => {
-            const timer = setTimeout(() => fail(new Error(`${messages.length} of ${count} messages after ${timeoutMs} ms`)), timeoutMs);
-            const check = () => {
-              if (messages.length >= count) {
-                clearTimeout(timer);
-                ok();
-              } else if (ended) {
-                clearTimeout(timer);
-                fail(new Error(`the stream ended after ${messages.length} of ${count} messages`));
-              } else waiters.push(check);
-            };
-            check();
-          });
-        },
+        waitFor: (count, timeoutMs = 10_000) => until(() => messages.length >= count, `${count} messages`, timeoutMs),
+        waitForSeq: (seq, timeoutMs = 10_000) =>
+          until(() => messages.some((m) => m.id.startsWith(`${seq}:`)), `the message of seq ${seq}`, timeoutMs),
         close: () => {
           req.destroy();
           res.destroy();

@@ -17,6 +17,7 @@ import { openStore } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { endorse, keysWithFiles, newSigningKey } from '../kit/signing-keys.ts';
 import { headMessage, makeSigner, type HeadFields } from '../../src/support/signing.ts';
+import { KEY_TIME_MARGIN_MS } from '../../src/application/signing/trust.ts';
 
 const test = targetSuites('keys an auditor pins');
 
@@ -134,18 +135,20 @@ test('a rotation (endorse-signing, restart, retire-signing) passes the monitor; 
       (error: Error) => error.message,
     );
     assert.match(again, /was retired at .*: start with a new key endorsed with scripts\/keys endorse-signing/);
-    await new Promise((resolve) => setTimeout(resolve, 5_100 - (Date.now() - Date.parse(keys[0]!.retiredAt!))));
-    // The instance no longer signs one: the old key file signs it, as whoever kept it could.
+    // The instance no longer signs one: the old key file signs it, as whoever kept it could,
+    // dated at the edge of the clock margin past the retirement and a millisecond beyond.
     const head = JSON.parse((await b.get('/v1/log/head')).text) as HeadFields & { signature: { keyId: string; value: string } };
-    const lateFields = { ...head, time: new Date().toISOString() };
     const oldSigner = makeSigner(K1);
-    const lateHead = {
-      ...lateFields,
-      signature: { keyId: oldSigner.keyId, value: oldSigner.sign(headMessage(lateFields)).toString('base64url') },
+    const judgedAt = async (msAfterRetirement: number) => {
+      const fields = { ...head, time: new Date(Date.parse(keys[0]!.retiredAt!) + msAfterRetirement).toISOString() };
+      const signed = { ...fields, signature: { keyId: oldSigner.keyId, value: oldSigner.sign(headMessage(fields)).toString('base64url') } };
+      const file = dir.path(`head-${msAfterRetirement}`);
+      writeFileSync(file, JSON.stringify(signed));
+      return runScript('verify-log', ['--digests', file, '--db', a.db], { env: {} });
     };
-    const late = dir.path('late-head');
-    writeFileSync(late, JSON.stringify(lateHead));
-    const judged = await runScript('verify-log', ['--digests', late, '--db', a.db], { env: {} });
+    const atMargin = await judgedAt(KEY_TIME_MARGIN_MS);
+    assert.is(atMargin.status, 0, atMargin.stderr);
+    const judged = await judgedAt(KEY_TIME_MARGIN_MS + 1);
     assert.is(judged.status, 1, judged.stderr);
     assert.match(judged.stderr, new RegExp(`after its key ${first!.keyId} was retired`));
   } finally {

@@ -17,7 +17,6 @@ import { FRESH_MS, type StoreTarget } from '../kit/stores.ts';
 import { targetSuites } from '../kit/suites.ts';
 import { runScriptSync } from '../kit/scripts.ts';
 import { closedPort } from '../kit/ports.ts';
-import { waitUntil } from '../kit/wait.ts';
 import { killAll, spawnService, startService, WAIT_MS, withTimeout, type Service } from '../kit/service.ts';
 
 const BOOTSTRAP_START = 'This database had no API key';
@@ -166,12 +165,14 @@ server('two services starting together on a new file make one bootstrap key betw
   const [a, b] = await Promise.all([startService({ db: ctx.db, expectKey: false }), startService({ db: ctx.db, expectKey: false })]);
   // The one that made the key prints it; what the other prints is read once both exited.
   const printedBy = () => [a, b].filter((s) => s.err().includes(BOOTSTRAP_START));
-  await waitUntil(() => printedBy().length > 0, 'a bootstrap key printed');
+  const KEY = /Bearer (pinv_[A-Za-z0-9]{32})/;
+  // Whichever prints it: the wait on the other ends when it exits.
+  await Promise.race([a, b].map((s) => s.shows(() => KEY.test(s.err()), 'a bootstrap key printed')));
   assert.equal(
     (await apiKeys(ctx)).map((k) => k.name),
     ['bootstrap'],
   );
-  const key = /Bearer (pinv_[A-Za-z0-9]{32})/.exec(printedBy()[0]!.err())![1]!;
+  const key = KEY.exec(printedBy()[0]!.err())![1]!;
   for (const s of [a, b]) assert.is((await s.get('/v1/inventory', key)).status, 200);
   for (const s of [a, b]) assert.is((await s.stop()).code, 0);
   assert.is(printedBy().length, 1, 'exactly one of them printed a key');
@@ -365,7 +366,7 @@ server('clients going away mid-answer: one JSON line per event at debug, counted
       .split('\n')
       .filter((line) => line.includes('a client went away before its answer was sent'))
       .reduce((sum, line) => sum + ((JSON.parse(line) as { count?: number }).count ?? 0), 0);
-  await waitUntil(() => counted !== undefined && logged() >= counted, 'the log lines counting every abort');
+  await s.shows(() => counted !== undefined && logged() >= counted, 'the log lines counting every abort');
   assert.is((await s.stop()).code, 0);
 
   assert.is(stderrBesidesBootstrap(s.err()).trim(), '', 'nothing raw on standard error');

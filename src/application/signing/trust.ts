@@ -7,7 +7,7 @@
 import { noteSigners, parseEndorsement, parseNote, parseVerifierKey, type Note, type Verifier } from '../../support/checkpoint.ts';
 
 /** How far a signed time may be outside its key's time in the key log: the actor rule's clock margin. */
-const KEY_TIME_MARGIN_MS = 5_000;
+export const KEY_TIME_MARGIN_MS = 5_000;
 
 /** The pinned keys that signed the note (each signature checked); none means untrusted. */
 export function trustedSigners(note: Note, pinned: readonly Verifier[]): Verifier[] {

@@ -7,7 +7,7 @@ import { repeatedWarnings, type Logger } from '../../support/logger.ts';
 import { answerOutsideKoa, type RequestsBeingRead } from './answers-outside-koa.ts';
 import { makeConnectionDrain } from './connection-drain.ts';
 import { SlicedResponse } from './sliced-response.ts';
-import { guardStalls } from './stall-guard.ts';
+import { guardStalls, type GuardTiming } from './stall-guard.ts';
 
 /** Limits against slow and greedy clients (a slow-loris holds sockets open for free). */
 export interface ServerLimits {
@@ -58,8 +58,14 @@ type ServiceServer = Server & {
   drain(): void;
 };
 
-/** logger hears, at most once a second, of connections closed for not reading. */
-export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS, logger?: Logger): ServiceServer {
+/** logger hears, at most once a second, of connections closed for not reading; the stall
+ * guard keeps time on the real clock and its own interval unless given others. */
+export function createHttpServer(
+  app: Koa,
+  limits: ServerLimits = DEFAULT_LIMITS,
+  logger?: Logger,
+  stallTiming: GuardTiming = {},
+): ServiceServer {
   const handle = app.callback();
   // Each connection's latest request, while its body may still be refused by the parser.
   const reading: RequestsBeingRead = new WeakMap();
@@ -89,6 +95,7 @@ export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS
     server,
     { stallTimeoutMs: limits.stallTimeoutMs, maxPinnedBytes: limits.maxPinnedBytes, checkIntervalMs: limits.checkIntervalMs },
     {
+      ...stallTiming,
       responsesOf: (socket) => connections.responsesOf(socket),
       onClosed: ({ stalled, overCap, pinnedBytes }) => {
         if (stalled)

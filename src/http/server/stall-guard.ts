@@ -180,13 +180,27 @@ function tookNothing(c: Connection, { own, bodies }: Pinned): boolean {
   return waiting && !progressed;
 }
 
+/** The guard's time: the clock its stall times are read on, and the timer that runs its
+ * periodic check (every intervalMs until what it returns is called). A test passes its
+ * own to move time and run checks itself. */
+export interface GuardTiming {
+  now?: () => number;
+  every?: (intervalMs: number, check: () => void) => () => void;
+}
+
+const everyInterval: NonNullable<GuardTiming['every']> = (intervalMs, check) => {
+  // Unref'd: the guard never keeps the process alive.
+  const timer = setInterval(check, intervalMs).unref();
+  return () => clearInterval(timer);
+};
+
 /** responsesOf: each connection's responses not yet closed (the server keeps them). */
 export function guardStalls(
   server: Server,
   limits: StallLimits,
-  deps: { responsesOf: ResponsesOf; now?: () => number; onClosed?: (report: StallReport) => void },
+  deps: { responsesOf: ResponsesOf; onClosed?: (report: StallReport) => void } & GuardTiming,
 ): { check(): StallReport } {
-  const now = deps.now ?? Date.now;
+  const { now = Date.now, every = everyInterval } = deps;
   const connections = new Map<Socket, Connection>();
 
   let soon: NodeJS.Immediate | undefined;
@@ -210,13 +224,13 @@ export function guardStalls(
     return report;
   }
 
-  let timer: NodeJS.Timeout | undefined;
+  let stop: (() => void) | undefined;
   server.on('listening', () => {
-    clearInterval(timer);
-    timer = setInterval(check, limits.checkIntervalMs).unref();
+    stop?.();
+    stop = every(limits.checkIntervalMs, check);
   });
   server.on('close', () => {
-    clearInterval(timer);
+    stop?.();
     if (soon) clearImmediate(soon);
   });
   return { check };
