@@ -11,7 +11,7 @@
 // cannot lose to that instance again: no round trip is added. A batch holds the Idempotency-Keys of its
 // submissions (advisory locks, idempotency.ts) from its first round trip, before it
 // waits for the chain head; a submission whose key another batch holds is refused
-// (IdempotencyKeyInFlight) unless its answer is stored by then.
+// (key_in_flight) unless its answer is stored by then.
 import type pg from 'pg';
 import { oneAtATime, planBatch, writesAnything, type BatchPlan } from '../../plan/batch-plan.ts';
 import { CommitUnconfirmed, type BatchOptions, type Submission, type SubmissionOutcome } from '../../event-log.ts';
