@@ -41,7 +41,8 @@ try {
       appends: [{ petId: 1n, expectedVersion: i, events: [{ type: 'QuantitySet', data: { quantity: 100 + ((i * 7919) % 41) - 20 } }] }],
     });
   }
-  for (const outcome of await store.appendBatch(submissions)) if (!outcome.ok) throw outcome.error as Error;
+  for (const outcome of await store.appendBatch(submissions))
+    if (!outcome.ok) throw 'error' in outcome ? (outcome.error as Error) : new Error(outcome.refused.reason);
   await store.close();
 
   const port = await freePort();

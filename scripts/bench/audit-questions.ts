@@ -119,7 +119,8 @@ async function buildLog(store: InventoryStore, clock: { now: number }): Promise<
   let pending: Submission[] = [];
   let made = 0;
   const flush = async () => {
-    for (const outcome of await store.appendBatch(pending)) if (!outcome.ok) throw outcome.error as Error;
+    for (const outcome of await store.appendBatch(pending))
+      if (!outcome.ok) throw 'error' in outcome ? (outcome.error as Error) : new Error(outcome.refused.reason);
     pending = [];
   };
   const append = (petId: bigint, event: DomainEvent, actor: string, at: number) => {

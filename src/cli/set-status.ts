@@ -1,6 +1,5 @@
 // scripts/set-status: change a tracked pet's status (event StatusSet).
 import { appliedEntry, commandsFor } from '../application/write/commands.ts';
-import { PetNotTracked } from '../domain/errors.ts';
 import { isPetStatus, parsePetId } from '../domain/events.ts';
 import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 
@@ -27,15 +26,14 @@ await run(USAGE, async (argv) => {
   const store = await openExistingStore(values);
   try {
     const commands = commandsFor(store);
-    const entry = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta()).then(appliedEntry);
-    process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
-    return 0;
-  } catch (err) {
-    if (err instanceof PetNotTracked) {
+    const result = await commands.handle({ type: 'SetStatus', petId, status }, operatorMeta());
+    if (result.kind === 'refused' && result.refusal.reason === 'not_tracked') {
       process.stderr.write(`error: pet ${petId} is not tracked (track it with scripts/track)\n`);
       return 1;
     }
-    throw err;
+    const entry = appliedEntry(result);
+    process.stdout.write(`pet ${entry.petId}: ${entry.status}, quantity ${entry.quantity}\n`);
+    return 0;
   } finally {
     await store.close();
   }

@@ -1,7 +1,6 @@
 // scripts/track: start tracking pets (event PetTracked), one or a whole file at once.
 import { readFileSync } from 'node:fs';
 import { commandsFor } from '../application/write/commands.ts';
-import { PetAlreadyTracked } from '../domain/errors.ts';
 import { openExistingStore, operatorMeta, parse, run, UsageError } from './common.ts';
 import { petRow, readPetFile, type PetRow } from './pet-file.ts';
 
@@ -56,14 +55,14 @@ await run(USAGE, async (argv) => {
       rows.map((r) => ({ type: 'TrackPet', ...r })),
       operatorMeta(),
     );
-    for (const e of tracked) process.stdout.write(`tracked pet ${e.petId}: quantity ${e.quantity}, ${e.status}\n`);
-    return 0;
-  } catch (err) {
-    if (err instanceof PetAlreadyTracked) {
-      process.stderr.write(`error: pet ${err.petId} is tracked already; nothing was tracked\n`);
+    if (tracked.kind === 'refused') {
+      const { refusal } = tracked;
+      if (refusal.reason !== 'already_tracked') throw new Error(`tracking was refused: ${refusal.reason}`);
+      process.stderr.write(`error: pet ${refusal.petId} is tracked already; nothing was tracked\n`);
       return 1;
     }
-    throw err;
+    for (const e of tracked.entries) process.stdout.write(`tracked pet ${e.petId}: quantity ${e.quantity}, ${e.status}\n`);
+    return 0;
   } finally {
     await store.close();
   }

@@ -5,7 +5,7 @@
 // ranges: replays, the hash chain, the change feed.
 import type { DomainEvent, EventMeta, RecordedEvent } from '../domain/events.ts';
 import type { CommitGate } from './commit-gate.ts';
-import type { RecordRequest } from './idempotency.ts';
+import type { IdempotencyRecord, RecordRequest } from './idempotency.ts';
 import type { Entry } from './projection.ts';
 
 /** Events for one pet, decided against the entry at expectedVersion (0: not tracked). */
@@ -21,7 +21,7 @@ export interface Submission {
   recordedAt: string;
   appends: StreamAppend[];
   /** The answer to record with the events (a request with an Idempotency-Key): a key
-   * already used fails the submission with IdempotencyKeyTaken, nothing written. A
+   * already used leaves the submission out (refused as key_taken), nothing written. A
    * submission may record an answer and append nothing (a 404 or 412). */
   idempotency?: RecordRequest;
 }
@@ -35,8 +35,9 @@ export interface Appended {
   checkpoint?: string;
 }
 
-/** What a submission is decided again into: a submission to plan in its place, or its refusal (the submission's outcome). */
-export type DecidedAgain = Submission | { refusal: unknown };
+/** What a submission is decided again into: a submission to plan in its place, or a
+ * refusal, which the caller keeps (the submission's outcome is then decided_again). */
+export type DecidedAgain = Submission | { refused: true };
 
 /**
  * Decides the batch's submission at `index` again, against the entries of its pets as the
@@ -65,6 +66,20 @@ export interface BatchOptions {
 }
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/** Why the store left a submission out, in the ordinary course of things (not a fault):
+ * nothing of it was written. */
+export type SubmissionRefusal =
+  /** The key's answer was stored already (by an earlier submission, or another instance). */
+  | { reason: 'key_taken'; record: IdempotencyRecord }
+  /** Another batch (of another instance) holds the key and has not stored its answer yet. */
+  | { reason: 'key_in_flight' }
+  /** The caller's decideAgain refused it: the caller knows why. */
+  | { reason: 'decided_again' };
+
+/** What became of one submission: appended, refused, or failed (a VersionConflict, or a
+ * fault of its own, such as a broken constraint). */
+export type SubmissionOutcome = { ok: true; value: Appended[] } | { ok: false; error: unknown } | { ok: false; refused: SubmissionRefusal };
 
 /** The entry is no longer at the version the append was decided against. */
 export class VersionConflict extends Error {
@@ -136,7 +151,7 @@ export interface EventLog {
    * what that gives is planned in its place. Rejects, leaving nothing,
    * when the batch as a whole could not be committed (the lock, the disk).
    */
-  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<Outcome<Appended[]>[]>;
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Promise<SubmissionOutcome[]>;
   /**
    * What became of a batch that rejected with CommitUnconfirmed, once the database can
    * tell: 'committed' when its last event is in the log with its hash; 'unknown' for a

@@ -42,37 +42,18 @@ export interface RecordRequest {
   decidedOn: { petId: bigint; version: number };
 }
 
-/**
- * The key was used already (a stored, unexpired record, or an earlier submission of the
- * same batch): nothing of the submission was written. The caller replays the record or
- * refuses the request.
- */
-export class IdempotencyKeyTaken extends Error {
-  constructor(readonly record: IdempotencyRecord) {
-    super('the idempotency key was used already');
-    this.name = 'IdempotencyKeyTaken';
-  }
-}
-
-/**
- * Another request with the key is being processed now (by another instance: a batch
- * holds the key): nothing of the submission was written. The caller answers 409 and
- * the client retries; the key is free again once that batch ends, committed or not.
- */
-export class IdempotencyKeyInFlight extends Error {
-  constructor() {
-    super('a request with this idempotency key is being processed');
-    this.name = 'IdempotencyKeyInFlight';
-  }
-}
+/** What find says of a key that has no stored answer but that a batch (of any instance)
+ * holds now: another request with it is being processed, and nothing of it was written.
+ * The caller answers 409 and the client retries; the key is free again once that batch
+ * ends, committed or not. */
+export const KEY_IN_FLIGHT = 'in_flight' as const;
 
 export interface IdempotencyStore {
   /**
-   * The unexpired record of a key at time `at`, or undefined. Throws
-   * IdempotencyKeyInFlight when there is none yet and a batch (of any instance) holds the
-   * key, where the store can tell.
+   * The unexpired record of a key at time `at`, or undefined; KEY_IN_FLIGHT when there is
+   * none yet and a batch (of any instance) holds the key, where the store can tell.
    */
-  find(scope: IdempotencyScope, at: string): Promise<IdempotencyRecord | undefined>;
+  find(scope: IdempotencyScope, at: string): Promise<IdempotencyRecord | typeof KEY_IN_FLIGHT | undefined>;
   /**
    * Removes at most `limit` records that expired at `at`, in one short transaction that
    * takes no lock appends wait for (callers repeat it, yielding between steps); returns

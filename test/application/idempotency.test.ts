@@ -196,7 +196,7 @@ async function sameBatch({ t }: { t: TestApp }): Promise<void> {
     answers: {
       applied: (entry) => ({ status: 200, etag: `"${entry.version}"`, body: 'stored' }),
       refused: (refusal) => {
-        throw refusal;
+        throw new Error(`unexpected refusal: ${refusal.reason}`);
       },
     },
   };

@@ -3,7 +3,7 @@
 // equals the replay.
 import pg from 'pg';
 import * as assert from 'uvu/assert';
-import { makeCommandHandler } from '../../src/application/write/commands.ts';
+import { appliedEntries, makeCommandHandler } from '../../src/application/write/commands.ts';
 import { rebuildProjection } from '../../src/application/verify/rebuild.ts';
 import type { ItemBody } from '../kit/http.ts';
 import { runScript, runScriptSync } from '../kit/scripts.ts';
@@ -23,15 +23,17 @@ async function storeWithCommands(target: StoreTarget, path: string) {
 
 /** Tracks pets 1..count, each with this quantity, in one batch. */
 function trackAll(commands: ReturnType<typeof makeCommandHandler>, count: number, quantity = 1) {
-  return commands.handleAll(
-    Array.from({ length: count }, (_, i) => ({
-      type: 'TrackPet' as const,
-      petId: BigInt(i + 1),
-      quantity,
-      status: 'available' as const,
-    })),
-    { actor: 'cli:t', requestId: 't' },
-  );
+  return commands
+    .handleAll(
+      Array.from({ length: count }, (_, i) => ({
+        type: 'TrackPet' as const,
+        petId: BigInt(i + 1),
+        quantity,
+        status: 'available' as const,
+      })),
+      { actor: 'cli:t', requestId: 't' },
+    )
+    .then(appliedEntries);
 }
 
 const onFreshDatabase = {
@@ -81,10 +83,12 @@ rebuild('with the service running and writing: acknowledged writes survive three
   await trackAll(seed.commands, PETS, 0);
   // Enough history that each rebuild's replay takes a while, so writes land during it.
   for (let round = 0; round < 10; round++) {
-    await seed.commands.handleAll(
-      Array.from({ length: 2000 }, (_, i) => ({ type: 'SetQuantity' as const, petId: BigInt((i % PETS) + 1), quantity: i })),
-      { actor: 'cli:t', requestId: `seed-${round}` },
-    );
+    await seed.commands
+      .handleAll(
+        Array.from({ length: 2000 }, (_, i) => ({ type: 'SetQuantity' as const, petId: BigInt((i % PETS) + 1), quantity: i })),
+        { actor: 'cli:t', requestId: `seed-${round}` },
+      )
+      .then(appliedEntries);
   }
   await seed.store.close();
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import type { Command } from '../../src/domain/decide.ts';
 import { commandsOn } from '../kit/fixtures.ts';
+import { appliedEntries } from '../../src/application/write/commands.ts';
 import { spawnScript } from '../kit/scripts.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { auditSuite, BIG, track, set } from '../kit/audit.ts';
@@ -106,7 +107,9 @@ needing(test, [tools.procStatus])(`streams ${ROWS} rows as JSON lines, waiting f
     // A longer actor makes each line ~290 bytes: ~14 MiB of output, which would show if held.
     const handler = commandsOn(store, now);
     for (let from = 0; from < commands.length; from += SEED_BATCH) {
-      await handler.handleAll(commands.slice(from, from + SEED_BATCH), { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' });
+      await handler
+        .handleAll(commands.slice(from, from + SEED_BATCH), { actor: `cli:${'x'.repeat(120)}`, requestId: 'bulk-load' })
+        .then(appliedEntries);
     }
   } finally {
     await store.close();

@@ -31,7 +31,7 @@ const scripts = targetSuites<{ fresh: FreshDatabase }>('operator commands and th
         answers: {
           applied: (entry) => ({ status: 200, etag: `"${entry.version}"`, body: itemJson(entry) }),
           refused: (refusal) => {
-            throw refusal;
+            throw new Error(`unexpected refusal: ${refusal.reason}`);
           },
         },
       };
@@ -86,7 +86,7 @@ scripts('verify-log checks that a stored receipt is its event`s, signed by a key
         answers: {
           applied: (entry) => ({ status: 200, etag: `"${entry.version}"`, body: itemJson(entry) }),
           refused: (refusal) => {
-            throw refusal;
+            throw new Error(`unexpected refusal: ${refusal.reason}`);
           },
         },
       };
@@ -166,7 +166,7 @@ scripts('a SQLite backup carries the records and checks them', async (ctx) => {
     const copy = await openStore(out, { readonly: true, mustExist: true });
     try {
       const record = await copy.idempotency.find({ apiKey: 'tester', key: 'k1' }, new Date().toISOString());
-      assert.is(record?.etag, '"2"');
+      assert.is(record !== 'in_flight' ? record?.etag : record, '"2"');
     } finally {
       await copy.close();
     }

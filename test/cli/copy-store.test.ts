@@ -9,6 +9,7 @@ import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeCommandHandler } from '../../src/application/write/commands.ts';
+import type { IdempotencyRecord } from '../../src/store/idempotency.ts';
 import { openStore } from '../kit/stores.ts';
 import { commandsOn, createKey, entriesOf, eventsOf, trackPets } from '../kit/fixtures.ts';
 import { root, tempDir } from '../kit/paths.ts';
@@ -106,7 +107,7 @@ async function assertUnexpiredRecordsArrive(from: string, to: string): Promise<v
   const target = await openStore(to, { mustExist: true });
   try {
     const at = new Date().toISOString();
-    const fresh = await target.idempotency.find({ apiKey: 'store-front', key: 'fresh' }, at);
+    const fresh = (await target.idempotency.find({ apiKey: 'store-front', key: 'fresh' }, at)) as IdempotencyRecord | undefined;
     assert.equal([fresh?.fingerprint, fresh?.etag, fresh?.body], ['f-fresh', '"9"', '{"key":"fresh"}']);
     assert.is(await target.idempotency.count(), 1, 'the expired one was not copied');
   } finally {

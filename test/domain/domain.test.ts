@@ -3,61 +3,83 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeEvent, encodeData } from '../../src/domain/codec.ts';
 import { decide, type Command } from '../../src/domain/decide.ts';
-import { PetAlreadyTracked, PetNotTracked, PreconditionFailed } from '../../src/domain/errors.ts';
 import { parsePetId, type DomainEvent, type EntryState } from '../../src/domain/events.ts';
 import { evolve } from '../../src/domain/evolve.ts';
+import type { Refusal } from '../../src/domain/refusals.ts';
 
 const given = (...events: DomainEvent[]): EntryState | undefined => events.reduce<EntryState | undefined>(evolve, undefined);
 const tracked: DomainEvent = { type: 'PetTracked', data: { quantity: 3, status: 'available' } };
+const decided = (...events: DomainEvent[]) => ({ kind: 'decided', events });
+const refused = (refusal: Refusal) => ({ kind: 'refused', refusal });
 
 const rules = suite('decide');
 
 rules('TrackPet on a new pet: PetTracked', () => {
   const command: Command = { type: 'TrackPet', petId: 1n, quantity: 3, status: 'available' };
-  assert.equal(decide(command, given()), [tracked]);
+  assert.equal(decide(command, given()), decided(tracked));
 });
 
 rules('TrackPet on a tracked pet is refused', () => {
   const command: Command = { type: 'TrackPet', petId: 1n, quantity: 0, status: 'sold' };
-  assert.throws(
-    () => decide(command, given(tracked)),
-    (e: unknown) => e instanceof PetAlreadyTracked,
-  );
+  assert.equal(decide(command, given(tracked)), refused({ reason: 'already_tracked', petId: 1n }));
 });
 
 rules('SetQuantity on a tracked pet: QuantitySet, also when the quantity is the same', () => {
-  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given(tracked)), [{ type: 'QuantitySet', data: { quantity: 9 } }]);
-  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 3 }, given(tracked)), [{ type: 'QuantitySet', data: { quantity: 3 } }]);
+  assert.equal(
+    decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given(tracked)),
+    decided({ type: 'QuantitySet', data: { quantity: 9 } }),
+  );
+  assert.equal(
+    decide({ type: 'SetQuantity', petId: 1n, quantity: 3 }, given(tracked)),
+    decided({ type: 'QuantitySet', data: { quantity: 3 } }),
+  );
 });
 
 rules('SetQuantity on an untracked pet is refused', () => {
-  assert.throws(
-    () => decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given()),
-    (e: unknown) => e instanceof PetNotTracked,
-  );
+  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 9 }, given()), refused({ reason: 'not_tracked', petId: 1n }));
 });
 
 rules('SetQuantity with a precondition: refused unless the version satisfies it', () => {
   const state = given(tracked, { type: 'QuantitySet', data: { quantity: 4 } });
   const at = (v: number) => (version: number) => (version === v ? undefined : 'if-match-failed');
-  assert.equal(decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(2) }, state).length, 1);
-  assert.throws(
-    () => decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, state),
-    (e: unknown) => e instanceof PreconditionFailed && e.currentVersion === 2 && e.failed === 'if-match-failed',
+  assert.equal(
+    decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(2) }, state),
+    decided({ type: 'QuantitySet', data: { quantity: 5 } }),
+  );
+  assert.equal(
+    decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, state),
+    refused({ reason: 'precondition_failed', petId: 1n, currentVersion: 2, failed: 'if-match-failed' }),
   );
   // Not tracked beats a failed precondition (404 before 412).
-  assert.throws(
-    () => decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, given()),
-    (e: unknown) => e instanceof PetNotTracked,
+  assert.equal(
+    decide({ type: 'SetQuantity', petId: 1n, quantity: 5, precondition: at(1) }, given()),
+    refused({ reason: 'not_tracked', petId: 1n }),
   );
 });
 
 rules('SetStatus: StatusSet on a tracked pet, refused on an untracked one', () => {
-  assert.equal(decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given(tracked)), [{ type: 'StatusSet', data: { status: 'sold' } }]);
-  assert.throws(
-    () => decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given()),
-    (e: unknown) => e instanceof PetNotTracked,
+  assert.equal(
+    decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given(tracked)),
+    decided({ type: 'StatusSet', data: { status: 'sold' } }),
   );
+  assert.equal(decide({ type: 'SetStatus', petId: 1n, status: 'sold' }, given()), refused({ reason: 'not_tracked', petId: 1n }));
+});
+
+rules('every refusal is returned, never thrown; only a fault is thrown', () => {
+  const at1 = (version: number) => (version === 1 ? undefined : 'if-none-match-failed');
+  const refusals: [Command, EntryState | undefined][] = [
+    [{ type: 'TrackPet', petId: 7n, quantity: 0, status: 'available' }, given(tracked)],
+    [{ type: 'SetQuantity', petId: 7n, quantity: 1 }, given()],
+    [{ type: 'SetQuantity', petId: 7n, quantity: 1, precondition: at1 }, given(tracked, { type: 'QuantitySet', data: { quantity: 4 } })],
+    [{ type: 'SetStatus', petId: 7n, status: 'sold' }, given()],
+  ];
+  for (const [command, state] of refusals) {
+    let decision: ReturnType<typeof decide> | undefined;
+    assert.not.throws(() => (decision = decide(command, state)), command.type);
+    assert.is(decision?.kind, 'refused', command.type);
+  }
+  // A command this code does not know is a bug: thrown, not a refusal.
+  assert.throws(() => decide({ type: 'Unknown', petId: 7n } as unknown as Command, given(tracked)), /unknown command/);
 });
 
 rules.run();

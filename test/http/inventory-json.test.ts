@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import type { PetStatus } from '../../src/domain/events.ts';
 import { inventoryListRender, renderInventory } from '../../src/http/routes/inventory-json.ts';
 import { makeInventoryCache } from '../../src/application/read/inventory-cache.ts';
-import { commandsFor } from '../../src/application/write/commands.ts';
+import { appliedEntries, commandsFor } from '../../src/application/write/commands.ts';
 import type { InventoryRow } from '../../src/store/projection.ts';
 import { storeTargets, type StoreTarget } from '../kit/stores.ts';
 
@@ -47,15 +47,17 @@ async function oneRenderAtATime(target: StoreTarget): Promise<void> {
   try {
     const commands = commandsFor(store);
     const track = (first: number, count: number) =>
-      commands.handleAll(
-        Array.from({ length: count }, (_, i) => ({
-          type: 'TrackPet' as const,
-          petId: BigInt(first + i),
-          quantity: 1,
-          status: 'available' as const,
-        })),
-        { actor: 'cli:test', requestId: 'seed' },
-      );
+      commands
+        .handleAll(
+          Array.from({ length: count }, (_, i) => ({
+            type: 'TrackPet' as const,
+            petId: BigInt(first + i),
+            quantity: 1,
+            status: 'available' as const,
+          })),
+          { actor: 'cli:test', requestId: 'seed' },
+        )
+        .then(appliedEntries);
     const PETS = 2_000;
     await track(1, PETS);
     let active = 0;

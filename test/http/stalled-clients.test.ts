@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor } from '../../src/application/write/commands.ts';
+import { appliedEntries, commandsFor } from '../../src/application/write/commands.ts';
 import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 import type { GuardTiming } from '../../src/http/server/stall-guard.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
@@ -86,7 +86,7 @@ async function given(ctx: Ctx, limits: typeof LIMITS, stallTiming?: GuardTiming)
     quantity: 1,
     status: 'available' as const,
   }));
-  await commandsFor(ctx.t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
+  await commandsFor(ctx.t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' }).then(appliedEntries);
   // What the server's connections hold for their clients, measured here on its own:
   // each socket's write buffer, and the responses queued behind it, not yet on it.
   const sockets = new Set<Socket>();

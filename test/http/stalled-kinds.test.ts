@@ -12,7 +12,7 @@
 import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { commandsFor } from '../../src/application/write/commands.ts';
+import { appliedEntries, commandsFor } from '../../src/application/write/commands.ts';
 import { DEFAULT_LIMITS } from '../../src/http/server/node-server.ts';
 import { startApp, type TestApp } from '../kit/app.ts';
 
@@ -80,7 +80,7 @@ test(`${SOCKETS} stalled connections of mixed kinds are each closed by the serve
     quantity: 1,
     status: 'available' as const,
   }));
-  await commandsFor(t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' });
+  await commandsFor(t.store).handleAll(pets, { actor: 'cli:test', requestId: 'seed' }).then(appliedEntries);
   const closedAt = new Map<number, number>();
   t.server.on('connection', (s: Socket) => {
     const port = s.remotePort!;

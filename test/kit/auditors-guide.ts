@@ -9,8 +9,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import * as assert from 'uvu/assert';
 import { createBootstrapKey } from '../../src/application/access/bootstrap.ts';
+import { appliedEntries, appliedEntry } from '../../src/application/write/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
-import { PreconditionFailed } from '../../src/domain/errors.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import { setQuantityCommand } from '../../src/http/input/preconditions.ts';
 import type { SigningKeyData } from '../../src/support/signing.ts';
@@ -140,15 +140,13 @@ export async function buildExample(db: string): Promise<InventorySeen[]> {
           break;
         case 'commands':
           // scripts/track tracks a file (or one pet) all or nothing; PATCH and scripts/set-status go one at a time.
-          if (act.commands.every((c) => c.type === 'TrackPet')) await commands.handleAll(act.commands, meta);
-          else for (const c of act.commands) await commands.handle(c, meta);
+          if (act.commands.every((c) => c.type === 'TrackPet')) await commands.handleAll(act.commands, meta).then(appliedEntries);
+          else for (const c of act.commands) await commands.handle(c, meta).then(appliedEntry);
           break;
         case 'refused':
-          try {
-            await commands.handle(act.command, meta);
-            assert.unreachable(`${step.at}: the request is refused`);
-          } catch (err) {
-            if (!(err instanceof PreconditionFailed)) throw err;
+          {
+            const result = await commands.handle(act.command, meta);
+            assert.ok(result.kind === 'refused' && result.refusal.reason === 'precondition_failed', `${step.at}: the request is refused`);
           }
           break;
         case 'GET /v1/inventory':

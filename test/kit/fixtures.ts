@@ -1,7 +1,7 @@
 // What tests put into a store before the behaviour under test: a key, tracked pets, and
 // the events as a test reads them back, all through the storage port, so they work on
 // every target.
-import { commandsFor, type CommandHandler } from '../../src/application/write/commands.ts';
+import { appliedEntries, commandsFor, type CommandHandler } from '../../src/application/write/commands.ts';
 import type { Command } from '../../src/domain/decide.ts';
 import type { PetStatus } from '../../src/domain/events.ts';
 import type { InventoryStore } from '../../src/store/port.ts';
@@ -37,7 +37,7 @@ export async function trackPets(store: InventoryStore, pets: readonly PetSeed[],
   // one when the machine is busy (the server then closes the connection).
   const handler = commandsOn(store, now);
   for (let i = 0; i < commands.length; i += SEED_BATCH) {
-    await handler.handleAll(commands.slice(i, i + SEED_BATCH), { actor, requestId: 'seed' });
+    await handler.handleAll(commands.slice(i, i + SEED_BATCH), { actor, requestId: 'seed' }).then(appliedEntries);
   }
 }
 
@@ -94,7 +94,7 @@ export async function seedSteps({ target, db }: { target: StoreTarget; db: strin
     const handler = commandsOn(store, () => clock);
     for (const step of steps) {
       clock = Date.parse(step.at);
-      await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId });
+      await handler.handleAll(step.commands, { actor: step.actor, requestId: step.requestId }).then(appliedEntries);
     }
   } finally {
     await store.close();

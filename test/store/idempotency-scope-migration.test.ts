@@ -11,6 +11,7 @@ import { tempDir } from '../kit/paths.ts';
 import { freshPostgresDatabase } from '../kit/postgres-server.ts';
 import { execute, query, type OnDatabase } from '../kit/sql.ts';
 import { targetSuites } from '../kit/suites.ts';
+import type { IdempotencyRecord } from '../../src/store/idempotency.ts';
 
 /** The first migration of each store that scopes keys to the API key alone. */
 const SQLITE_SCOPE = 9;
@@ -82,7 +83,7 @@ upgrade('one record per API key and key, the newest kept; a retry finds it', asy
         ['till', 'k', '/v1/inventory/1'],
       ],
     );
-    const found = await store.idempotency.find({ apiKey: 'shop', key: 'k' }, '2026-06-01T00:00:00.000Z');
+    const found = (await store.idempotency.find({ apiKey: 'shop', key: 'k' }, '2026-06-01T00:00:00.000Z')) as IdempotencyRecord | undefined;
     assert.is(found?.path, '/v1/inventory/3');
     assert.is(found?.body, '{"from":"/v1/inventory/3"}');
   } finally {

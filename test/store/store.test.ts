@@ -7,7 +7,6 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appliedEntry, type CommandHandler } from '../../src/application/write/commands.ts';
 import { CommitFailed } from '../../src/application/write/group-commit.ts';
-import { PetAlreadyTracked } from '../../src/domain/errors.ts';
 import { openDatabase, type Db } from '../../src/store/sqlite/database.ts';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
 import type { AdjustmentRow } from '../../src/store/audit-reads.ts';
@@ -118,16 +117,11 @@ log(
 
 log('handleAll is all or nothing', async ({ store, commands }) => {
   await commands.handle({ type: 'TrackPet', petId: 2n, quantity: 0, status: 'available' }, meta());
-  let refused: unknown;
-  try {
-    await commands.handleAll(
-      [1n, 2n, 3n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
-      meta(),
-    );
-  } catch (error) {
-    refused = error;
-  }
-  assert.ok(refused instanceof PetAlreadyTracked, `refused as already tracked: ${String(refused)}`);
+  const refused = await commands.handleAll(
+    [1n, 2n, 3n].map((petId) => ({ type: 'TrackPet' as const, petId, quantity: 0, status: 'available' as const })),
+    meta(),
+  );
+  assert.equal(refused, { kind: 'refused', refusal: { reason: 'already_tracked', petId: 2n } }, 'refused as already tracked');
   assert.equal(
     (await entriesOf(store)).map((e) => e.petId),
     [2n],

@@ -4,11 +4,11 @@
 // store finds stale under its lock is decided again there, by the plan's decideAgain,
 // where the store can (PostgreSQL); elsewhere it fails with VersionConflict and the
 // command handler's retry policy decides it again in a later batch.
-import type { Appended, EventLog, Outcome } from '../../store/event-log.ts';
+import type { Appended, EventLog, Outcome, SubmissionRefusal } from '../../store/event-log.ts';
 import { newCommitGate, type CommitGate } from '../../store/commit-gate.ts';
 import { DeadlinePassed } from '../../store/health.ts';
 import type { Job, JobResult } from './command-job.ts';
-import type { Written } from './command-result.ts';
+import { replayOf, type Written } from './command-result.ts';
 import { decideBatch, type BatchPlan } from './batch-decision.ts';
 import type { KnownEntries } from './known-entries.ts';
 
@@ -46,13 +46,30 @@ export function makeBatchCommit({ store, entries, now, idempotencyTtlMs, onAppen
       // A refusal whose answer was stored is still a refusal, answered as stored (as
       // decided last, when the store decided the job again).
       const refusal = refusals.get(i);
-      if (!outcome.ok) outcomes[i] = outcome;
-      else outcomes[i] = { ok: true, value: refusal ?? { kind: 'applied', entries: writtenOf(outcome.value, types) } };
+      if (outcome.ok) outcomes[i] = { ok: true, value: refusal ?? { kind: 'applied', entries: writtenOf(outcome.value, types) } };
+      else if ('refused' in outcome) outcomes[i] = refusedBy(outcome.refused, jobs[i]!, refusal);
+      else outcomes[i] = outcome;
     });
     // A job decided again by the store met another writer's commit: what this process
     // remembers of other pets may be stale as well, and is read again.
     entries.committed(plan.overtaken || appended.some((outcome) => !outcome.ok));
     onAppended?.(submissions.length, (performance.now() - started) / 1000, types);
+  };
+
+  /** What a job whose submission the store refused comes to. */
+  const refusedBy = (refused: SubmissionRefusal, job: Job, decidedAgain: JobResult | undefined): Outcome<JobResult> => {
+    switch (refused.reason) {
+      // Another request of the same batch, or another instance, stored the key's answer first.
+      case 'key_taken':
+        return { ok: true, value: replayOf(refused.record, job.idempotent?.fingerprint) };
+      case 'key_in_flight':
+        return { ok: true, value: { kind: 'refused', refusal: { reason: 'idempotency_key_in_flight' } } };
+      case 'decided_again':
+        // The plan keeps what its decideAgain came to; without it, this is a bug.
+        return decidedAgain ? { ok: true, value: decidedAgain } : { ok: false, error: new Error('a job decided again left no refusal') };
+      default:
+        return refused satisfies never;
+    }
   };
 
   /** The entries a submission left, remembered for the next batch; its event types counted. */

@@ -3,7 +3,7 @@
 import type { Command } from '../../domain/decide.ts';
 import type { EventMeta } from '../../domain/events.ts';
 import type { CommitGate } from '../../store/commit-gate.ts';
-import type { Idempotent, Refused, Written } from './command-result.ts';
+import type { Idempotent, Refused, Replayed, Written } from './command-result.ts';
 
 /** Where a job is: a request answered before its batch settled is told what that allows. */
 interface Progress {
@@ -25,8 +25,9 @@ export interface Job {
   progress: Progress;
 }
 
-/** What a batch made of a job: its entries written, or its refusal's answer stored. */
-export type JobResult = { kind: 'applied'; entries: Written[] } | Refused;
+/** What a batch made of a job: its entries written, its refusal (its answer stored, with a
+ * key), or the answer stored already with its key. */
+export type JobResult = { kind: 'applied'; entries: Written[] } | Refused | Replayed;
 
 export function newJob(commands: Command[], meta: EventMeta, deadline: number, idempotent: Idempotent | undefined): Job {
   const job: Job = { commands, meta, deadline, progress: { sent: false, abandoned: false } };

@@ -1,9 +1,10 @@
-// What a command comes to. Outcomes are values the caller switches on: the command was
-// applied, a request sent with an Idempotency-Key had its answer stored already (replayed),
-// or its refusal was stored with the key (refused). Failures stay exceptions: a refusal
-// without a key, a key used for another request, the database not answering in time.
+// What a command comes to. Every expected outcome is a value the caller switches on: the
+// command was applied, a request sent with an Idempotency-Key had its answer stored
+// already (replayed), or it was refused (with its answer stored when it had a key and the
+// refusal depends on the entry). Exceptions are faults only: the database not answering
+// in time, a bug.
 import type { Entry } from '../../domain/apply-event.ts';
-import { PetNotTracked, PreconditionFailed } from '../../domain/errors.ts';
+import type { Refusal } from '../../domain/refusals.ts';
 import type { IdempotencyRecord, IdempotencyScope, StoredAnswer } from '../../store/idempotency.ts';
 
 /** An entry as a command left it, with the Log-Receipt of its write when the store signs. */
@@ -11,24 +12,35 @@ export type Written = Entry & { receipt?: string };
 
 /** The refusals whose answer is stored with a key: they depend on the entry's state, and a
  * retry after that state changed must still be told what the first request was told. */
-export type StoredRefusal = PetNotTracked | PreconditionFailed;
+export type StoredRefusal = Extract<Refusal, { reason: 'not_tracked' | 'precondition_failed' }>;
 
-export function isStoredRefusal(error: unknown): error is StoredRefusal {
-  return error instanceof PetNotTracked || error instanceof PreconditionFailed;
+export function isStoredRefusal(refusal: CommandRefusal): refusal is StoredRefusal {
+  return refusal.reason === 'not_tracked' || refusal.reason === 'precondition_failed';
 }
 
-/** A refusal whose answer was stored with its key: it is answered as stored. */
+/** Why a request with an Idempotency-Key is refused before its command is decided. */
+type KeyRefusal =
+  /** The key's answer was stored for another request (another fingerprint). */
+  | { reason: 'idempotency_key_reused' }
+  /** Another request with the key is being processed now. */
+  | { reason: 'idempotency_key_in_flight' };
+
+export type CommandRefusal = Refusal | KeyRefusal;
+
+/** A refusal; `answer`: the answer stored with its key, given as stored. */
 export interface Refused {
   kind: 'refused';
-  refusal: StoredRefusal;
-  answer: StoredAnswer;
+  refusal: CommandRefusal;
+  answer?: StoredAnswer;
 }
 
-export type CommandResult =
-  | { kind: 'applied'; entry: Written }
-  /** The key's answer was stored already, for the same request: it is given again. */
-  | { kind: 'replayed'; record: IdempotencyRecord }
-  | Refused;
+/** The key's answer was stored already, for the same request: it is given again. */
+export interface Replayed {
+  kind: 'replayed';
+  record: IdempotencyRecord;
+}
+
+export type CommandResult = { kind: 'applied'; entry: Written } | Replayed | Refused;
 
 /**
  * A command sent with an Idempotency-Key: its answer is stored with its event (or alone,
@@ -46,17 +58,9 @@ export interface Idempotent {
   };
 }
 
-/** The key's answer was stored for another request (another fingerprint). */
-export class IdempotencyKeyReused extends Error {
-  override name = 'IdempotencyKeyReused';
-  constructor() {
-    super('the idempotency key was used for another request');
-  }
-}
-
 /** What a key's stored record means for a request with that key: its own answer
  * (replayed) or another request's (refused as reused). */
-export function replayOf(record: IdempotencyRecord, fingerprint: string | undefined): CommandResult {
-  if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused();
+export function replayOf(record: IdempotencyRecord, fingerprint: string | undefined): Replayed | Refused {
+  if (record.fingerprint !== fingerprint) return { kind: 'refused', refusal: { reason: 'idempotency_key_reused' } };
   return { kind: 'replayed', record };
 }

@@ -6,15 +6,13 @@
 // answers every caller in time; the retry policy decides a command again when another
 // writer (another process) came first. However many batches a command goes through, it
 // waits for the write lock at most its deadline in all.
-import type { Entry } from '../../domain/apply-event.ts';
 import type { Command } from '../../domain/decide.ts';
 import type { EventMeta } from '../../domain/events.ts';
 import { VersionConflict, type EventLog } from '../../store/event-log.ts';
-import { IdempotencyKeyTaken } from '../../store/idempotency.ts';
 import type { Projection } from '../../store/projection.ts';
 import { makeBatchCommit } from './batch-commit.ts';
 import { newJob } from './command-job.ts';
-import { replayOf, type CommandResult, type Idempotent, type Written } from './command-result.ts';
+import type { CommandResult, Idempotent, Refused, Written } from './command-result.ts';
 import { REQUEST_BUDGET_MS } from './deadline.ts';
 import { deadlineWatch } from './deadline-watch.ts';
 import { groupCommit, type GroupCommitHooks } from './group-commit.ts';
@@ -29,18 +27,20 @@ const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 
 export interface CommandHandler {
   /**
-   * The command's result: applied; with idempotent, replayed (the key's answer was
-   * stored already) or refused (its refusal's answer stored now). Throws a refusal that
-   * is not stored, and IdempotencyKeyReused for a key used for another request. Answers
-   * by `deadline` (Date.now(); 5 s from now unless given) whatever the database does:
-   * DeadlinePassed when nothing was written, CommitUnconfirmed when the commit was under
-   * way and its result is not known.
+   * The command's result: applied or refused; with idempotent, also replayed (the key's
+   * answer was stored already), refused with its answer stored now, or refused as a key
+   * used for another request. Throws only faults. Answers by `deadline` (Date.now(); 5 s
+   * from now unless given) whatever the database does: DeadlinePassed when nothing was
+   * written, CommitUnconfirmed when the commit was under way and its result is not known.
    */
   handle(command: Command, meta: EventMeta, idempotent?: Idempotent, deadline?: number): Promise<CommandResult>;
-  /** All commands or none: the first refusal leaves nothing behind. Answers within 5 s
-   * plus 1 ms per command (a large file of pets is one batch of that size). */
-  handleAll(commands: Command[], meta: EventMeta): Promise<Entry[]>;
+  /** All commands or none: the first refusal leaves nothing behind, and is the result.
+   * Answers within 5 s plus 1 ms per command (a large file of pets is one batch of that size). */
+  handleAll(commands: Command[], meta: EventMeta): Promise<AllResult>;
 }
+
+/** What handleAll comes to: every command applied, or the refusal of the first refused. */
+export type AllResult = { kind: 'applied'; entries: Written[] } | Refused;
 
 export interface CommandDeps extends GroupCommitHooks {
   /** The write path: the entries a command is decided against, the log it appends to. */
@@ -86,19 +86,13 @@ export function makeCommandHandler({
   return {
     handleAll: async (commands, meta) => {
       const result = await run(commands, meta, undefined, Date.now() + LOCK_WAIT_MS + commands.length * PER_COMMAND_MS);
-      // Without a key no refusal is stored: it is the failure of the whole file.
-      if (result.kind === 'refused') throw result.refusal;
-      return result.entries;
+      // Without a key nothing is replayed: no answer is stored.
+      if (result.kind === 'replayed') throw new Error('commands without an idempotency key were replayed');
+      return result;
     },
     handle: async (command, meta, idempotent, deadline = Date.now() + LOCK_WAIT_MS) => {
-      try {
-        const result = await run([command], meta, idempotent, deadline);
-        return result.kind === 'applied' ? { kind: 'applied', entry: result.entries[0]! } : result;
-      } catch (error) {
-        // Another request of the same batch, or another instance, stored the key's answer first.
-        if (error instanceof IdempotencyKeyTaken) return replayOf(error.record, idempotent?.fingerprint);
-        throw error;
-      }
+      const result = await run([command], meta, idempotent, deadline);
+      return result.kind === 'applied' ? { kind: 'applied', entry: result.entries[0]! } : result;
     },
   };
 }
@@ -108,8 +102,17 @@ export function commandsFor(store: CommandDeps['store'], now: () => number = Dat
   return makeCommandHandler({ store, now });
 }
 
-/** The entry a command without a key left: such a command is applied or throws. */
+/** The entry a command left, where anything but applied is a bug of the caller's. */
 export function appliedEntry(result: CommandResult): Written {
-  if (result.kind !== 'applied') throw new Error(`a command without an idempotency key was ${result.kind}`);
+  if (result.kind !== 'applied') throw new Error(`the command was ${result.kind}${refusalNote(result)}`);
   return result.entry;
 }
+
+/** The entries commands left, where a refusal is a bug of the caller's (seeding a store). */
+export function appliedEntries(result: AllResult): Written[] {
+  if (result.kind !== 'applied') throw new Error(`the commands were refused${refusalNote(result)}`);
+  return result.entries;
+}
+
+const refusalNote = (result: CommandResult | AllResult) =>
+  result.kind === 'refused' ? ` (${result.refusal.reason}${'petId' in result.refusal ? `, pet ${result.refusal.petId}` : ''})` : '';

@@ -1,21 +1,20 @@
 // Requests sent with an Idempotency-Key, as a service in front of the command handler:
-// find the key's stored answer (replayed, or refused as another request's), claim the
-// key in this instance, handle the command, whose batch stores its answer with its
+// find the key's stored answer (replayed, or refused as another request's, or as in flight
+// where another instance holds the key), claim the key in this instance, handle the command, whose batch stores its answer with its
 // events, and free the key. The edge says what a request is (its key, its fingerprint)
 // and how an answer looks; this says what becomes of it.
 import type { Command } from '../../domain/decide.ts';
 import type { EventMeta } from '../../domain/events.ts';
-import { IdempotencyKeyInFlight, scopeId, type IdempotencyScope, type IdempotencyStore } from '../../store/idempotency.ts';
+import { KEY_IN_FLIGHT, scopeId, type IdempotencyScope, type IdempotencyStore } from '../../store/idempotency.ts';
 import type { CommandHandler } from './commands.ts';
-import { IdempotencyKeyReused, replayOf, type CommandResult, type Idempotent } from './command-result.ts';
+import { replayOf, type CommandResult, type Idempotent, type Refused } from './command-result.ts';
 import { byDeadline } from './deadline.ts';
 
-export { IdempotencyKeyInFlight };
 export type { StoredAnswer } from '../../store/idempotency.ts';
 
 export interface IdempotentCommands {
-  /** As CommandHandler.handle with a key; throws IdempotencyKeyReused for a key used for
-   * another request, IdempotencyKeyInFlight for one being processed now. */
+  /** As CommandHandler.handle with a key; refused as idempotency_key_reused for a key used
+   * for another request, as idempotency_key_in_flight for one being processed now. */
   handle(command: Command, meta: EventMeta, request: Idempotent, deadline: number): Promise<CommandResult>;
 }
 
@@ -28,15 +27,18 @@ export interface IdempotencyDeps {
   onRefused?: (why: 'reused' | 'in_flight') => void;
 }
 
+const IN_FLIGHT: Refused = { kind: 'refused', refusal: { reason: 'idempotency_key_in_flight' } };
+
 export function idempotentCommands({ commands, records, now, onReplay, onRefused }: IdempotencyDeps): IdempotentCommands {
   const inFlight = keysInFlight();
   const handle = async (command: Command, meta: EventMeta, request: Idempotent, deadline: number): Promise<CommandResult> => {
     // A stored answer is replayed before the entry is looked at; a key another
     // instance's batch holds is in flight there.
     const stored = await byDeadline(records.find(request.scope, new Date(now()).toISOString()), deadline);
+    if (stored === KEY_IN_FLIGHT) return IN_FLIGHT;
     if (stored) return replayOf(stored, request.fingerprint);
     const release = inFlight.claim(request.scope);
-    if (!release) throw new IdempotencyKeyInFlight();
+    if (!release) return IN_FLIGHT;
     try {
       return await commands.handle(command, meta, request, deadline);
     } finally {
@@ -45,15 +47,11 @@ export function idempotentCommands({ commands, records, now, onReplay, onRefused
   };
   return {
     handle: async (command, meta, request, deadline) => {
-      try {
-        const result = await handle(command, meta, request, deadline);
-        if (result.kind === 'replayed') onReplay?.();
-        return result;
-      } catch (error) {
-        if (error instanceof IdempotencyKeyReused) onRefused?.('reused');
-        else if (error instanceof IdempotencyKeyInFlight) onRefused?.('in_flight');
-        throw error;
-      }
+      const result = await handle(command, meta, request, deadline);
+      if (result.kind === 'replayed') onReplay?.();
+      else if (result.kind === 'refused' && result.refusal.reason === 'idempotency_key_reused') onRefused?.('reused');
+      else if (result.kind === 'refused' && result.refusal.reason === 'idempotency_key_in_flight') onRefused?.('in_flight');
+      return result;
     },
   };
 }

@@ -8,10 +8,9 @@ import type { CommandHandler } from '../../application/write/commands.ts';
 import type { CommandResult, Idempotent, Written } from '../../application/write/command-result.ts';
 import type { EntryReads } from '../../application/read/entry-reads.ts';
 import type { IdempotentCommands, StoredAnswer } from '../../application/write/idempotency.ts';
-import { PetNotTracked, PreconditionFailed } from '../../domain/errors.ts';
 import type { EventMeta } from '../../domain/events.ts';
 import type { OpenApiDocument } from '../../openapi.ts';
-import { ERROR_MAP, errorBody, HttpError } from '../stages/errors.ts';
+import { errorBody, HttpError, refusalAnswer } from '../stages/errors.ts';
 import { fingerprintOf } from '../input/idempotency-key.ts';
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from '../input/preconditions.ts';
@@ -54,11 +53,12 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   const entry: Route['handler'] = async (ctx) => {
     const petId = ctx.state.petId as bigint;
     const found = await entries.entry(petId, Date.now() + REQUEST_BUDGET_MS);
-    if (!found) throw new PetNotTracked(petId);
+    if (!found) throw refusalAnswer({ reason: 'not_tracked', petId }, ctx);
     const etag = entryTag(found.version);
     const headers = { ETag: etag, 'Cache-Control': CACHE_CONTROL };
     const verdict = judgeRead(readConditions(ctx.req.headers), etag);
-    if (verdict === 'if-match-failed') throw new PreconditionFailed(petId, found.version, verdict);
+    if (verdict === 'if-match-failed')
+      throw refusalAnswer({ reason: 'precondition_failed', petId, currentVersion: found.version, failed: verdict }, ctx);
     if (verdict === 'not-modified') return { status: 304, headers };
     return { headers, type: 'application/json', body: itemJson(found) };
   };
@@ -74,8 +74,9 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
     const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
     // The command judges the conditions once it knows the entry: 404 before 412.
     const command = setQuantityCommand(petId, quantity, headers);
-    if (key === undefined) return commands.handle(command, meta, undefined, deadline).then(answerOf);
-    return keyed.handle(command, meta, keyedRequest(ctx, petId, quantity, key, meta), deadline).then(answerOf);
+    const answer = (result: CommandResult) => answerOf(result, ctx);
+    if (key === undefined) return commands.handle(command, meta, undefined, deadline).then(answer);
+    return keyed.handle(command, meta, keyedRequest(ctx, petId, quantity, key, meta), deadline).then(answer);
   };
 
   return [
@@ -107,7 +108,7 @@ function keyedRequest(ctx: Context, petId: bigint, quantity: number, key: string
     answers: {
       applied: (entry) => ({ status: 200, etag: entryTag(entry.version), body: itemJson(entry) }),
       refused: (refusal) => {
-        const error = ERROR_MAP.find((m) => refusal instanceof m.kind)!.answer(refusal, ctx);
+        const error = refusalAnswer(refusal, ctx);
         return { status: error.status, etag: error.headers.ETag ?? null, body: errorBody(error) };
       },
     },
@@ -133,14 +134,16 @@ function written(entry: Written): Reply {
   };
 }
 
-/** The answer to a PATCH, whatever its command came to. */
-function answerOf(result: CommandResult): Reply {
+/** The answer to a PATCH, whatever its command came to: a refusal whose answer was not
+ * stored is answered by the error table. */
+function answerOf(result: CommandResult, ctx: Context): Reply {
   switch (result.kind) {
     case 'applied':
       return written(result.entry);
     case 'replayed':
       return replay(result.record);
     case 'refused': {
+      if (!result.answer) throw refusalAnswer(result.refusal, ctx);
       const { status, etag, body } = result.answer;
       return { status, headers: etag === null ? {} : { ETag: etag }, type: 'application/json', body };
     }

@@ -1,12 +1,11 @@
 // Every failure leaves as {code, message, status}. The app's error boundary renders
-// what is thrown below it: by the table of domain errors (ERROR_MAP), an HttpError as it
-// is, the store's faults as 503, anything else as a 500 that reveals nothing internal.
+// what is thrown below it: by the table of errors (ERROR_MAP), an HttpError as it is, the
+// store's faults as 503, anything else as a 500 that reveals nothing internal. A command's
+// refusal is a result, not an error: refusalAnswer says how it is answered.
 import { NoSigningKey, SigningKeyRetired, TreeSizePastHead } from '../../application/signing/checkpoints.ts';
 import type { Context, Middleware } from 'koa';
-import { IdempotencyKeyReused } from '../../application/write/command-result.ts';
-import { PetNotTracked, PreconditionFailed } from '../../domain/errors.ts';
+import type { CommandRefusal } from '../../application/write/command-result.ts';
 import { CursorRefused, FeedKeyFull, FeedQueryInvalid, FeedUnavailable } from '../../feed/errors.ts';
-import { IdempotencyKeyInFlight } from '../../application/write/idempotency.ts';
 import { entryTag, readConditions, weakTagNote } from '../input/preconditions.ts';
 import { heldOnResponse } from './response-head.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../../support/logger.ts';
@@ -77,41 +76,49 @@ const UNAVAILABLE = () => new HttpError(503, 'unavailable', 'the database is una
 // The chain head moved behind the service's back: the answer says so, as /readyz does.
 const HEAD_MISMATCH = (error: ChainHeadMismatch) => new HttpError(503, 'unavailable', error.message, { 'Retry-After': '1' });
 
+/** The answer to a command's refusal (ctx: the request refused; a message may quote it). */
+export function refusalAnswer(refusal: CommandRefusal, ctx: Context): HttpError {
+  switch (refusal.reason) {
+    case 'not_tracked':
+      return new HttpError(404, 'pet_not_found', `pet ${refusal.petId} is not tracked`);
+    case 'precondition_failed': {
+      const current = entryTag(refusal.currentVersion);
+      const message =
+        refusal.failed === 'if-none-match-failed'
+          ? `If-None-Match matches or cannot be read: pet ${refusal.petId} is at version ${current}`
+          : `If-Match does not match: pet ${refusal.petId} is at version ${current}${weakTagNote(readConditions(ctx.req.headers))}`;
+      return new HttpError(412, 'precondition_failed', message, { ETag: current });
+    }
+    case 'idempotency_key_reused':
+      return new HttpError(
+        422,
+        'idempotency_key_reused',
+        'this Idempotency-Key was used for another request (another body, path or precondition): use a new key for a new request',
+      );
+    case 'idempotency_key_in_flight':
+      return new HttpError(
+        409,
+        'idempotency_key_in_flight',
+        'a request with this Idempotency-Key is still being processed; retry after its answer',
+        {
+          'Retry-After': '1',
+        },
+      );
+    // No request tracks a pet (an operator does): this refusal here is a bug (500).
+    case 'already_tracked':
+      throw new Error(`pet ${refusal.petId} is tracked already, which no request can be told`);
+    default:
+      return refusal satisfies never;
+  }
+}
+
 /**
  * Every error the layers below the edge throw, and its answer: the first mapping whose
  * kind the error is wins. Handlers and the modules below them throw their own errors;
  * only this table (and HttpError, already an answer) says what HTTP makes of them.
  */
-export const ERROR_MAP: readonly ErrorMapping[] = [
+const ERROR_MAP: readonly ErrorMapping[] = [
   mapping(HttpError, (error) => error),
-  mapping(PetNotTracked, (error) => new HttpError(404, 'pet_not_found', `pet ${error.petId} is not tracked`)),
-  mapping(PreconditionFailed, (error, ctx) => {
-    const current = entryTag(error.currentVersion);
-    const message =
-      error.failed === 'if-none-match-failed'
-        ? `If-None-Match matches or cannot be read: pet ${error.petId} is at version ${current}`
-        : `If-Match does not match: pet ${error.petId} is at version ${current}${weakTagNote(readConditions(ctx.req.headers))}`;
-    return new HttpError(412, 'precondition_failed', message, { ETag: current });
-  }),
-  mapping(
-    IdempotencyKeyReused,
-    () =>
-      new HttpError(
-        422,
-        'idempotency_key_reused',
-        'this Idempotency-Key was used for another request (another body, path or precondition): use a new key for a new request',
-      ),
-  ),
-  mapping(
-    IdempotencyKeyInFlight,
-    () =>
-      new HttpError(
-        409,
-        'idempotency_key_in_flight',
-        'a request with this Idempotency-Key is still being processed; retry after its answer',
-        { 'Retry-After': '1' },
-      ),
-  ),
   mapping(
     CommitUnconfirmed,
     () =>

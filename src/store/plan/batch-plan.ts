@@ -9,7 +9,7 @@
 // batch's lock, instead of failing (plan-submission.ts).
 // Each submission is decided in plan-submission.ts, the tree grown in plan-tree.ts.
 import type { IdempotencyRecord, IdempotencyScope } from '../idempotency.ts';
-import type { Appended, DecideAgain, Outcome, Submission } from '../event-log.ts';
+import type { DecideAgain, Submission, SubmissionOutcome } from '../event-log.ts';
 import type { Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
 import { decideSubmission, type EventRow, type PlanDraft } from './plan-submission.ts';
@@ -36,7 +36,7 @@ export interface PlanState {
 export { nodeId } from '../../support/merkle.ts';
 
 export interface BatchPlan {
-  outcomes: Outcome<Appended[]>[];
+  outcomes: SubmissionOutcome[];
   /** The events to insert, in seq order. */
   events: EventRow[];
   /** The stock_adjustments rows of the events, in seq order. */
@@ -138,10 +138,10 @@ export function* oneAtATime(
   submissions: readonly Submission[],
   start: PlanState,
   decideAgain?: DecideAgain,
-): Generator<BatchPlan, Outcome<Appended[]>[], { error: unknown } | undefined> {
+): Generator<BatchPlan, SubmissionOutcome[], { error: unknown } | undefined> {
   let state = start;
   const failedPets = new Map<bigint, unknown>();
-  const outcomes: Outcome<Appended[]>[] = [];
+  const outcomes: SubmissionOutcome[] = [];
   for (const [first, submission] of submissions.entries()) {
     const single = planBatch([submission], state, { failedPets, decideAgain, first });
     const outcome = single.outcomes[0]!;

@@ -1,14 +1,14 @@
 // One submission of a batch plan, decided against what the plan's earlier submissions
-// left: refused (a pet an earlier one failed on, a key taken or being processed, a stale
-// version), or its events chained (seq, hash) and applied to its entries, its record kept
+// left: refused (a key taken or being processed), failed (a pet an earlier one failed on,
+// a stale version), or its events chained (seq, hash) and applied to its entries, its record kept
 // and its receipt listed. A conflict anywhere undoes the whole submission; given the
 // caller's decideAgain, a stale submission is then decided again against the draft's
 // entries, and what that gives is planned in its place. Pure but for that call.
 import { encodeData } from '../../domain/codec.ts';
 import type { RecordedEvent } from '../../domain/events.ts';
 import { eventHash } from '../hash-chain.ts';
-import { IdempotencyKeyInFlight, IdempotencyKeyTaken, scopeId, type IdempotencyRecord } from '../idempotency.ts';
-import { VersionConflict, type Appended, type DecidedAgain, type Outcome, type Submission } from '../event-log.ts';
+import { scopeId, type IdempotencyRecord } from '../idempotency.ts';
+import { VersionConflict, type Appended, type DecidedAgain, type Submission, type SubmissionOutcome } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import type { PendingReceipt } from '../receipts/receipts.ts';
 import { adjustmentOf, type AdjustmentWrite } from '../adjustment-rows.ts';
@@ -56,7 +56,7 @@ interface DecisionContext {
   decideAgain?: ((entry: (petId: bigint) => Entry | undefined) => DecidedAgain) | undefined;
 }
 
-type Failed = { ok: false; error: unknown };
+type Failed = Exclude<SubmissionOutcome, { ok: true }>;
 
 /** The refusal of a submission before any of its events is chained, if it is refused.
  * fresh: decided against the draft itself, not against an earlier submission's result. */
@@ -77,12 +77,12 @@ function refusal(draft: PlanDraft, { appends, idempotency }: Submission, context
     // Nothing written: later submissions on these pets were decided against a
     // result that did not happen, and are decided again.
     for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
-    return { ok: false, error: new IdempotencyKeyTaken(taken) };
+    return { ok: false, refused: { reason: 'key_taken', record: taken } };
   }
   // Being processed by another batch and not stored yet: refused, not waited for.
   if (context.inFlight?.has(scopeId(record))) {
     for (const a of appends) failedPets.set(a.petId, new VersionConflict(a.petId, a.expectedVersion, undefined));
-    return { ok: false, error: new IdempotencyKeyInFlight() };
+    return { ok: false, refused: { reason: 'key_in_flight' } };
   }
   const actual = draft.entries.get(decidedOn.petId)?.version ?? 0;
   if (appends.length === 0 && actual !== decidedOn.version) {
@@ -129,7 +129,7 @@ function chainEvents(draft: PlanDraft, { meta, recordedAt }: Submission, append:
 
 /** Each append checked against the entry as the submission's earlier appends left it; a
  * conflict anywhere puts the draft back as it was before the submission. */
-function appendAll(draft: PlanDraft, submission: Submission, failedPets: Map<bigint, unknown>): Outcome<Appended[]> {
+function appendAll(draft: PlanDraft, submission: Submission, failedPets: Map<bigint, unknown>): SubmissionOutcome {
   const mark = { events: draft.events.length, adjustments: draft.adjustments.length, seq: draft.seq, prevHash: draft.prevHash };
   // The entries this submission touched, as they were before it.
   const touched = new Map<bigint, [Entry | undefined, Entry | undefined]>();
@@ -176,7 +176,7 @@ function keepRecordAndReceipt(draft: PlanDraft, idempotency: Submission['idempot
 }
 
 /** Plans one submission as it is against the draft, moving the draft by what it writes. */
-function planAsGiven(draft: PlanDraft, submission: Submission, context: DecisionContext, fresh: boolean): Outcome<Appended[]> {
+function planAsGiven(draft: PlanDraft, submission: Submission, context: DecisionContext, fresh: boolean): SubmissionOutcome {
   const refused = refusal(draft, submission, context, fresh);
   if (refused) return refused;
   const appended = appendAll(draft, submission, context.failedPets);
@@ -192,10 +192,10 @@ function planAsGiven(draft: PlanDraft, submission: Submission, context: Decision
  * gave a way to, against the entries as the draft holds them now; that decision is
  * planned once, as it is (it cannot be stale), and its refusal is the outcome.
  */
-export function decideSubmission(draft: PlanDraft, submission: Submission, context: DecisionContext): Outcome<Appended[]> {
+export function decideSubmission(draft: PlanDraft, submission: Submission, context: DecisionContext): SubmissionOutcome {
   const planned = planAsGiven(draft, submission, context, false);
-  if (planned.ok || !(planned.error instanceof VersionConflict) || !context.decideAgain) return planned;
+  if (planned.ok || !('error' in planned) || !(planned.error instanceof VersionConflict) || !context.decideAgain) return planned;
   const again = context.decideAgain((petId) => draft.entries.get(petId));
-  if ('refusal' in again) return { ok: false, error: again.refusal };
+  if ('refused' in again) return { ok: false, refused: { reason: 'decided_again' } };
   return planAsGiven(draft, again, context, true);
 }

@@ -1,6 +1,5 @@
 // Errors cross the thread boundary as plain data: structured cloning keeps an Error's
 // message but drops its code (SQLITE_BUSY, SQLITE_FULL, …), which decides the answer.
-import { IdempotencyKeyTaken, type IdempotencyRecord } from '../idempotency.ts';
 import { KeyNameTaken } from '../keys.ts';
 import { CommitUnconfirmed, VersionConflict, type UnconfirmedBatch } from '../event-log.ts';
 import { DeadlinePassed, StoreUnavailable } from '../health.ts';
@@ -14,7 +13,6 @@ export interface WireError {
   expected?: number;
   actual?: number;
   keyName?: string;
-  record?: IdempotencyRecord;
   batch?: UnconfirmedBatch;
 }
 
@@ -26,7 +24,6 @@ export function toWire(error: unknown): WireError {
     ...(typeof e?.code === 'string' ? { code: e.code } : {}),
     ...(error instanceof VersionConflict ? { petId: error.petId, expected: error.expected, actual: error.actual } : {}),
     ...(error instanceof KeyNameTaken ? { keyName: error.keyName } : {}),
-    ...(error instanceof IdempotencyKeyTaken ? { record: error.record } : {}),
     ...(error instanceof CommitUnconfirmed ? { batch: error.batch } : {}),
   };
 }
@@ -34,7 +31,6 @@ export function toWire(error: unknown): WireError {
 export function fromWire(wire: WireError): Error {
   if (wire.name === 'VersionConflict') return new VersionConflict(wire.petId!, wire.expected!, wire.actual);
   if (wire.name === 'KeyNameTaken') return new KeyNameTaken(wire.keyName!);
-  if (wire.name === 'IdempotencyKeyTaken') return new IdempotencyKeyTaken(wire.record!);
   if (wire.name === 'StoreUnavailable') return new StoreUnavailable(wire.message);
   if (wire.name === 'DeadlinePassed') return new DeadlinePassed(wire.message);
   if (wire.name === 'SigningKeyRefused') return new SigningKeyRefused(wire.message);

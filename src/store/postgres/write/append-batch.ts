@@ -11,10 +11,10 @@
 // cannot lose to that instance again: no round trip is added. A batch holds the Idempotency-Keys of its
 // submissions (advisory locks, idempotency.ts) from its first round trip, before it
 // waits for the chain head; a submission whose key another batch holds is refused
-// (IdempotencyKeyInFlight) unless its answer is stored by then.
+// (key_in_flight) unless its answer is stored by then.
 import type pg from 'pg';
 import { oneAtATime, planBatch, writesAnything, type BatchPlan } from '../../plan/batch-plan.ts';
-import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../../event-log.ts';
+import { CommitUnconfirmed, type BatchOptions, type Submission, type SubmissionOutcome } from '../../event-log.ts';
 import type { ReceiptSigning, Ticket } from '../../receipts/receipts.ts';
 import { batchStart, beginBatch, keyLocksOf } from './batch-start.ts';
 import { writePlan } from './batch-write.ts';
@@ -52,7 +52,7 @@ async function planAndWrite(
   options: BatchOptions,
   signing: ReceiptSigning | undefined,
   written: Written,
-): Promise<Outcome<Appended[]>[]> {
+): Promise<SubmissionOutcome[]> {
   const { start, keys } = await batchStart(client, begun, submissions, keyLocks, signing !== undefined);
   const toSign = (plan: BatchPlan) => ({ receipts: plan.receipts, tree: plan.tree, keys });
   const { decideAgain } = options;
@@ -81,7 +81,7 @@ async function oneByOne(
   client: pg.PoolClient,
   steps: ReturnType<typeof oneAtATime>,
   writeStep: (plan: BatchPlan) => Promise<void>,
-): Promise<Outcome<Appended[]>[]> {
+): Promise<SubmissionOutcome[]> {
   for (let step = steps.next(); ;) {
     if (step.done) return step.value;
     await client.query('SAVEPOINT submission');
@@ -102,7 +102,7 @@ export async function appendBatch(
   options: BatchOptions,
   onCommitted: (changes: bigint) => void,
   signing?: ReceiptSigning,
-): Promise<Outcome<Appended[]>[]> {
+): Promise<SubmissionOutcome[]> {
   const waitMs = options.waitUntil === undefined ? DEFAULT_LOCK_WAIT_MS : options.waitUntil - Date.now();
   const bounds = options.waitUntil === undefined ? undefined : { deadline: options.waitUntil, gate: options.gate };
   const keyLocks = keyLocksOf(submissions);

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import {
-  IdempotencyKeyInFlight,
+  KEY_IN_FLIGHT,
   pagesAfter,
   PAGE_ROWS,
   RECORD_COLUMNS,
@@ -55,7 +55,7 @@ export function makeIdempotency(pool: pg.Pool): IdempotencyStore {
       ]);
       const row = rows[0]!;
       if (row.api_key !== null) return recordOfRow(row);
-      if (row.in_flight) throw new IdempotencyKeyInFlight();
+      if (row.in_flight) return KEY_IN_FLIGHT;
       return undefined;
     },
     async expire(at, limit) {

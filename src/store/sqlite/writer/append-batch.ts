@@ -9,7 +9,7 @@
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../database.ts';
 import { oneAtATime, planBatch, writesAnything, type BatchPlan, type PlanState } from '../../plan/batch-plan.ts';
-import { CommitUnconfirmed, type Appended, type BatchOptions, type Outcome, type Submission } from '../../event-log.ts';
+import { CommitUnconfirmed, type BatchOptions, type Submission, type SubmissionOutcome } from '../../event-log.ts';
 import { enterCommit, type CommitGate } from '../../commit-gate.ts';
 import { DeadlinePassed } from '../../health.ts';
 import type { IdempotencyWriter } from '../idempotency.ts';
@@ -28,7 +28,7 @@ class RedoOneByOne extends Error {
 }
 
 interface EventWriter {
-  appendBatch(submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[];
+  appendBatch(submissions: readonly Submission[], options?: BatchOptions): SubmissionOutcome[];
 }
 
 /** The last event this batch wrote, and whether its transaction function is done (so
@@ -49,7 +49,7 @@ interface BatchWrites {
   toSign(plan: BatchPlan): BatchToSign;
 }
 
-type Done = { outcomes: Outcome<Appended[]>[]; ticket?: Ticket };
+type Done = { outcomes: SubmissionOutcome[]; ticket?: Ticket };
 
 /** The batch's writes at once; a write that fails halfway asks for the batch again, one submission at a time. */
 function wholeBatch(writes: BatchWrites, submissions: readonly Submission[], start: PlanState, signs: ReceiptSigning | undefined): Done {
@@ -74,7 +74,7 @@ function oneByOne(
   submissions: readonly Submission[],
   start: PlanState,
   signs: ReceiptSigning | undefined,
-): Outcome<Appended[]>[] {
+): SubmissionOutcome[] {
   writes.progress.written = undefined;
   const steps = oneAtATime(submissions, start);
   for (let step = steps.next(); ;) {
@@ -142,7 +142,7 @@ export function makeEventWriter(
       throw error;
     }
   };
-  const run = (submissions: readonly Submission[], gate: CommitGate | undefined): Outcome<Appended[]>[] => {
+  const run = (submissions: readonly Submission[], gate: CommitGate | undefined): SubmissionOutcome[] => {
     let done: Done;
     try {
       done = attempt(submissions, false, gate);

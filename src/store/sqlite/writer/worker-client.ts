@@ -2,12 +2,12 @@
 // writer's synchronous functions become asynchronous ones with the same arguments.
 import { Worker } from 'node:worker_threads';
 import type { OpenOptions } from '../database.ts';
-import type { Outcome } from '../../event-log.ts';
+import type { SubmissionOutcome } from '../../event-log.ts';
 import { StoreUnavailable } from '../../health.ts';
 import { fromWire, type WireError } from '../errors.ts';
 import { walShared } from '../wal-keeper.ts';
 import type { Reply, Request } from './worker-protocol.ts';
-import { forwardOperations, type AsyncWriter, type Writer } from './writer.ts';
+import { forwardOperations, type AsyncWriter } from './writer.ts';
 import { WORKER_ENTRY } from './worker-entry.ts';
 
 /** A writer thread, which can stop on its own (a crash, running out of memory). */
@@ -97,8 +97,8 @@ export function startWriterThread(
   const writer: ThreadWriter = {
     ...forwardOperations<AsyncWriter>((op, args) => call(op, args)),
     appendBatch: async (submissions, options) => {
-      const outcomes = (await call('appendBatch', [submissions, options])) as Outcome<unknown>[];
-      return outcomes.map((o) => (o.ok ? o : { ok: false, error: fromWire(o.error as WireError) })) as ReturnType<Writer['appendBatch']>;
+      const outcomes = (await call('appendBatch', [submissions, options])) as SubmissionOutcome[];
+      return outcomes.map((o) => ('error' in o ? { ok: false, error: fromWire(o.error as WireError) } : o));
     },
     async close() {
       if (!stopped()) await call('close', []);

@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, WAL_LIMIT_BYTES, type OpenOptions } from '../database.ts';
 import { toWire } from '../errors.ts';
+import type { SubmissionOutcome } from '../../event-log.ts';
 import { recordFileIdentity } from '../file-identity.ts';
 import { Rescue, rescueMessage, saveAcknowledged } from '../side-files.ts';
 import { makeWalKeeper, walShared } from '../wal-keeper.ts';
@@ -72,10 +73,11 @@ port.on('message', (request: Request) => {
     reply = {
       id: request.id,
       ok: true,
-      // A submission's own failure (a conflict, a constraint) travels as data too.
+      // A submission's own failure (a conflict, a constraint) travels as data too; a
+      // refusal is plain data already.
       value:
         request.op === 'appendBatch'
-          ? (value as { ok: boolean; error?: unknown }[]).map((o) => (o.ok ? o : { ok: false, error: toWire(o.error) }))
+          ? (value as SubmissionOutcome[]).map((o) => ('error' in o ? { ok: false, error: toWire(o.error) } : o))
           : value,
     };
   } catch (error) {

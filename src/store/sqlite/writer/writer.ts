@@ -5,7 +5,7 @@
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../database.ts';
 import type { KeyScope, Revocation } from '../../keys.ts';
-import type { Appended, BatchOptions, Outcome, ReplayRow, Submission } from '../../event-log.ts';
+import type { BatchOptions, ReplayRow, Submission, SubmissionOutcome } from '../../event-log.ts';
 import { StoreUnavailable } from '../../health.ts';
 import { applyEvent, type Entry } from '../../../domain/apply-event.ts';
 import { toLoggedEvent } from '../../replay-rows.ts';
@@ -49,7 +49,7 @@ interface Replaced {
 // all forward these names, and their types come from here: an operation added to the
 // table reaches each of them.
 const OPERATIONS = {
-  appendBatch: (w: Parts, submissions: readonly Submission[], options?: BatchOptions): Outcome<Appended[]>[] =>
+  appendBatch: (w: Parts, submissions: readonly Submission[], options?: BatchOptions): SubmissionOutcome[] =>
     w.events.appendBatch(submissions, options),
   createKey: (w: Parts, name: string, createdBy: string, at: string, scope?: KeyScope): string => w.keys.create(name, createdBy, at, scope),
   createFirstKey: (w: Parts, name: string, createdBy: string, at: string): string | undefined => w.keys.createFirst(name, createdBy, at),
