@@ -82,7 +82,8 @@ test('every plan gives the filter rows in seq order, whatever the index it reads
   try {
     const file = join(tmp.dir, 'pages.db');
     const store = await openStore(file);
-    for (const outcome of await store.appendBatch(log())) if (!outcome.ok) throw outcome.error as Error;
+    for (const outcome of await store.appendBatch(log()))
+      if (!outcome.ok) throw 'error' in outcome ? (outcome.error as Error) : new Error(outcome.refused.reason);
     await store.close();
     const db = new Database(file, { readonly: true });
     try {
