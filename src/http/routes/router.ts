@@ -85,7 +85,7 @@ export interface Routing {
 }
 
 /** Writes the handler's reply; a handler that replies at once costs no promise. */
-function respond(handler: Handler): Middleware {
+function respond(handler: Handler): (ctx: Context) => Promise<void> | undefined {
   return (ctx) => {
     const reply = handler(ctx);
     if (reply instanceof Promise) return reply.then((r) => write(ctx, r));
@@ -125,9 +125,19 @@ function chainOf(route: Route, doc: OpenApiDocument): Middleware {
   const judge = route.operation === undefined ? undefined : operationJudge(doc, { ...route, operation: route.operation }, route.rules);
   if (!('prepare' in handler)) {
     const answer = respond(handler);
-    const judged: Middleware[] = judge ? [(ctx, next) => (judge(ctx), next())] : [];
-    const chain = [...reads, ...judged, ...stages];
-    return chain.length > 0 ? compose([...chain, answer]) : answer;
+    const around = reads.length + stages.length > 0;
+    if (judge === undefined) return around ? compose([...reads, ...stages, answer]) : answer;
+    const judged: Middleware = (ctx, next) => {
+      judge(ctx);
+      return next();
+    };
+    if (around) return compose([...reads, judged, ...stages, answer]);
+    // Judged in the same call as the handler: the list's GET, the answer most requests
+    // get, costs no promise more for it.
+    return (ctx) => {
+      judge(ctx);
+      return answer(ctx);
+    };
   }
   const after = compose(stages);
   const bound: Middleware = (ctx) => {
