@@ -62,8 +62,9 @@ const REFUSALS: Record<string, Refusal> = {
   actor: (_name, text) => bad(`actor must be an actor's name (1 to 256 characters, no control characters), not ${quoted(text)}`),
   since: (name, text) => badTime(name, text),
   until: (name, text) => badTime(name, text),
+  // The bound the document's pattern holds it to (2^53 - 1), not a wider one.
   after: (_name, text) =>
-    bad(`after must be a seq: a decimal integer from 0 to 9223372036854775807 (no sign, no leading zeros), not ${quoted(text)}`),
+    bad(`after must be a seq: a decimal integer from 0 to ${Number.MAX_SAFE_INTEGER} (no sign, no leading zeros), not ${quoted(text)}`),
   limit: (_name, text) => bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${quoted(text)}`),
   format: (_name, text) => bad(`format must be json or csv, not ${quoted(text)}`),
 };
