@@ -36,7 +36,7 @@ import { tileRoutes } from './http/routes/tile-routes.ts';
 import { makeTileReads } from './application/read/tiles.ts';
 import type { Logger } from './support/logger.ts';
 import { makeMetrics, type Metrics } from './application/health/metrics.ts';
-import { loadOpenApi } from './openapi.ts';
+import { loadOpenApi, type OpenApiDocument } from './openapi.ts';
 import type { Signer } from './support/signing.ts';
 import type { InventoryStore } from './store/port.ts';
 import { makeStorageHealth, type StorageHealth } from './application/health/storage-health.ts';
@@ -113,9 +113,13 @@ function requestStages(
     corsOrigins,
     stages,
     maxRequestsPerKey,
-  }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages' | 'maxRequestsPerKey'>> & { storage: StorageHealth },
+    openapi,
+  }: Required<Pick<AppDeps, 'store' | 'logger' | 'metrics' | 'corsOrigins' | 'stages' | 'maxRequestsPerKey'>> & {
+    storage: StorageHealth;
+    openapi: OpenApiDocument;
+  },
 ): Middleware {
-  const router = makeRouter(routes);
+  const router = makeRouter(routes, openapi);
   // Only the routes of these methods read a body; the others' is read before them.
   const bodyMethods = new Set<string>(routes.map((route) => route.method).filter((method) => method !== 'GET'));
   const cors = corsOrigins.length > 0 ? corsStages(corsOrigins, (ctx) => router.templateOf(ctx) !== undefined) : undefined;
@@ -158,7 +162,7 @@ export function buildApp({
   const routes = [
     ...operationsRoutes({ storage, openapiText, accepting, metrics: metrics.registry }),
     ...docsRoutes(),
-    ...auditRoutes({ store, openapi }),
+    ...auditRoutes({ store }),
     ...inventoryRoutes({
       entries: entryReads(store),
       inventory,
@@ -172,14 +176,14 @@ export function buildApp({
       }),
       openapi,
     }),
-    ...logRoutes({ store, checkpoints, now, openapi, ...(signer ? { signer } : {}) }),
-    ...tileRoutes({ tiles: makeTileReads(store), openapi }),
+    ...logRoutes({ store, checkpoints, now, ...(signer ? { signer } : {}) }),
+    ...tileRoutes({ tiles: makeTileReads(store) }),
     ...eventsRoutes({ store, feed, openapi }),
   ];
 
   const app = new Koa();
   // Without a listener Koa prints these raw on standard error, outside the JSON log.
   app.on('error', appErrorLog(logger, { clientAborted: () => metrics.clientAborted() }));
-  app.use(requestStages(routes, { store, logger, metrics, storage, corsOrigins, stages, maxRequestsPerKey }));
+  app.use(requestStages(routes, { store, logger, metrics, storage, corsOrigins, stages, maxRequestsPerKey, openapi }));
   return app;
 }

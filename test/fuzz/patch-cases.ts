@@ -262,7 +262,9 @@ export const patchCaseArb: fc.Arbitrary<PatchCase> = fc
     requestId: requestIdArb,
     pad: sometimes(fc.integer({ min: LIMIT - 16, max: LIMIT }), 20),
     chunked: fc.boolean(),
-    query: fc.constantFrom('', '', '', '?x=1', '?quantity=5', '?'),
+    // An empty query changes nothing; a named parameter is refused (the operation takes
+    // none), which test/http/unknown-query.test.ts pins.
+    query: fc.constantFrom('', '', '', '?'),
     extra: fc.array(
       fc.constantFrom<[string, string]>(
         ['Accept', '*/*'],

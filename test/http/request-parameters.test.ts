@@ -5,12 +5,12 @@
 // every store; and what a schema lets through is not refused for its shape.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { auditRoutes } from '../../src/http/routes/audit-routes.ts';
-import { eventsRoutes, type EventsDeps } from '../../src/http/routes/events-routes.ts';
-import { judgeFeedRequest } from '../../src/http/input/feed-query.ts';
+import { feedInput, feedRules } from '../../src/http/input/feed-query.ts';
+import { operationJudge, type InputRules, type JudgedParameters } from '../../src/http/input/operation-input.ts';
 import { textSchemaOf } from '../../src/http/input/text-schemas.ts';
-import { validateEntryRead, validatePatch, type ValidatedPatch } from '../../src/http/input/validation.ts';
+import { entryInput, entryRules, patchInput } from '../../src/http/input/validation.ts';
 import { loadOpenApi, type OpenApiDocument } from '../../src/openapi.ts';
 import { assertErrorShape } from '../kit/http.ts';
 import { appSuite } from '../kit/suites.ts';
@@ -43,51 +43,80 @@ function requestOf(request: {
   } as unknown as Context;
 }
 
-/** What a stage makes of a request: the error it refuses it with, or the state it leaves. */
-async function judge(stage: Middleware, ctx: Context): Promise<{ code?: string; message?: string; state: Record<string, unknown> }> {
+/** What a route's operation and input make of a request: the error it refuses it with,
+ * or the input its handler is given. */
+function judge<I>(
+  doc: OpenApiDocument,
+  route: { method: 'GET' | 'PATCH'; template: string; operation: string; rules?: InputRules },
+  input: (parameters: JudgedParameters, ctx: Context) => I,
+  ctx: Context,
+): { code?: string; message?: string; input?: I } {
   try {
-    await stage(ctx, () => Promise.resolve());
-    return { state: ctx.state };
+    return { input: input(operationJudge(doc, route, route.rules)(ctx), ctx) };
   } catch (error) {
-    return { code: (error as { code?: string }).code ?? (error as Error).name, message: (error as Error).message, state: {} };
+    return { code: (error as { code?: string }).code ?? (error as Error).name, message: (error as Error).message };
   }
 }
 
-/** The stages the routes of a document put in front of their handlers, by template. */
-function stagesOf(doc: OpenApiDocument): Map<string, Middleware> {
-  const deps = { store: {}, feed: {}, openapi: doc } as unknown as EventsDeps;
-  const routes = [...eventsRoutes(deps), ...auditRoutes({ store: {} as never, openapi: doc })];
-  return new Map(routes.filter((r) => r.stages).map((r) => [r.template, r.stages![0]!]));
-}
+const ENTRY = '/v1/inventory/:petId';
+const entryRead = (doc: OpenApiDocument) => ({
+  method: 'GET' as const,
+  template: ENTRY,
+  operation: 'getInventoryItem',
+  rules: entryRules(doc, 'GET'),
+});
+const entryPatch = (doc: OpenApiDocument) => ({
+  method: 'PATCH' as const,
+  template: ENTRY,
+  operation: 'updateInventory',
+  rules: entryRules(doc, 'PATCH'),
+});
+const events = (doc: OpenApiDocument) => ({
+  method: 'GET' as const,
+  template: '/v1/events',
+  operation: 'followEvents',
+  rules: feedRules(doc),
+});
+const adjustments = () => auditRoutes({ store: {} as never }).find((r) => r.operation === 'listStockAdjustments')!;
 
-test("the pet id's bounds are the document's: a copy with a maximum of 100 refuses 101 on GET and PATCH", async () => {
+test("the pet id's bounds are the document's: a copy with a maximum of 100 refuses 101 on GET and PATCH", () => {
   const doc = documentWith((d) => (d.components.parameters.PetId.schema.maximum = 100));
-  for (const stage of [validateEntryRead(doc), validatePatch(doc)]) {
-    assert.is((await judge(stage, requestOf({ params: { petId: '101' } }))).code, 'invalid_pet_id');
-    const { code, state } = await judge(stage, requestOf({ params: { petId: '100' } }));
+  const judges = [
+    (ctx: Context) => judge(doc, entryRead(doc), entryInput, ctx),
+    (ctx: Context) => judge(doc, entryPatch(doc), (p, c) => patchInput(doc)(p, c).petId, ctx),
+  ];
+  for (const judged of judges) {
+    const refused = judged(requestOf({ params: { petId: '101' } }));
+    assert.is(refused.code, 'invalid_pet_id');
+    assert.match(refused.message ?? '', 'from 1 to 100', 'the refusal says the bounds of the document');
+    const { code, input } = judged(requestOf({ params: { petId: '100' } }));
     assert.is(code, undefined);
-    assert.is((state.patch as ValidatedPatch | undefined)?.petId ?? state.petId, 100n);
+    assert.is(input, 100n);
   }
-  assert.is((await judge(validateEntryRead(loadOpenApi().doc), requestOf({ params: { petId: '101' } }))).code, undefined);
+  const served = loadOpenApi().doc;
+  assert.is(judge(served, entryRead(served), entryInput, requestOf({ params: { petId: '101' } })).code, undefined);
 });
 
-test("Idempotency-Key's grammar is the document's pattern", async () => {
+test("Idempotency-Key's grammar is the document's pattern", () => {
   const doc = documentWith((d) => (d.components.parameters.IdempotencyKey.schema.pattern = '^[a-z]+$'));
+  const served = loadOpenApi().doc;
   const sent = (key: string) => requestOf({ params: { petId: '7' }, headers: { 'Idempotency-Key': key } });
-  assert.is((await judge(validatePatch(doc), sent('ORDER'))).code, 'invalid_idempotency_key');
-  assert.is(((await judge(validatePatch(doc), sent('order'))).state.patch as ValidatedPatch).key, 'order');
-  assert.is(((await judge(validatePatch(loadOpenApi().doc), sent('"ORDER"'))).state.patch as ValidatedPatch).key, 'ORDER');
+  const keyOf = (d: OpenApiDocument, key: string) => judge(d, entryPatch(d), patchInput(d), sent(key));
+  assert.is(keyOf(doc, 'ORDER').code, 'invalid_idempotency_key');
+  assert.is(keyOf(doc, 'order').input?.key, 'order');
+  assert.is(keyOf(served, '"ORDER"').input?.key, 'ORDER');
 });
 
-test("the feed's cursor and limit, and the audit query, are the document's", async () => {
+test("the feed's cursor and limit, and the audit query, are the document's", () => {
   const doc = documentWith((d) => {
     const feed = d.paths['/events'].get.parameters;
     feed[1].schema.pattern = '^(0|[1-9][0-9]{0,2})$';
     feed[2].schema.maximum = 10;
     (d.paths['/audit/stock-adjustments'].get.parameters as Doc[]).find((p) => p.name === 'format')!.schema.enum = ['json'];
   });
-  const feed = stagesOf(doc).get('/v1/events')!;
-  const served = judgeFeedRequest(loadOpenApi().doc);
+  const served = loadOpenApi().doc;
+  const feed = (ctx: Context) => judge(doc, events(doc), feedInput(doc), ctx);
+  const servedFeed = (ctx: Context) => judge(served, events(served), feedInput(served), ctx);
   const digest = `5:${'a'.repeat(64)}`;
   for (const [query, refused] of [
     [{ after: digest }, true],
@@ -95,18 +124,19 @@ test("the feed's cursor and limit, and the audit query, are the document's", asy
     [{ limit: '11' }, true],
     [{ limit: '10' }, false],
   ] as const) {
-    assert.is((await judge(feed, requestOf({ query }))).code === 'FeedQueryInvalid', refused, JSON.stringify(query));
-    assert.is((await judge(served, requestOf({ query }))).code, undefined, JSON.stringify(query));
+    assert.is(feed(requestOf({ query })).code === 'FeedQueryInvalid', refused, JSON.stringify(query));
+    assert.is(servedFeed(requestOf({ query })).code, undefined, JSON.stringify(query));
   }
-  const refused = await judge(feed, requestOf({ query: { limit: '0' } }));
+  const refused = feed(requestOf({ query: { limit: '0' } }));
   assert.is(refused.message, 'limit must be an integer from 1 to 10, not "0"', 'the refusal says the bounds of the document');
-  const { state } = await judge(feed, requestOf({ query: { after: '12' } }));
-  assert.equal(state.feed, { stream: false, after: { seq: 12n }, limit: 100 });
+  assert.equal(feed(requestOf({ query: { after: '12' } })).input, { stream: false, after: { seq: 12n }, limit: 100 });
   const stream = requestOf({ query: {}, headers: { Accept: 'text/event-stream', 'Last-Event-ID': digest } });
-  assert.is((await judge(feed, stream)).code, 'FeedQueryInvalid', 'Last-Event-ID is judged as after is');
+  assert.is(feed(stream).code, 'FeedQueryInvalid', 'Last-Event-ID is judged as after is');
   const csv = requestOf({ query: { pet: '7', format: 'csv' } });
-  assert.is((await judge(stagesOf(doc).get('/v1/audit/stock-adjustments')!, csv)).code, 'bad_request');
-  assert.is((await judge(stagesOf(loadOpenApi().doc).get('/v1/audit/stock-adjustments')!, csv)).code, undefined);
+  const audit = adjustments();
+  const route = { ...audit, operation: audit.operation! };
+  assert.is(judge(doc, route, (p) => p, csv).code, 'bad_request');
+  assert.is(judge(served, route, (p) => p, csv).code, undefined);
 });
 
 test("an integer schema's text: canonical decimal, its bounds exact, int64's maximum as the format says", () => {

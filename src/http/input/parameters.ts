@@ -1,9 +1,8 @@
 // Judges a route's parameters (its path's, its query's, its headers') against the schemas
 // of its operation in the OpenAPI document, compiled once at start. Text from the URL and
 // the headers is judged as the text it is (a `pattern`), never coerced to a number: an
-// `integer` schema is judged through its text schema (text-schemas.ts). Only the
-// parameters given a refusal are judged: the others are never refused (X-Request-Id) or
-// are preconditions, which fail with 412 where they are evaluated.
+// `integer` schema is judged through its text schema (text-schemas.ts). Which parameters
+// a route judges, and in what order, is the router's (operation-input.ts).
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { Context } from 'koa';
 import type { OpenApiDocument } from '../../openapi.ts';
@@ -31,6 +30,7 @@ export interface CheckedParameter {
 }
 
 interface Operation {
+  operationId?: string;
   parameters?: unknown[];
 }
 
@@ -69,6 +69,11 @@ export function operationParameters(doc: OpenApiDocument, route: { method: strin
   });
 }
 
+/** The operationId the document gives a route's operation. */
+export function operationIdOf(doc: OpenApiDocument, route: { method: string; template: string }): string | undefined {
+  return operationOf(doc, route.method, route.template).operationId;
+}
+
 /** The parameter named, which the route's code relies on: its absence from the document is
  * an error at start, not a check skipped. */
 export function parameterNamed(parameters: readonly CheckedParameter[], name: string, where: string): CheckedParameter {
@@ -102,54 +107,6 @@ export function parameterText(ctx: Context, parameter: CheckedParameter, refuse:
   }
   if (!parameter.check(value)) throw refuse(parameter.name, typeof value === 'string' ? value : String(value));
   return value as string;
-}
-
-/**
- * The judge of a route's parameters, in the order the document lists them: the first that
- * is missing while required, or whose value its schema refuses, is answered with its
- * refusal. Every name in refusals must be a parameter of the operation.
- */
-export function parameterJudge(
-  doc: OpenApiDocument,
-  route: { method: string; template: string },
-  refusals: Record<string, Refusal>,
-): (ctx: Context) => void {
-  const parameters = operationParameters(doc, route);
-  const where = `${route.method} ${route.template}`;
-  for (const name of Object.keys(refusals)) parameterNamed(parameters, name, where);
-  const checked = parameters.filter((p) => refusals[p.name] !== undefined).map((p) => ({ parameter: p, refuse: refusals[p.name]! }));
-  return (ctx) => {
-    for (const { parameter, refuse } of checked) parameterText(ctx, parameter, refuse);
-  };
-}
-
-/** What a query that names a parameter the operation does not have, or names one twice, is
- * answered with. */
-interface QueryShapeRefusals {
-  unknown: (name: string, names: readonly string[]) => Error;
-  repeated: (name: string) => Error;
-}
-
-/**
- * The judge of a query's shape, for the operations whose document says that their query
- * takes only their parameters, each once: the names are the operation's query parameters,
- * and a value is one text (a parameter given twice arrives as a list). The names are
- * judged in the order they were sent.
- */
-export function queryShapeJudge(
-  parameters: readonly CheckedParameter[],
-  refusals: QueryShapeRefusals,
-): (query: Record<string, string | string[] | undefined>) => void {
-  const names = parameters.filter((p) => p.in === 'query').map((p) => p.name);
-  const ajv = documentAjv();
-  const known = ajv.compile({ enum: names });
-  const once = ajv.compile({ type: 'string' });
-  return (query) => {
-    for (const [name, value] of Object.entries(query)) {
-      if (!known(name)) throw refusals.unknown(name, names);
-      if (!once(value)) throw refusals.repeated(name);
-    }
-  };
 }
 
 /** Names as a sentence lists them: "a and b", "a, b and c". */

@@ -95,3 +95,10 @@ export function textSchemaOf(schema: Schema): Schema {
   }
   return text;
 }
+
+/** The exact bounds of an integer schema, as decimal text; undefined for other schemas. */
+export function textBounds(schema: Schema): { minimum: string; maximum: string } | undefined {
+  if (schema.type !== 'integer') return undefined;
+  const range = textSchemaOf(schema)[DECIMAL_RANGE] as { minimum: string; maximum: string } | undefined;
+  return range;
+}

@@ -1,9 +1,9 @@
-// Judges the inventory entry's requests before any handler runs, from their operations in
-// the OpenAPI document, compiled once at start: the path's pet id, then (a PATCH) the body
-// against the InventoryUpdate schema, then its Idempotency-Key, in that order, as fastify
-// judges params, body, then headers. Each 400 names the member and the rule.
+// The inventory entry's input, from its operations in the OpenAPI document, compiled once
+// at start: the path's pet id (judged by the router), then (a PATCH) the body against the
+// InventoryUpdate schema, then its Idempotency-Key, in that order, as fastify judges
+// params, body, then headers. Each 400 names the member and the rule.
 import type { ErrorObject } from 'ajv/dist/2020.js';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { OpenApiDocument } from '../../openapi.ts';
 import type { ReadBody } from './body.ts';
 import { readNumberLiteral } from '../../json/json-number.ts';
@@ -11,7 +11,9 @@ import type { JsonNode } from '../../json/strict-json.ts';
 import { HttpError } from '../stages/errors.ts';
 import { keyOf } from './idempotency-key.ts';
 import { parameterText, operationParameters, parameterNamed, type Refusal } from './parameters.ts';
-import { documentAjv } from './text-schemas.ts';
+import type { InputRules, JudgedParameters } from './operation-input.ts';
+import { documentAjv, textBounds } from './text-schemas.ts';
+import { bodyOf } from '../stages/request-state.ts';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>> };
 
@@ -24,12 +26,17 @@ export interface ValidatedPatch {
 
 const ENTRY = '/v1/inventory/:petId';
 
-const notAPetId: Refusal = (_name, value) =>
-  new HttpError(
-    400,
-    'invalid_pet_id',
-    `petId must be decimal digits from 1 to 9223372036854775807 without sign or leading zero; got ${show(value ?? '')}`,
-  );
+/** The pet id's refusal, which says the bounds its schema gives. */
+function notAPetId(schema: Record<string, unknown>): Refusal {
+  const bounds = textBounds(schema);
+  if (!bounds) throw new Error(`${ENTRY}: the document's petId is not an integer`);
+  return (_name, value) =>
+    new HttpError(
+      400,
+      'invalid_pet_id',
+      `petId must be decimal digits from ${bounds.minimum} to ${bounds.maximum} without sign or leading zero; got ${show(value ?? '')}`,
+    );
+}
 
 const notAKey: Refusal = () =>
   new HttpError(
@@ -38,20 +45,14 @@ const notAKey: Refusal = () =>
     'Idempotency-Key must be 1 to 255 visible ASCII characters, bare or in double quotes, sent once',
   );
 
-/** The path's pet id, judged by the document's schema (the same for every method on the entry). */
-function petIdJudge(doc: OpenApiDocument, method: string): (ctx: Context) => bigint {
+/** How the entry's routes refuse a pet id: the same for every method on the entry. */
+export function entryRules(doc: OpenApiDocument, method: 'GET' | 'PATCH'): InputRules {
   const petId = parameterNamed(operationParameters(doc, { method, template: ENTRY }), 'petId', `${method} ${ENTRY}`);
-  return (ctx) => BigInt(parameterText(ctx, petId, notAPetId)!);
+  return { refusals: { petId: notAPetId(petId.schema) } };
 }
 
-/** GET /v1/inventory/{petId}: the pet id, on ctx.state.petId. */
-export function validateEntryRead(doc: OpenApiDocument): Middleware {
-  const petIdOf = petIdJudge(doc, 'GET');
-  return (ctx, next) => {
-    ctx.state.petId = petIdOf(ctx);
-    return next();
-  };
-}
+/** GET /v1/inventory/{petId}: the pet id the router judged. */
+export const entryInput = (parameters: JudgedParameters): bigint => BigInt(parameters.petId!);
 
 /** The body of a PATCH, judged as written: a ValidatedPatch's quantity, or a 400. */
 function bodyJudge(doc: OpenApiDocument): (body: ReadBody) => number {
@@ -91,18 +92,17 @@ function bodyJudge(doc: OpenApiDocument): (body: ReadBody) => number {
   };
 }
 
-/** PATCH /v1/inventory/{petId}: the pet id, the body, the Idempotency-Key, on ctx.state.patch. */
-export function validatePatch(doc: OpenApiDocument): Middleware {
-  const petIdOf = petIdJudge(doc, 'PATCH');
+/** PATCH /v1/inventory/{petId}: the pet id the router judged, then the body, then the
+ * Idempotency-Key. */
+export function patchInput(doc: OpenApiDocument): (parameters: JudgedParameters, ctx: Context) => ValidatedPatch {
   const quantityOf = bodyJudge(doc);
   const where = `PATCH ${ENTRY}`;
   const key = parameterNamed(operationParameters(doc, { method: 'PATCH', template: ENTRY }), 'Idempotency-Key', where);
-  return async function validate(ctx, next) {
-    const petId = petIdOf(ctx);
-    const quantity = quantityOf(ctx.state.body as ReadBody);
+  return (parameters, ctx) => {
+    const petId = entryInput(parameters);
+    const quantity = quantityOf(bodyOf(ctx));
     const text = parameterText(ctx, key, notAKey);
-    ctx.state.patch = { petId, quantity, key: text === undefined ? undefined : keyOf(text) } satisfies ValidatedPatch;
-    await next();
+    return { petId, quantity, key: text === undefined ? undefined : keyOf(text) };
   };
 }
 

@@ -7,12 +7,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stockAdjustmentPage, type StockHistorySource } from '../../application/read/stock-history.ts';
 import { COLUMNS, formatterFor, NUMERIC } from '../../support/audit-format.ts';
-import type { Middleware } from 'koa';
-import type { OpenApiDocument } from '../../openapi.ts';
 import { HttpError } from '../stages/errors.ts';
-import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from '../input/parameters.ts';
+import type { Refusal } from '../input/parameters.ts';
+import type { JudgedParameters } from '../input/operation-input.ts';
 import { parseInstant } from '../../support/instant.ts';
-import type { Route } from './router.ts';
+import { withInput, type Route } from './router.ts';
 import { readsOnNextTurn } from '../stages/key-fairness.ts';
 import { assetRoutes, pagePolicy } from './static-assets.ts';
 
@@ -63,43 +62,27 @@ const REFUSALS: Record<string, Refusal> = {
   actor: (_name, text) => bad(`actor must be an actor's name (1 to 256 characters, no control characters), not ${quoted(text)}`),
   since: (name, text) => badTime(name, text),
   until: (name, text) => badTime(name, text),
+  // The bound the document's pattern holds it to (2^53 - 1), not a wider one.
   after: (_name, text) =>
-    bad(`after must be a seq: a decimal integer from 0 to 9223372036854775807 (no sign, no leading zeros), not ${quoted(text)}`),
+    bad(`after must be a seq: a decimal integer from 0 to ${Number.MAX_SAFE_INTEGER} (no sign, no leading zeros), not ${quoted(text)}`),
   limit: (_name, text) => bad(`limit must be an integer from 1 to ${MAX_ADJUSTMENTS}, not ${quoted(text)}`),
   format: (_name, text) => bad(`format must be json or csv, not ${quoted(text)}`),
 };
 
-const QUERY_SHAPE = {
-  unknown: (name: string, names: readonly string[]) =>
-    bad(`unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only ${spoken(names)}`),
-  repeated: (name: string) => bad(`${name} is given more than once`),
-};
-
-/** The query, judged as text by the operation's schemas in the document (only its
- * parameters, each once, in the order the document lists them), on ctx.state.adjustments. */
-function judgeAdjustmentQuery(doc: OpenApiDocument): Middleware {
-  const route = { method: 'GET', template: ADJUSTMENTS };
-  const parameters = operationParameters(doc, route);
-  const shape = queryShapeJudge(parameters, QUERY_SHAPE);
-  const judge = parameterJudge(doc, route, REFUSALS);
-  return (ctx, next) => {
-    shape(ctx.query);
-    judge(ctx);
-    const given = ctx.query as Record<string, string | undefined>;
-    const { pet, actor, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = given;
-    const since = instantOf('since', given.since);
-    const until = instantOf('until', given.until);
-    const query: AdjustmentQuery = {
-      ...(pet === undefined ? {} : { pet: BigInt(pet) }),
-      ...(actor === undefined ? {} : { actor }),
-      ...(since === undefined ? {} : { since }),
-      ...(until === undefined ? {} : { until }),
-      after: BigInt(after),
-      limit: Number(limit),
-      format: format === 'csv' ? 'csv' : 'json',
-    };
-    ctx.state.adjustments = query;
-    return next();
+/** The query as the router judged it (only the operation's parameters, each once, each by
+ * its schema in the document), with its times as recorded_at writes them. */
+function adjustmentQuery(given: JudgedParameters): AdjustmentQuery {
+  const { pet, actor, after = '0', limit = String(DEFAULT_ADJUSTMENTS), format = 'json' } = given;
+  const since = instantOf('since', given.since);
+  const until = instantOf('until', given.until);
+  return {
+    ...(pet === undefined ? {} : { pet: BigInt(pet) }),
+    ...(actor === undefined ? {} : { actor }),
+    ...(since === undefined ? {} : { since }),
+    ...(until === undefined ? {} : { until }),
+    after: BigInt(after),
+    limit: Number(limit),
+    format: format === 'csv' ? 'csv' : 'json',
   };
 }
 
@@ -113,7 +96,7 @@ function nextPage(given: Record<string, string>, next: bigint, limit: number): s
   return `${ADJUSTMENTS}?${params.toString()}`;
 }
 
-export function auditRoutes({ store, openapi }: { store: StockHistorySource; openapi: OpenApiDocument }): Route[] {
+export function auditRoutes({ store }: { store: StockHistorySource }): Route[] {
   return [
     ...assetRoutes({
       '/audit': { file: join(HERE, 'index.html'), type: 'text/html; charset=utf-8', policy: CONTENT_SECURITY_POLICY },
@@ -131,9 +114,10 @@ export function auditRoutes({ store, openapi }: { store: StockHistorySource; ope
     {
       method: 'GET',
       template: ADJUSTMENTS,
-      stages: [judgeAdjustmentQuery(openapi), readsOnNextTurn],
-      handler: async (ctx) => {
-        const query = ctx.state.adjustments as AdjustmentQuery;
+      operation: 'listStockAdjustments',
+      rules: { refusals: REFUSALS },
+      stages: [readsOnNextTurn],
+      handler: withInput(adjustmentQuery, async (ctx, query) => {
         const { rows, next } = await stockAdjustmentPage(store, query);
         const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
         if (next !== undefined) headers.Link = `<${nextPage(ctx.query as Record<string, string>, next, query.limit)}>; rel="next"`;
@@ -146,7 +130,7 @@ export function auditRoutes({ store, openapi }: { store: StockHistorySource; ope
         const items = rows.map((r) => formatter.row(r).trimEnd()).join(',');
         const body = `{"adjustments":[${items}],"next":${next === undefined ? 'null' : String(next)}}`;
         return { headers, type: 'application/json; charset=utf-8', body };
-      },
+      }),
     },
   ];
 }

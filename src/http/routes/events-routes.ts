@@ -7,9 +7,11 @@ import type { Feed } from './feed-hub.ts';
 import { digestOf, eventJson } from '../../feed/event-json.ts';
 import { pageAfter, type CursorStore } from '../../feed/position.ts';
 import type { OpenApiDocument } from '../../openapi.ts';
-import { judgeFeedRequest, type FeedRequest } from '../input/feed-query.ts';
+import { feedInput, feedRules, type FeedRequest } from '../input/feed-query.ts';
 import { heldOnResponse } from '../stages/response-head.ts';
-import type { Route } from './router.ts';
+import { actorOf, credentialOf } from '../stages/request-state.ts';
+import { withInput, type Reply, type Route } from './router.ts';
+import type { Context } from 'koa';
 import { readsOnNextTurn } from '../stages/key-fairness.ts';
 
 export interface EventsDeps {
@@ -24,20 +26,19 @@ export interface EventsDeps {
 const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
 export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
-  const handler: Route['handler'] = async (ctx) => {
+  const handler = async (ctx: Context, { stream, after, limit }: FeedRequest): Promise<Reply | undefined> => {
     // Vary adds to the held one (CORS), and a stream writes its own head.
     heldOnResponse(ctx.res);
     ctx.vary('Accept');
-    const { stream, after, limit } = ctx.state.feed as FeedRequest;
     if (stream) {
       // The stream's place first: a key past its bound costs no read of the log.
-      const place = feed.admit(ctx.state.actor as string);
+      const place = feed.admit(actorOf(ctx));
       await pageAfter(store, after, 0).catch((error: unknown) => {
         place.cancel();
         throw error;
       });
       // The key that opened the stream: the feed ends the stream once it is revoked.
-      const key = ctx.state.credential as string;
+      const key = credentialOf(ctx);
       ctx.respond = false;
       // A reader that goes away mid-stream is how streams end, not an error worth a line.
       const onerror = ctx.onerror.bind(ctx);
@@ -64,5 +65,14 @@ export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
       body: `[${rows.map(eventJson).join(',')}]`,
     };
   };
-  return [{ method: 'GET', template: '/v1/events', stages: [judgeFeedRequest(openapi), readsOnNextTurn], handler }];
+  return [
+    {
+      method: 'GET',
+      template: '/v1/events',
+      operation: 'followEvents',
+      rules: feedRules(openapi),
+      stages: [readsOnNextTurn],
+      handler: withInput(feedInput(openapi), handler),
+    },
+  ];
 }

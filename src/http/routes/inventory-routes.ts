@@ -1,7 +1,7 @@
 // The two operations of the interface, under /v1, and one extension: reading one entry
 // with its version (the ETag a client needs for If-Match). Authentication has already
-// happened (ctx.state.actor); a request arrives here with its path id judged, and a PATCH
-// with its media type, size, body and Idempotency-Key too, in the order the decisions fix.
+// happened (ctx.state.actor); a handler is given its path id judged, and a PATCH its
+// media type, size, body and Idempotency-Key too, in the order the decisions fix.
 import { REQUEST_BUDGET_MS, byDeadline } from '../../application/write/deadline.ts';
 import type { Context } from 'koa';
 import type { CommandHandler } from '../../application/write/commands.ts';
@@ -15,8 +15,9 @@ import { fingerprintOf } from '../input/idempotency-key.ts';
 import { CACHE_CONTROL, itemJson, type InventoryBody, type InventoryCache } from './inventory-json.ts';
 import { entryTag, judgeRead, readConditions, setQuantityCommand } from '../input/preconditions.ts';
 import { jsonBody as readBody } from '../input/body.ts';
-import type { Reply, Route } from './router.ts';
-import { validateEntryRead, validatePatch, type ValidatedPatch } from '../input/validation.ts';
+import { withInput, type Reply, type Route } from './router.ts';
+import { entryInput, entryRules, patchInput, type ValidatedPatch } from '../input/validation.ts';
+import { actorOf, requestIdOf } from '../stages/request-state.ts';
 
 export interface InventoryDeps {
   entries: EntryReads;
@@ -50,8 +51,7 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   };
 
   // Path id 400 (judged before), then 404, then the conditions.
-  const entry: Route['handler'] = async (ctx) => {
-    const petId = ctx.state.petId as bigint;
+  const entry = async (ctx: Context, petId: bigint): Promise<Reply> => {
     const found = await entries.entry(petId, Date.now() + REQUEST_BUDGET_MS);
     if (!found) throw refusalAnswer({ reason: 'not_tracked', petId }, ctx);
     const etag = entryTag(found.version);
@@ -63,15 +63,14 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
     return { headers, type: 'application/json', body: itemJson(found) };
   };
 
-  const patch: Route['handler'] = (ctx) => {
+  const patch = (ctx: Context, { petId, quantity, key }: ValidatedPatch): Promise<Reply> => {
     // The key was judged with the body: a 400 of its own, before the entry is looked at.
-    const { petId, quantity, key } = ctx.state.patch as ValidatedPatch;
     // The request's time on the database starts once its body is in: a slow upload is
     // the client's time, bounded by the server's request timeout.
     const deadline = Date.now() + REQUEST_BUDGET_MS;
     const headers = ctx.req.headers;
     // The authentication and observe stages in front of this route set both.
-    const meta: EventMeta = { actor: ctx.state.actor as string, requestId: ctx.state.requestId as string };
+    const meta: EventMeta = { actor: actorOf(ctx), requestId: requestIdOf(ctx) };
     // The command judges the conditions once it knows the entry: 404 before 412.
     const command = setQuantityCommand(petId, quantity, headers);
     const answer = (result: CommandResult) => answerOf(result, ctx);
@@ -80,9 +79,22 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
   };
 
   return [
-    { method: 'GET', template: '/v1/inventory', handler: list },
-    { method: 'GET', template: '/v1/inventory/:petId', stages: [validateEntryRead(openapi)], handler: entry },
-    { method: 'PATCH', template: '/v1/inventory/:petId', stages: [readBody(), validatePatch(openapi)], handler: patch },
+    { method: 'GET', template: '/v1/inventory', operation: 'listInventory', handler: list },
+    {
+      method: 'GET',
+      template: '/v1/inventory/:petId',
+      operation: 'getInventoryItem',
+      rules: entryRules(openapi, 'GET'),
+      handler: withInput(entryInput, entry),
+    },
+    {
+      method: 'PATCH',
+      template: '/v1/inventory/:petId',
+      operation: 'updateInventory',
+      rules: entryRules(openapi, 'PATCH'),
+      reads: [readBody()],
+      handler: withInput(patchInput(openapi), patch),
+    },
   ];
 }
 

@@ -13,11 +13,10 @@ import { publishedSigningKeys, type LogReadSource } from '../../application/read
 import type { Signer } from '../../support/signing.ts';
 import { HttpError } from '../stages/errors.ts';
 import { MissingNode } from '../../support/merkle.ts';
-import type { Route } from './router.ts';
+import { withInput, type Route } from './router.ts';
 import { readsOnNextTurn } from '../stages/key-fairness.ts';
-import type { Middleware } from 'koa';
-import type { OpenApiDocument } from '../../openapi.ts';
-import { operationParameters, parameterJudge, queryShapeJudge, spoken, type Refusal } from '../input/parameters.ts';
+import type { Refusal } from '../input/parameters.ts';
+import type { JudgedParameters } from '../input/operation-input.ts';
 
 interface LogRouteDeps {
   store: LogReadSource;
@@ -25,48 +24,50 @@ interface LogRouteDeps {
   now: () => number;
   /** The instance's signing key; the service always has one. */
   signer?: Signer;
-  /** The document the proofs' query is judged by. */
-  openapi: OpenApiDocument;
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-/** A proof's sizes and seqs, as the document's pattern refuses them (a tree's size is
- * counted exactly in a JavaScript number, up to 2^53 - 1). */
+/** A proof's sizes and seqs, as the router judged them (a tree's size is counted exactly
+ * in a JavaScript number, up to 2^53 - 1, the most the document's schema allows). */
+const countsOf = (parameters: JudgedParameters, names: readonly [string, string]) =>
+  names.map((n) => Number(parameters[n])) as [number, number];
+
+/** A proof's count refused: the rule its schema states. */
 const notACount: Refusal = (name) =>
   new HttpError(400, 'bad_request', `${name} must be a decimal integer from 1 to ${Number.MAX_SAFE_INTEGER} (no sign, no leading zeros)`);
 
-const QUERY_SHAPE = {
-  unknown: (name: string, names: readonly string[]) =>
-    new HttpError(400, 'bad_request', `unknown query parameter ${JSON.stringify(name.slice(0, 100))}: only ${spoken(names)}`),
-  repeated: (name: string) => new HttpError(400, 'bad_request', `${name} is given more than once`),
-};
-
-/** A stage that judges the route's query from the document (only its parameters, each
- * once): afterwards each name is a count. */
-function countsJudged(openapi: OpenApiDocument, template: string, names: readonly [string, string]): Middleware {
-  const route = { method: 'GET', template };
-  const shape = queryShapeJudge(operationParameters(openapi, route), QUERY_SHAPE);
-  const judge = parameterJudge(openapi, route, Object.fromEntries(names.map((n) => [n, notACount])));
-  return (ctx, next) => {
-    shape(ctx.query);
-    judge(ctx);
-    return next();
+/** A proof's route: its two counts (the first not past the second), then the proof. */
+function proofRoute(
+  kind: 'inclusion' | 'consistency',
+  operation: string,
+  names: readonly [string, string],
+  prove: (a: number, b: number) => Promise<Buffer[]>,
+): Route {
+  const [first, second] = names;
+  return {
+    method: 'GET',
+    template: `/v1/log/proof/${kind}`,
+    operation,
+    rules: { refusals: { [first]: notACount, [second]: notACount } },
+    stages: [readsOnNextTurn],
+    handler: withInput(
+      (p) => countsOf(p, names),
+      async (_ctx, [a, b]) => {
+        if (a > b) throw new HttpError(400, 'bad_request', `${first} (${a}) must not be past ${second} (${b})`);
+        const hashes = await prove(a, b);
+        return { headers: NO_STORE, body: { [first]: a, [second]: b, hashes: hashes.map((h) => h.toString('base64')) } };
+      },
+    ),
   };
 }
 
-const countsOf = (query: Record<string, unknown>, names: readonly [string, string]) =>
-  names.map((n) => Number(query[n])) as [number, number];
-
-export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRouteDeps): Route[] {
-  const proofBody = (names: Record<string, number>, hashes: Buffer[]) => ({
-    headers: NO_STORE,
-    body: { ...names, hashes: hashes.map((h) => h.toString('base64')) },
-  });
+export function logRoutes({ store, checkpoints, now, signer }: LogRouteDeps): Route[] {
   return [
     {
       method: 'GET',
       template: '/v1/log/head',
+      operation: 'getLogHead',
       handler: async () => {
         // The head answered is the one the checkpoint is of, read once: its size is the
         // head's seq even while commits land. An instance whose key was retired signs no
@@ -84,32 +85,16 @@ export function logRoutes({ store, checkpoints, now, signer, openapi }: LogRoute
     {
       method: 'GET',
       template: '/v1/log/signing-keys',
+      operation: 'getSigningKeys',
       handler: async () => ({ headers: NO_STORE, body: await publishedSigningKeys(store) }),
     },
     {
       method: 'GET',
       template: '/v1/log/checkpoint',
+      operation: 'getCheckpoint',
       handler: async () => ({ headers: NO_STORE, type: 'text/plain; charset=utf-8', body: await checkpoints.current() }),
     },
-    {
-      method: 'GET',
-      template: '/v1/log/proof/inclusion',
-      stages: [countsJudged(openapi, '/v1/log/proof/inclusion', ['seq', 'size']), readsOnNextTurn],
-      handler: async (ctx) => {
-        const [seq, size] = countsOf(ctx.query, ['seq', 'size']);
-        if (seq > size) throw new HttpError(400, 'bad_request', `seq (${seq}) must not be past size (${size})`);
-        return proofBody({ seq, size }, await checkpoints.inclusion(seq, size));
-      },
-    },
-    {
-      method: 'GET',
-      template: '/v1/log/proof/consistency',
-      stages: [countsJudged(openapi, '/v1/log/proof/consistency', ['from', 'to']), readsOnNextTurn],
-      handler: async (ctx) => {
-        const [from, to] = countsOf(ctx.query, ['from', 'to']);
-        if (from > to) throw new HttpError(400, 'bad_request', `from (${from}) must not be past to (${to})`);
-        return proofBody({ from, to }, await checkpoints.consistency(from, to));
-      },
-    },
+    proofRoute('inclusion', 'getInclusionProof', ['seq', 'size'], (seq, size) => checkpoints.inclusion(seq, size)),
+    proofRoute('consistency', 'getConsistencyProof', ['from', 'to'], (from, to) => checkpoints.consistency(from, to)),
   ];
 }

@@ -1,5 +1,6 @@
 // The router: the route table declared on @koa/router, case-sensitive and exact (no
-// trailing slash), each route's own stages (the body it reads and validates, then its
+// trailing slash), each route's own stages (the body it reads, its parameters judged by
+// its operation in the OpenAPI document and its handler's input made of them, then its
 // handler) composed once at start. What no route answers is decided in one place, the
 // router's NotFound event: a path no route serves is 404; a path served for other
 // methods answers OPTIONS with 204 and Allow, and any other method with 405 and Allow.
@@ -11,6 +12,8 @@ import type { Context, Middleware } from 'koa';
 import { HttpError } from '../stages/errors.ts';
 import { allowHeader } from '../stages/options.ts';
 import { heldOnResponse, writeWhole } from '../stages/response-head.ts';
+import { operationJudge, type InputRules, type JudgedParameters } from '../input/operation-input.ts';
+import type { OpenApiDocument } from '../../openapi.ts';
 
 /** What a handler replies: written onto the response by the router. */
 export interface Reply {
@@ -30,15 +33,46 @@ export interface Reply {
 }
 
 /** undefined: the handler answered on the response itself (a stream). */
-type Handler = (ctx: Context) => Reply | undefined | Promise<Reply | undefined>;
+type Answer = Reply | undefined | Promise<Reply | undefined>;
+type Handler = (ctx: Context) => Answer;
 
 export interface Route {
   method: 'GET' | 'PATCH';
   /** Exact, case-sensitive, no trailing slash; `:name` is one path segment, decoded. */
   template: string;
-  /** What the route reads and validates (its body, its parameters) before its handler runs. */
+  /**
+   * The operationId of the route in the OpenAPI document: the router judges the request's
+   * query names and parameters by it before anything else of the route runs. Left out
+   * only by the pages the document does not describe (the docs, the auditors' page).
+   */
+  operation?: string;
+  /** How the route's parameters are refused, when not by their schemas' rules. */
+  rules?: InputRules;
+  /** What runs before the input is made: reading the body. */
+  reads?: Middleware[];
+  /** What runs between the input and the handler (fairness between keys). */
   stages?: Middleware[];
-  handler: Handler;
+  /** The handler, or its typed input and the handler it is given to (withInput). */
+  handler: Handler | TypedHandler;
+}
+
+/** A handler bound to its input: made of the judged parameters (and the request) before the
+ * route's stages run, so a refusal there is answered before any of them. */
+export interface TypedHandler {
+  prepare: (ctx: Context, parameters: JudgedParameters) => () => Answer;
+}
+
+/** A handler given the input make builds of the judged parameters, typed as make types it. */
+export function withInput<I>(
+  make: (parameters: JudgedParameters, ctx: Context) => I,
+  handler: (ctx: Context, input: I) => Answer,
+): TypedHandler {
+  return {
+    prepare: (ctx, parameters) => {
+      const input = make(parameters, ctx);
+      return () => handler(ctx, input);
+    },
+  };
 }
 
 /** The router's middleware and what the stages in front of it may ask of the table. */
@@ -51,29 +85,7 @@ export interface Routing {
 }
 
 /** Writes the handler's reply; a handler that replies at once costs no promise. */
-function respond(handler: Handler): Middleware {
-  const write = (ctx: Context, reply: Reply | undefined) => {
-    if (reply === undefined) return;
-    const { res } = ctx;
-    const { status = 200, headers, body } = reply;
-    // A GET only: HEAD takes Koa's way, which leaves the body out. The request was read
-    // whole before any route ran (framing.ts), so no answer leaves ahead of its body.
-    if (reply.whole && ctx.method === 'GET' && Buffer.isBuffer(body) && headers !== undefined && writeWhole(res, status, headers, body)) {
-      ctx.respond = false;
-      return;
-    }
-    heldOnResponse(res);
-    // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
-    // keyed store that V8 leaves to its runtime, on every answer.
-    const { response } = ctx;
-    response.status = status;
-    // The values are strings already: set as they are, without ctx.set's arrays of
-    // entries on every answer. A response already sent (a 400 for a body the parser
-    // refused while the handler worked) takes none, as ctx.set would ignore them.
-    if (headers && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
-    if (reply.type !== undefined) response.type = reply.type;
-    if (body !== undefined) response.body = body;
-  };
+function respond(handler: Handler): (ctx: Context) => Promise<void> | undefined {
   return (ctx) => {
     const reply = handler(ctx);
     if (reply instanceof Promise) return reply.then((r) => write(ctx, r));
@@ -82,15 +94,70 @@ function respond(handler: Handler): Middleware {
   };
 }
 
+/** Writes a handler's reply onto the response; undefined: the handler answered itself. */
+function write(ctx: Context, reply: Reply | undefined): void {
+  if (reply === undefined) return;
+  const { res } = ctx;
+  const { status = 200, headers, body } = reply;
+  // A GET only: HEAD takes Koa's way, which leaves the body out. The request was read
+  // whole before any route ran (framing.ts), so no answer leaves ahead of its body.
+  if (reply.whole && ctx.method === 'GET' && Buffer.isBuffer(body) && headers !== undefined && writeWhole(res, status, headers, body)) {
+    ctx.respond = false;
+    return;
+  }
+  heldOnResponse(res);
+  // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
+  // keyed store that V8 leaves to its runtime, on every answer.
+  const { response } = ctx;
+  response.status = status;
+  // The values are strings already: set as they are, without ctx.set's arrays of
+  // entries on every answer. A response already sent (a 400 for a body the parser
+  // refused while the handler worked) takes none, as ctx.set would ignore them.
+  if (headers && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
+  if (reply.type !== undefined) response.type = reply.type;
+  if (body !== undefined) response.body = body;
+}
+
+/** A route's chain: its reads, its parameters judged and its input made, its stages, its
+ * handler; a route with nothing but a handler is its handler, no compose around one function. */
+function chainOf(route: Route, doc: OpenApiDocument): Middleware {
+  const { handler, reads = [], stages = [] } = route;
+  const judge = route.operation === undefined ? undefined : operationJudge(doc, { ...route, operation: route.operation }, route.rules);
+  if (!('prepare' in handler)) {
+    const answer = respond(handler);
+    const around = reads.length + stages.length > 0;
+    if (judge === undefined) return around ? compose([...reads, ...stages, answer]) : answer;
+    const judged: Middleware = (ctx, next) => {
+      judge(ctx);
+      return next();
+    };
+    if (around) return compose([...reads, judged, ...stages, answer]);
+    // Judged in the same call as the handler: the list's GET, the answer most requests
+    // get, costs no promise more for it.
+    return (ctx) => {
+      judge(ctx);
+      return answer(ctx);
+    };
+  }
+  const after = compose(stages);
+  const bound: Middleware = (ctx) => {
+    const call = handler.prepare(ctx, judge ? judge(ctx) : {});
+    return after(ctx, () => {
+      const reply = call();
+      return reply instanceof Promise ? reply.then((r) => write(ctx, r)) : (write(ctx, reply), Promise.resolve());
+    });
+  };
+  return reads.length > 0 ? compose([...reads, bound]) : bound;
+}
+
 type Layers = readonly Layer[];
 
-export function makeRouter(routes: readonly Route[]): Routing {
+/** doc: the document whose operations judge the routes' input. */
+export function makeRouter(routes: readonly Route[], doc: OpenApiDocument): Routing {
   const router = new Router({ sensitive: true, strict: true });
   const methods = new Map<string, string[]>();
   for (const route of routes) {
-    const answer = respond(route.handler);
-    // A route without stages of its own is its handler: no compose around one function.
-    router.register(route.template, [route.method], route.stages?.length ? compose([...route.stages, answer]) : answer);
+    router.register(route.template, [route.method], chainOf(route, doc));
     const served = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
     methods.set(route.template, [...(methods.get(route.template) ?? []), ...served]);
   }

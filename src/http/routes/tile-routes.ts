@@ -5,19 +5,17 @@
 // (any width the log holds) is revalidated. The path is judged by the document's patterns.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { TileReads } from '../../application/read/tiles.ts';
-import type { OpenApiDocument } from '../../openapi.ts';
 import { parseTileIndex, parseTileLevel, TILE_WIDTH, type Tile } from '../../support/tiles.ts';
 import { HttpError } from '../stages/errors.ts';
-import { parameterJudge, type Refusal } from '../input/parameters.ts';
-import type { Reply, Route } from './router.ts';
+import type { Refusal } from '../input/parameters.ts';
+import type { JudgedParameters } from '../input/operation-input.ts';
+import { withInput, type Reply, type Route } from './router.ts';
 import { readsOnNextTurn } from '../stages/key-fairness.ts';
 
 interface TileRouteDeps {
   tiles: TileReads;
-  /** The document whose patterns judge the path. */
-  openapi: OpenApiDocument;
 }
 
 const FULL = 'private, max-age=31536000, immutable';
@@ -30,19 +28,18 @@ const malformed: Refusal = (name, value) =>
     `${name} ${JSON.stringify(value ?? '')} is not a tile's ${name === 'level' ? 'level (0 to 63, no leading zeros)' : 'index: 3-digit elements, all but the last prefixed with x, no leading zeros, then .p/<1 to 255> for a partial tile'}`,
   );
 
-/** The stage that judges the route's path parameters and leaves the tile on ctx.state. */
-function tileJudged(openapi: OpenApiDocument, template: string, kind: 'hash' | 'entries' | 'events'): Middleware {
-  const refusals: Record<string, Refusal> = kind === 'hash' ? { level: malformed, index: malformed } : { index: malformed };
-  const judge = parameterJudge(openapi, { method: 'GET', template }, refusals);
-  return (ctx, next) => {
-    judge(ctx);
-    const params = ctx.params as Record<string, string>;
-    const at = parseTileIndex(params.index!);
-    const level = kind === 'hash' ? parseTileLevel(params.level!) : kind;
+/** How a tile's path parameters are refused. */
+const TILE_RULES = { refusals: { level: malformed, index: malformed } };
+const BUNDLE_RULES = { refusals: { index: malformed } };
+
+/** The tile a judged path names. */
+function tileOf(kind: 'hash' | 'entries' | 'events'): (parameters: JudgedParameters) => Tile {
+  return ({ index, level }) => {
+    const at = parseTileIndex(index!);
+    const tileLevel = kind === 'hash' ? parseTileLevel(level!) : kind;
     // The document's patterns and these parsers say the same; a path past either is malformed.
-    if (at === undefined || level === undefined) throw malformed('index', params.index);
-    ctx.state.tile = { kind: level, ...at } satisfies Tile;
-    return next();
+    if (at === undefined || tileLevel === undefined) throw malformed('index', index);
+    return { kind: tileLevel, ...at };
   };
 }
 
@@ -64,19 +61,20 @@ function bundleReply(ctx: Context, width: number, type: string, body: Buffer): R
   return tileReply(width, type, gzip ? gzipSync(body) : body, headers);
 }
 
-export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
+export function tileRoutes({ tiles }: TileRouteDeps): Route[] {
   const bundleRoute = (kind: 'entries' | 'events', type: string): Route => {
     const template = `/v1/log/tile/${kind}/*index`;
     return {
       method: 'GET',
       template,
-      stages: [tileJudged(openapi, template, kind), readsOnNextTurn],
-      handler: async (ctx) => {
-        const { index, width } = ctx.state.tile as Tile;
+      operation: kind === 'entries' ? 'getEntryBundle' : 'getEventBundle',
+      rules: BUNDLE_RULES,
+      stages: [readsOnNextTurn],
+      handler: withInput(tileOf(kind), async (ctx, { index, width }) => {
         const body = await tiles[kind](index, width);
         if (!body) throw notHeld(ctx);
         return bundleReply(ctx, width, type, body);
-      },
+      }),
     };
   };
   const hashTemplate = '/v1/log/tile/:level/*index';
@@ -87,13 +85,14 @@ export function tileRoutes({ tiles, openapi }: TileRouteDeps): Route[] {
     {
       method: 'GET',
       template: hashTemplate,
-      stages: [tileJudged(openapi, hashTemplate, 'hash'), readsOnNextTurn],
-      handler: async (ctx) => {
-        const { kind, index, width } = ctx.state.tile as Tile;
+      operation: 'getHashTile',
+      rules: TILE_RULES,
+      stages: [readsOnNextTurn],
+      handler: withInput(tileOf('hash'), async (ctx, { kind, index, width }) => {
         const body = await tiles.hashTile(kind as number, index, width);
         if (!body) throw notHeld(ctx);
         return tileReply(width, OCTETS, body);
-      },
+      }),
     },
   ];
 }

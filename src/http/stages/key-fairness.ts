@@ -4,12 +4,13 @@
 // on the store; a request stops counting when its response closes (a stream, when it ends).
 import type { Middleware } from 'koa';
 import { HttpError } from './errors.ts';
+import { actorOf } from './request-state.ts';
 
 /** Behind authentication: ctx.state.actor names the key. */
 export function keyFairness(maxInFlight: number): Middleware {
   const inFlight = new Map<string, number>();
   return function fairToEveryKey(ctx, next) {
-    const key = ctx.state.actor as string;
+    const key = actorOf(ctx);
     const held = inFlight.get(key) ?? 0;
     if (held >= maxInFlight)
       throw new HttpError(

@@ -31,7 +31,7 @@ export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Con
     // A response closes once.
     res.on('close', () => {
       metrics.answered(METHODS.has(method) ? method : 'other', templateOf(ctx) ?? UNMATCHED, res, started);
-      logAnswer(res, started, { requestId: id, actor: ctx.state.actor as string | undefined, method, path: ctx.request.path });
+      logAnswer(res, started, { requestId: id, actor: ctx.state.actor, method, path: ctx.request.path });
     });
     return next();
   };
