@@ -14,6 +14,7 @@ import type { Submission } from '../../src/store/event-log.ts';
 import { openStore } from '../../src/store/open.ts';
 import { makePageQuery } from '../../src/store/sqlite/reads/adjustment-pages.ts';
 import { tempDir } from '../kit/paths.ts';
+import { targetSuites } from '../kit/suites.ts';
 
 const PETS = 3;
 const START = Date.parse('2026-03-01T09:00:00.000Z');
@@ -117,4 +118,45 @@ test('every plan gives the filter rows in seq order, whatever the index it reads
   }
 });
 
+// The same filters through the storage port, on both stores: PostgreSQL starts a window's
+// walk in seq order from the window's first row, which the same log's clock puts to the test.
+const port = targetSuites('audit pages through the port');
+
+port('every filter gives its rows in seq order', async ({ target }) => {
+  const fresh = await target.fresh();
+  try {
+    const store = await target.open(fresh.db);
+    try {
+      for (const outcome of await store.appendBatch(log()))
+        if (!outcome.ok) throw 'error' in outcome ? (outcome.error as Error) : new Error(outcome.refused.reason);
+      const all: Row[] = [];
+      for await (const page of store.stockAdjustments({}))
+        all.push(
+          ...page.map((r) => ({
+            seq: BigInt(r.seq!),
+            pet_id: BigInt(r.pet_id!),
+            actor: String(r.actor),
+            recorded_at: String(r.recorded_at),
+          })),
+        );
+      assert.is(all.length, 600);
+      for (const f of filters()) {
+        const seqs: string[] = [];
+        for await (const page of store.stockAdjustments(f)) seqs.push(...page.map((r) => String(r.seq)));
+        const shown = `filter ${JSON.stringify(f, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`;
+        assert.equal(
+          seqs,
+          expected(all, f).map((r) => String(r.seq)),
+          shown,
+        );
+      }
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await fresh.cleanup();
+  }
+});
+
 test.run();
+port.run();
