@@ -162,7 +162,7 @@ export async function oneKeyFlood(dir: string): Promise<FloodRow[]> {
   if (others > 0) throw new Error(`${others} of the flood's answers were neither 200 nor 429`);
   const bare = await bareFloor(dir);
   console.log(
-    `a bare node:http server beside the same flood: the probes' p99 ${bare.p99.toFixed(1)} ms; alone: ${bare.alone.toFixed(1)} ms`,
+    `a bare node:http server beside the same flood: the probes' p99 ${bare.p99.toFixed(1)} ms; alone: ${bare.alone.toFixed(1)} ms; its CPU meanwhile ${bare.cpuMs.toFixed(0)} ms`,
   );
   return [
     {
