@@ -21,6 +21,8 @@
 // target). About seven minutes; the readers' row adds under one.
 //   npm run bench [-- --seconds N]
 //   npm run bench -- --only many-readers   that last row alone (a minute or two)
+//   npm run bench -- --only floors   the rows against the bare servers alone (GET, PATCH,
+//                                    both stores, memory, the readers; about seven minutes)
 //   npm run bench -- --only flood   one key's 2,000 proofs at once beside /healthz and another key
 //   npm run bench -- --only log   the verifiable log's rows alone (bench/log.ts; a few minutes:
 //                                 it builds a log of 1,000,000 events)
@@ -79,9 +81,10 @@ try {
     const row = await manyReaders(join(dir, 'readers.db'), key);
     console.log(`${row.name.padEnd(54)} ${row.measured.padStart(10)}  ${row.target.padStart(10)}  ${row.met ? 'met' : 'MISSED'}`);
     console.log(`load average after: ${loadAverage()}`);
-  } else if (values.only === 'log') await logRows();
+  } else if (values.only === 'floors') await againstBareServers();
+  else if (values.only === 'log') await logRows();
   else if (values.only === 'flood') await floodRows();
-  else if (values.only !== undefined) throw new Error(`--only takes many-readers, log or flood, not ${values.only}`);
+  else if (values.only !== undefined) throw new Error(`--only takes many-readers, floors, log or flood, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
@@ -163,8 +166,11 @@ async function againstBareServers(): Promise<void> {
     HOST: '127.0.0.1',
     INVENTORY_DB: join(dir, 'service.db'),
     LOG_LEVEL: 'info',
-    // Room for the idle change feed streams opened below.
+    // Room for the idle change feed streams opened below, all with the bench's one key
+    // (each is a request in flight too), beside the loads' connections.
     FEED_MAX_STREAMS: String(FEED_STREAMS),
+    FEED_MAX_STREAMS_PER_KEY: String(FEED_STREAMS),
+    MAX_REQUESTS_PER_KEY: String(FEED_STREAMS + 100),
   });
   await ready(servicePort, '/healthz');
   const body = Buffer.from(
@@ -392,7 +398,14 @@ async function manyReaders(db: string, key: string): Promise<Target> {
   const READERS = 300;
   const READER_ROUNDS = 3;
   const port = await freePort();
-  const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: db, LOG_LEVEL: 'info' });
+  // The readers share the bench's one key: the per-key bound must not refuse them.
+  const service = startService({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    INVENTORY_DB: db,
+    LOG_LEVEL: 'info',
+    MAX_REQUESTS_PER_KEY: String(READERS + 10),
+  });
   const probes: number[] = [];
   let failures = 0;
   try {

@@ -1,7 +1,7 @@
 // The headers every answer gets from the stages in front of the routes (the request id,
 // then the CORS grant) come first, once each, in that order, on every kind of answer: the
-// list written in one go, the router's other replies, its 204 and 405, errors, the
-// preflight, the feed's page and its stream. Read as raw bytes, so that the order shows.
+// list, the router's other replies, its 204 and 405, errors, the preflight, the feed's
+// page and its stream. Read as raw bytes, so that the order shows.
 import { connect } from 'node:net';
 import * as assert from 'uvu/assert';
 import { appSuite } from '../kit/suites.ts';

@@ -21,7 +21,15 @@ function headerParameters(op: Obj): Map<string, Obj> {
   return new Map(found.map((p) => [String(p.name).toLowerCase(), p]));
 }
 
-const accepts = (parameter: Obj, value: string): boolean => ajv.validate(parameter.schema, value);
+/** Whether the document lets a parameter's text through: an integer schema as the decimal
+ * text of an integer in its bounds (a query carries text), any other schema as it is. */
+const accepts = (parameter: Obj, value: string): boolean => {
+  const schema = parameter.schema as Obj;
+  if (schema.type !== 'integer') return ajv.validate(schema, value);
+  if (!/^(0|-?[1-9][0-9]*)$/.test(value)) return false;
+  const n = BigInt(value);
+  return n >= BigInt(schema.minimum as number) && n <= BigInt(schema.maximum as number);
+};
 
 /** What a field carries: HTTP strips the white space around a header's value. */
 const fieldValue = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
@@ -155,7 +163,7 @@ live(
 
 test.run();
 live(
-  "a proof query value the document's pattern refuses is 400 bad_request; one it accepts is never refused for its shape",
+  "a proof query value the document's schema refuses is 400 bad_request; one it accepts is never refused for its shape",
   async ({ t }) => {
     const probes = ['1', '9', '9007199254740991', '9007199254740992', '9999999999999999', '0', '007', '+7', '1e3', '0x10', '-1', ''];
     for (const [path, names] of [
@@ -170,7 +178,7 @@ live(
         const res = await t.get(`${path}?${names[0]}=${encodeURIComponent(value)}&${names[1]}=9007199254740991`);
         const label = `${path} ${names[0]}=${JSON.stringify(value)}`;
         if (accepts(parameters.get(names[0])!, value))
-          assert.not.ok(res.text.includes(`${names[0]} must be a decimal integer`), `${label}: ${res.text}`);
+          assert.not.ok(res.text.includes(`${names[0]} must be an integer`), `${label}: ${res.text}`);
         else assertErrorShape(res, 400, 'bad_request', label);
       }
     }

@@ -42,7 +42,10 @@ const QUERY_SHAPE: QueryShapeRefusals = {
 export function ruleOf(schema: Record<string, unknown>): string {
   const bounds = textBounds(schema);
   if (bounds) return `an integer from ${bounds.minimum} to ${bounds.maximum}`;
-  if (Array.isArray(schema.enum)) return `one of ${spoken(schema.enum.map(String))}`;
+  if (Array.isArray(schema.enum)) {
+    const values = schema.enum.map(String);
+    return values.length === 1 ? values[0]! : `${values.slice(0, -1).join(', ')} or ${values.at(-1)!}`;
+  }
   return 'as the OpenAPI document describes it';
 }
 

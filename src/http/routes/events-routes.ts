@@ -8,7 +8,6 @@ import { digestOf, eventJson } from '../../feed/event-json.ts';
 import { pageAfter, type CursorStore } from '../../feed/position.ts';
 import type { OpenApiDocument } from '../../openapi.ts';
 import { feedInput, feedRules, type FeedRequest } from '../input/feed-query.ts';
-import { heldOnResponse } from '../stages/response-head.ts';
 import { actorOf, credentialOf } from '../stages/request-state.ts';
 import { withInput, type Reply, type Route } from './router.ts';
 import type { Context } from 'koa';
@@ -27,8 +26,7 @@ const STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
 export function eventsRoutes({ store, feed, openapi }: EventsDeps): Route[] {
   const handler = async (ctx: Context, { stream, after, limit }: FeedRequest): Promise<Reply | undefined> => {
-    // Vary adds to the held one (CORS), and a stream writes its own head.
-    heldOnResponse(ctx.res);
+    // Adds to CORS's Vary.
     ctx.vary('Accept');
     if (stream) {
       // The stream's place first: a key past its bound costs no read of the log.

@@ -39,7 +39,7 @@ export function inventoryRoutes({ entries, inventory, commands, keyed, openapi }
         throw new HttpError(412, 'precondition_failed', 'If-Match does not match the current list', { ETag: etag });
       if (verdict === 'not-modified') return { status: 304, headers: { ETag: etag, 'Cache-Control': CACHE_CONTROL } };
     }
-    return { headers, body, whole: true };
+    return { headers, body };
   };
 
   // The list held in memory when the store can tell at once that it is current: no

@@ -15,7 +15,6 @@ import { HttpError } from '../stages/errors.ts';
 import { MissingNode } from '../../support/merkle.ts';
 import { withInput, type Route } from './router.ts';
 import { readsOnNextTurn } from '../stages/key-fairness.ts';
-import type { Refusal } from '../input/parameters.ts';
 import type { JudgedParameters } from '../input/operation-input.ts';
 
 interface LogRouteDeps {
@@ -33,10 +32,6 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 const countsOf = (parameters: JudgedParameters, names: readonly [string, string]) =>
   names.map((n) => Number(parameters[n])) as [number, number];
 
-/** A proof's count refused: the rule its schema states. */
-const notACount: Refusal = (name) =>
-  new HttpError(400, 'bad_request', `${name} must be a decimal integer from 1 to ${Number.MAX_SAFE_INTEGER} (no sign, no leading zeros)`);
-
 /** A proof's route: its two counts (the first not past the second), then the proof. */
 function proofRoute(
   kind: 'inclusion' | 'consistency',
@@ -49,7 +44,6 @@ function proofRoute(
     method: 'GET',
     template: `/v1/log/proof/${kind}`,
     operation,
-    rules: { refusals: { [first]: notACount, [second]: notACount } },
     stages: [readsOnNextTurn],
     handler: withInput(
       (p) => countsOf(p, names),

@@ -11,7 +11,6 @@ import compose from 'koa-compose';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../stages/errors.ts';
 import { allowHeader } from '../stages/options.ts';
-import { heldOnResponse, writeWhole } from '../stages/response-head.ts';
 import { operationJudge, type InputRules, type JudgedParameters } from '../input/operation-input.ts';
 import type { OpenApiDocument } from '../../openapi.ts';
 
@@ -23,13 +22,6 @@ export interface Reply {
   type?: string;
   /** An object is sent as JSON. Left out: no body (a 304). */
   body?: string | Buffer | object;
-  /**
-   * A whole answer (a Buffer body, its Content-Type among headers) written at once with
-   * the headers the stages hold, in one writeHead, past Koa's setters: the list's GET, the
-   * answer most requests get, where the bench's GET rows need it. The router falls back to
-   * the usual way when the response already has headers of its own.
-   */
-  whole?: true;
 }
 
 /** undefined: the handler answered on the response itself (a stream). */
@@ -99,13 +91,6 @@ function write(ctx: Context, reply: Reply | undefined): void {
   if (reply === undefined) return;
   const { res } = ctx;
   const { status = 200, headers, body } = reply;
-  // A GET only: HEAD takes Koa's way, which leaves the body out. The request was read
-  // whole before any route ran (framing.ts), so no answer leaves ahead of its body.
-  if (reply.whole && ctx.method === 'GET' && Buffer.isBuffer(body) && headers !== undefined && writeWhole(res, status, headers, body)) {
-    ctx.respond = false;
-    return;
-  }
-  heldOnResponse(res);
   // Through ctx.response, not ctx's aliases of it: an alias passes each value on with a
   // keyed store that V8 leaves to its runtime, on every answer.
   const { response } = ctx;
@@ -175,7 +160,6 @@ export function makeRouter(routes: readonly Route[], doc: OpenApiDocument): Rout
     if (ctx.method !== 'OPTIONS') {
       throw new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${allowed}`, { Allow: allowed });
     }
-    heldOnResponse(ctx.res);
     ctx.status = 204;
     ctx.set({ Allow: allowed });
   });

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../stages/errors.ts';
-import { takeHeld } from '../stages/response-head.ts';
 
 /** Each connection's latest request, while its body may still be refused by the parser. */
 export type RequestsBeingRead = WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>;
@@ -44,9 +43,8 @@ function answerOnSocket(socket: Duplex, status: number, code: ErrorCode, message
  * later, finds the response ended. Its request id stays the one the app logs.
  */
 function answerOnResponse(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
-  // The app's request id: held for the answer (observe's is the first header), or on res.
-  const [firstName, firstValue] = takeHeld(res);
-  const requestId = res.getHeader('x-request-id') ?? (firstName === 'X-Request-Id' ? firstValue : undefined) ?? randomUUID();
+  // The app's request id (observe set it on res), else a new one.
+  const requestId = res.getHeader('x-request-id') ?? randomUUID();
   for (const name of res.getHeaderNames()) res.removeHeader(name);
   const body = JSON.stringify({ code, message, status });
   res.writeHead(status, {

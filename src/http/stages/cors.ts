@@ -12,7 +12,6 @@
 import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from './errors.ts';
-import { hold, heldOnResponse } from './response-head.ts';
 
 /** Request headers a browser client may send (besides the CORS-safelisted ones). */
 const CORS_REQUEST_HEADERS = [
@@ -50,13 +49,12 @@ export function corsStages(origins: readonly string[], served: (ctx: Context) =>
     // since every request of a browser front end takes this path.
     grant: function corsGrant(ctx, next) {
       const { res } = ctx;
-      // The first Vary of the answer: only observe's request id comes before it. Held
-      // with it, and written with the answer (response-head.ts).
-      hold(res, 'Vary', 'Origin');
+      // The first Vary of the answer: only observe's request id comes before it.
+      res.setHeader('Vary', 'Origin');
       const origin = ctx.req.method === 'OPTIONS' ? undefined : allowedOrigin(ctx);
       if (origin !== undefined) {
-        hold(res, 'Access-Control-Allow-Origin', origin);
-        hold(res, 'Access-Control-Expose-Headers', exposed);
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Expose-Headers', exposed);
       }
       return next();
     },
@@ -66,8 +64,6 @@ export function corsStages(origins: readonly string[], served: (ctx: Context) =>
       const preflight = ctx.get('Origin') !== '' && ctx.get('Access-Control-Request-Method') !== '';
       // A preflight on a path no route serves is refused as the path is: 404.
       if (preflight && !served(ctx)) throw new HttpError(404, 'not_found', `no such resource: ${ctx.method} ${ctx.path.slice(0, 200)}`);
-      // @koa/cors sets its headers (and adds to Vary) on the response.
-      heldOnResponse(ctx.res);
       return answer(ctx, next) as Promise<void>;
     },
   };

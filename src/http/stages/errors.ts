@@ -7,7 +7,6 @@ import type { Context, Middleware } from 'koa';
 import type { CommandRefusal } from '../../application/write/command-result.ts';
 import { CursorRefused, FeedKeyFull, FeedQueryInvalid, FeedUnavailable } from '../../feed/errors.ts';
 import { entryTag, readConditions, weakTagNote } from '../input/preconditions.ts';
-import { heldOnResponse } from './response-head.ts';
 import { repeatedWarnings, type Logger, type RepeatedWarning } from '../../support/logger.ts';
 import { CommitFailed } from '../../application/write/group-commit.ts';
 import {
@@ -209,19 +208,13 @@ export function errorBoundary(
         `internal error; quote request id ${ctx.state.requestId ?? 'unknown'} when reporting it`,
       );
     }
-    heldOnResponse(ctx.res);
     ctx.set(error.headers);
     ctx.status = error.status;
     ctx.type = 'application/json';
     ctx.body = errorBody(error);
   };
   return function errorBoundary(ctx, next) {
-    // An answer that took no held header yet (one a stage wrote through Koa) gets them
-    // before Koa writes it.
-    return next().then(
-      () => heldOnResponse(ctx.res),
-      (err: unknown) => render(ctx, err),
-    );
+    return next().catch((err: unknown) => render(ctx, err));
   };
 }
 

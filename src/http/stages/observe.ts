@@ -4,7 +4,6 @@
 import type { Context, Middleware } from 'koa';
 import { accessLog } from './access-log.ts';
 import { requestIdFor } from './request-id.ts';
-import { holdFirst } from './response-head.ts';
 import type { Logger } from '../../support/logger.ts';
 
 /** What observe records of each request when its response closes. */
@@ -25,8 +24,7 @@ export function observe(logger: Logger, metrics: Observer, templateOf: (ctx: Con
     const given = req.headers['x-request-id'];
     const id = requestIdFor(typeof given === 'string' ? given : undefined);
     ctx.state.requestId = id;
-    // Held, and written with the answer (response-head.ts).
-    holdFirst(res, 'X-Request-Id', id);
+    res.setHeader('X-Request-Id', id);
     const method = req.method!;
     // A response closes once.
     res.on('close', () => {
