@@ -4,7 +4,7 @@
 //      Last-Event-ID three times while they write; what it received is compared with the
 //      log read page by page (every event once, in seq order).
 //   2. PostgreSQL: two instances on one database; each of 200 PATCHes through A is timed
-//      until its event arrives on a stream from B (p50, p99, max); then every notification
+//      until its event arrives on a stream from B and on one from A (p50, p99, max); then every notification
 //      connection is terminated and 200 more are timed (B reads the log instead until it
 //      listens again).
 //   3. The clients' guide's consumer (docs/clients.md, follow-log.ts), run as written
@@ -164,9 +164,13 @@ async function postgresLatency(): Promise<void> {
     const [a, b] = ports as [number, number];
     const stream = follow(b, key, await head(b, key));
     await stream.start();
+    // The writer's own stream: its commit reaches it through the commit signal.
+    const here = follow(a, key, await head(a, key));
+    await here.start();
     const timed = async (label: string) => {
       const fromSend: number[] = [];
       const fromAnswer: number[] = [];
+      const hereFromAnswer: number[] = [];
       for (let i = 0; i < 200; i++) {
         const pet = 1 + (i % PETS);
         const sent = performance.now();
@@ -177,9 +181,13 @@ async function postgresLatency(): Promise<void> {
         await waitFor(() => (arrival = stream.arrivals.find((e) => e.petId === String(pet) && e.version === version)) !== undefined, 5_000);
         fromSend.push(arrival!.at - sent);
         fromAnswer.push(arrival!.at - answered);
+        let own: Arrival | undefined;
+        await waitFor(() => (own = here.arrivals.find((e) => e.petId === String(pet) && e.version === version)) !== undefined, 5_000);
+        hereFromAnswer.push(own!.at - answered);
       }
       console.log(
-        `2. PostgreSQL, ${label}: 200 PATCHes through instance A, each on B's stream: from the request ${spread(fromSend)}; from A's answer ${spread(fromAnswer)}`,
+        `2. PostgreSQL, ${label}: 200 PATCHes through instance A, each on B's stream: from the request ${spread(fromSend)}; from A's answer ${spread(fromAnswer)}; ` +
+          `on A's own stream, from A's answer ${spread(hereFromAnswer)}`,
       );
     };
     await timed('listening');
@@ -191,6 +199,7 @@ async function postgresLatency(): Promise<void> {
     await admin.end();
     await timed(`after its ${rowCount} notification connections were terminated`);
     stream.close();
+    here.close();
     await Promise.all(services.map((s) => stop(s)));
   } finally {
     await postgres.stop();
