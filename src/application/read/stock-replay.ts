@@ -34,10 +34,11 @@ export async function replayAll(store: Pick<EventLog, 'replayRows'>, at: string)
 /** The same replay for one pet: its events by index, the stop (the first seq recorded
  * after `at`, of any pet) from the time index. */
 export async function replayPet(store: Pick<AuditReads, 'petEvents' | 'firstSeqAfter'>, petId: bigint, at: string): Promise<Replayed> {
-  const stop = await store.firstSeqAfter(at);
+  // Neither read waits for the other: on PostgreSQL they run on two connections at once.
+  const [stop, rows] = await Promise.all([store.firstSeqAfter(at), store.petEvents(petId)]);
   const stock = new Map<bigint, Entry>();
   let leftOut = 0;
-  for (const row of await store.petEvents(petId)) {
+  for (const row of rows) {
     const [seq, , , , , recordedAt] = row;
     if (stop === undefined || seq < stop) stock.set(petId, applyEvent(stock.get(petId), toLoggedEvent(row)));
     else if (recordedAt <= at) leftOut++;
