@@ -1,14 +1,14 @@
 // docs/auditors.md's tile verifier, Go's tlog.TileHashReader over the log's C2SP tiles,
 // taken from the page as it is and built: on both stores it passes the service's tiles
 // (full, partial, two levels) and refuses a checkpoint signed by a key it was not given;
-// it passes a copy made by scripts/mirror and served by a static server, without a key,
+// it passes a copy made by scripts/mirror and served by nginx, without a key,
 // and refuses that copy with one byte of a tile or of an event's entry changed.
 import * as assert from 'uvu/assert';
 import { TILE_VERIFIER } from '../kit/auditors-guide.ts';
 import { buildGo, run } from '../kit/guide-programs.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tempDir } from '../kit/paths.ts';
-import { serveStatic } from '../kit/static-server.ts';
+import { nginx, serveWithNginx } from '../kit/nginx.ts';
 import { mirrored, newPem, signedLogSuite, verifierKeyOf } from '../kit/tiles.ts';
 import { needing, tools } from '../kit/tools.ts';
 import { verifierKey as verifierKeyFor } from '../../src/support/checkpoint.ts';
@@ -48,15 +48,15 @@ needing(service, [tools.goSumdb])('verifies every tile and bundle of the service
   }
 });
 
-needing(service, [tools.goSumdb])(
-  "verifies a copy served by a static server with no key, and refuses it with one byte of a tile or an event's entry changed",
+needing(service, [tools.goSumdb, nginx])(
+  "verifies a copy served by nginx with no key, and refuses it with one byte of a tile or an event's entry changed",
   async ({ t }) => {
     const dir = tempDir('auditors-tiles-copy-');
     try {
       const verify = await buildGo(dir, TILE_VERIFIER, 'verify_tiles');
       const verifierKey = await verifierKeyOf(t);
       await mirrored(t, verifierKey, dir.path('copy'));
-      const served = await serveStatic(dir.path('copy'));
+      const served = await serveWithNginx(dir.path('copy'));
       try {
         const intact = await run(verify, [served.url, verifierKey], { INVENTORY_KEY: '' });
         assert.is(intact.status, 0, intact.output);

@@ -7,14 +7,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fencedBlocks } from '../kit/docs.ts';
 import { tempDir } from '../kit/paths.ts';
+import { nginx } from '../kit/nginx.ts';
 import { needing, type Tool } from '../kit/tools.ts';
 
-/** nginx (Debian's nginx package), which CI installs: missing there is a failure. */
-const nginx: Tool = {
-  name: 'nginx',
-  ci: true,
-  missing: () => (spawnSync('nginx', ['-v']).error ? 'no nginx here (apt-get install -y nginx)' : undefined),
-};
 const openssl: Tool = {
   name: 'openssl',
   ci: true,
