@@ -31,6 +31,29 @@ export class StoreNotEmpty extends Error {
   }
 }
 
+/** A history to append does not continue the store's chain: nothing was written. */
+export class HistoryDiverged extends Error {
+  override name = 'HistoryDiverged';
+}
+
+/** The pages as they come, once the first row is seen to continue the chain that ends
+ * at head; else HistoryDiverged. */
+export async function* continuing(pages: AsyncIterable<ChainRow[]>, head: { seq: bigint; hash: string }): AsyncIterable<ChainRow[]> {
+  let first = true;
+  for await (const page of pages) {
+    if (first && page.length > 0) {
+      const [seq, , , , , , , , prevHash] = page[0]!;
+      if (seq !== head.seq + 1n || prevHash !== head.hash) {
+        throw new HistoryDiverged(
+          `the history starts at seq ${seq} after the hash ${prevHash}; the store ends at seq ${head.seq} with the hash ${head.hash}: nothing was appended`,
+        );
+      }
+      first = false;
+    }
+    yield page;
+  }
+}
+
 export interface HistoryCopy {
   /** Every key with its hash, for copying a store; never shown to anyone. */
   keyRecords(): Promise<KeyRecord[]>;
@@ -43,4 +66,11 @@ export interface HistoryCopy {
    * be a copy's target leaves it out.
    */
   importHistory(history: HistoryImport): Promise<{ events: number; keys: number; entries: number; idempotency: number }>;
+  /**
+   * The events that follow the store's last one, verbatim, in one transaction, with the
+   * projection, the stock adjustments and the tree extended from them: how a kept copy
+   * grows. Rejects with HistoryDiverged, and writes nothing, when the first does not
+   * continue the store's chain. Keys and idempotency records are not part of it.
+   */
+  appendHistory(events: AsyncIterable<ChainRow[]>): Promise<{ events: number }>;
 }

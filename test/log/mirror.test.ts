@@ -1,8 +1,9 @@
 // scripts/mirror on both stores: a copy of the service's log with the service's paths,
 // served by a static server, from which a second copy is made; a second run fetches only
-// what is new and rewrites no full tile; a copy with one event or one tile byte changed
+// what is new, rewrites no full tile and appends to events.db what a first copy holds; a copy with one event or one tile byte changed
 // is refused (BROKEN) and nothing of that piece is kept.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RAW_NODE } from '../kit/cli.ts';
@@ -15,6 +16,26 @@ import { signedLogSuite, verifierKeyOf } from '../kit/tiles.ts';
 const SIZE = 600;
 
 const copies = signedLogSuite('scripts/mirror', SIZE);
+
+/** The tables of a copy's events.db that its events make, row by row. */
+function tablesOf(file: string): Record<string, unknown[]> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const tables: Record<string, unknown[]> = {};
+    for (const [table, order] of [
+      ['events', 'seq'],
+      ['stock_adjustments', 'seq'],
+      ['inventory', 'pet_id'],
+      ['tree_nodes', 'level, idx'],
+    ]) {
+      tables[table!] = db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all();
+    }
+    assert.is(tables.events!.length, 900);
+    return tables;
+  } finally {
+    db.close();
+  }
+}
 
 const mirror = (url: string, dir: string, key = '', trust: string[] = []) =>
   runScript('mirror', ['--url', url, ...trust.flatMap((k) => ['--trust', k]), dir], { env: { INVENTORY_KEY: key }, timeoutMs: 120_000 });
@@ -36,6 +57,7 @@ copies('copies the log with its paths; a copy of the copy is the same; a second 
     }
     const fullTile = dir.path('copy/v1/log/tile/0/001');
     const written = statSync(fullTile).mtimeMs;
+    const eventsDb = statSync(dir.path('copy/events.db')).ino;
 
     // A copy of the copy, served by a static server, without a key.
     const served = await serveStatic(dir.path('copy'));
@@ -53,6 +75,10 @@ copies('copies the log with its paths; a copy of the copy is the same; a second 
       // 900 events: tiles 0/002 and 0/003.p/132, 1/000.p/3, and the bundles 002, 003.p/132 of both kinds.
       assert.match(later.stderr, /holds the log's 900 events \(300 new\); 7 tiles and bundles/);
       assert.is(statSync(fullTile).mtimeMs, written, 'a full tile is never written again');
+      assert.is(statSync(dir.path('copy/events.db')).ino, eventsDb, 'events.db was appended to, not made again');
+      const fresh = await mirror(url, dir.path('fresh'), t.key, [vkey]);
+      assert.is(fresh.status, 0, fresh.stderr);
+      assert.equal(tablesOf(dir.path('copy/events.db')), tablesOf(dir.path('fresh/events.db')), 'the same as a first copy of 900 events');
       const onCopy = await mirror(served.url, dir.path('again'));
       assert.is(onCopy.status, 0, onCopy.stderr);
       assert.match(onCopy.stderr, /holds the log's 900 events \(300 new\)/);

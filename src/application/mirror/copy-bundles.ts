@@ -67,14 +67,20 @@ export async function copyBundles({ size, dir, fetchTile, onProgress = () => {} 
   return undefined;
 }
 
-/** The copy's events, as its events bundles hold them, in pages of a bundle. */
-export async function* keptRows(size: number, dir: CopyDir): AsyncIterable<ChainRow[]> {
-  let prev = GENESIS_HASH;
-  for (const { index, width } of bundlesOf(size)) {
+/** The copy's events after the first `after`, as its events bundles hold them, in pages of
+ * a bundle (the first page from the event after `after` to its bundle's end). */
+export async function* keptRows(size: number, dir: CopyDir, after = 0): AsyncIterable<ChainRow[]> {
+  const first = Math.floor(after / TILE_WIDTH);
+  // The hash each bundle's first event links to: the last of the bundle before it, full and kept.
+  const before = first === 0 ? undefined : dir.read(fileOf({ kind: 'entries', index: first - 1, width: TILE_WIDTH }));
+  if (first > 0 && before === undefined)
+    throw new Error(`the copy lacks ${tilePath({ kind: 'entries', index: first - 1, width: TILE_WIDTH })}`);
+  let prev = before === undefined ? GENESIS_HASH : lastHash(before);
+  for (const { index, width } of bundlesOf(size).slice(first)) {
     const text = await readFile(dir.path(fileOf({ kind: 'events', index, width })), 'utf8');
     const rows = bundleRows(text, index * TILE_WIDTH + 1, prev);
     if (typeof rows === 'string') throw new Error(`the copy's ${tilePath({ kind: 'events', index, width })}: ${rows}`);
     prev = rows.at(-1)![9]!;
-    yield rows;
+    yield rows.filter((row) => row[0] > BigInt(after));
   }
 }

@@ -12,7 +12,7 @@ import { tilePath, type Tile } from '../../support/tiles.ts';
 import { copyBundles, keptRows } from './copy-bundles.ts';
 import type { CopyDir } from './copy-dir.ts';
 import { copyHashTiles } from './copy-hash-tiles.ts';
-import { writeEventsDb } from './events-db.ts';
+import { updateEventsDb } from './events-db.ts';
 import type { LogSource } from './log-source.ts';
 import { withTileProofs } from './tile-proofs.ts';
 
@@ -30,7 +30,7 @@ interface MirrorRun {
   onProgress?: (events: number, total: number) => void;
 }
 
-type MirrorVerdict = { ok: true; size: number; kept: number; tiles: number } | { ok: false; reason: string };
+type MirrorVerdict = { ok: true; size: number; kept: number; tiles: number; eventsDb: 'appended' | 'made' } | { ok: false; reason: string };
 
 /** The newest checkpoint, trusted and extending the kept one, or why not. */
 async function checkpointToCopy(run: MirrorRun, get: (path: string) => Promise<string>) {
@@ -70,11 +70,14 @@ export async function mirror(run: MirrorRun): Promise<MirrorVerdict> {
   const onProgress = run.onProgress && ((events: number) => run.onProgress!(events, newest.size));
   const wrongBundles = await copyBundles({ size: newest.size, dir, fetchTile, ...(onProgress ? { onProgress } : {}) });
   if (wrongBundles) return { ok: false, reason: wrongBundles };
-  if (kept?.size !== newest.size || !dir.has('events.db')) {
-    await writeEventsDb(dir.path('events.db'), newest.origin.slice(ORIGIN_PREFIX.length), keptRows(newest.size, dir));
-  }
+  const eventsDb = await updateEventsDb({
+    file: dir.path('events.db'),
+    logId: newest.origin.slice(ORIGIN_PREFIX.length),
+    size: newest.size,
+    rowsAfter: (after) => keptRows(newest.size, dir, after),
+  });
   dir.write('v1/log/signing-keys', await source.bytes('/v1/log/signing-keys'));
   dir.write(KEYS, checked.keys.map((k) => `${k}\n`).join(''));
   dir.write(CHECKPOINT, newest.note);
-  return { ok: true, size: newest.size, kept: kept?.size ?? 0, tiles };
+  return { ok: true, size: newest.size, kept: kept?.size ?? 0, tiles, eventsDb };
 }

@@ -15,7 +15,7 @@ import { inTransaction, readBy } from './transactions.ts';
 import { loadEntries } from './entries.ts';
 import { postgresFault } from './faults.ts';
 import { makeIdempotency } from './write/idempotency.ts';
-import { importHistory } from './write/import.ts';
+import { appendHistory, importHistory } from './write/import.ts';
 import { watchRetirement } from '../retired-key.ts';
 import { keyRecords, makeKeys } from './keys.ts';
 import { makeSigningKeyLog, startSigning } from './write/signing-key-log.ts';
@@ -134,6 +134,7 @@ export async function openPostgresStore(url: string, options: PostgresOpenOption
     keyRecords: () => keyRecords(pool),
     ...makeSigningKeyLog(pool, now),
     importHistory: (history) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => importHistory(client, history)),
+    appendHistory: (events) => inTransaction(pool, beginLocked(REBUILD_LOCK_WAIT_MS), (client) => appendHistory(client, events)),
     async ping() {
       await pool.query('SELECT 1');
     },

@@ -20,6 +20,7 @@ export type StoreWriter = AsyncWriter & {
   storageStatus?: () => StorageStatus | undefined;
   /** Only writing in place: the copy's transaction waits on its source between pages. */
   importHistory?: InventoryStore['importHistory'];
+  appendHistory?: InventoryStore['appendHistory'];
 };
 
 const THREADED_IMPORT =
@@ -87,6 +88,7 @@ export function portOver(reader: Reader, writer: StoreWriter, now: () => number)
     snapshot: (read) => reader.snapshot(read),
     replaceProjection: (entries, after) => writer.replaceProjection(entries, after),
     importHistory: writer.importHistory ?? (() => Promise.reject(new Error(THREADED_IMPORT))),
+    appendHistory: writer.appendHistory ?? (() => Promise.reject(new Error(THREADED_IMPORT))),
     keys: keyStoreOver(reader, writer, at),
     idempotency: {
       find: async (scope, at) => reader.idempotency.find(scope, at),

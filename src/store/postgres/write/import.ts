@@ -3,18 +3,22 @@
 // failure anywhere leaves the store empty. Events keep their seq, times, actors and
 // hashes (the chain must verify to the same digest as at the source); the projection is
 // replayed from them, as rebuild-projection would, the stock adjustments as the write path
-// makes them, and the Merkle tree grown from their
-// hashes, as the source's was (the same hashes make the same tree).
+// makes them, and the Merkle tree grown from their hashes, as the source's was (the same
+// hashes make the same tree). appendHistory extends a store the same way with the events
+// that follow its own, under the same lock.
 import type pg from 'pg';
 import { RECORD_COLUMNS, rowOfRecord } from '../../idempotency.ts';
 import type { ChainRow } from '../../event-log.ts';
-import { StoreNotEmpty, type HistoryImport } from '../../history-copy.ts';
+import { continuing, StoreNotEmpty, type HistoryImport } from '../../history-copy.ts';
 import type { IdempotencyRecord } from '../../idempotency.ts';
 import type { KeyChainRow, KeyRecord } from '../../keys.ts';
 import { applyEvent, type Entry } from '../../../domain/apply-event.ts';
 import { toLoggedEvent } from '../../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from '../changes.ts';
 import { writeEntries } from '../projection.ts';
+import { loadEntries } from '../entries.ts';
+import { nodeId } from '../../../support/merkle.ts';
+import { FRONTIER } from './batch-start.ts';
 import { eventLeaf, extendTree } from '../../../support/merkle.ts';
 import { adjustmentOf, type AdjustmentWrite } from '../../adjustment-rows.ts';
 
@@ -39,19 +43,31 @@ const INSERT_KEY_EVENTS = `
 INSERT INTO api_key_events (seq, type, name, key_hash, recorded_at, actor, prev_hash, hash, data)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`;
 
+/** Where the imported events start: after size events whose tree has this frontier; the
+ * entries of pets before them come from load (none in an empty store). */
+interface ImportStart {
+  size: number;
+  frontier: Map<string, Buffer>;
+  load: (client: pg.ClientBase, petIds: bigint[]) => Promise<Map<bigint, Entry>>;
+}
+
+const EMPTY: ImportStart = { size: 0, frontier: new Map(), load: () => Promise.resolve(new Map()) };
+
 /** The events, page by page, with the tree's nodes grown from their hashes; returns the
  * entries replayed from them, their count and the chain's head after the last. */
-async function importEvents(client: pg.ClientBase, pages: AsyncIterable<ChainRow[]>) {
+async function importEvents(client: pg.ClientBase, pages: AsyncIterable<ChainRow[]>, start: ImportStart = EMPTY) {
   const entries = new Map<bigint, Entry>();
   let events = 0;
   let head: { seq: bigint; hash: string } | undefined;
-  let frontier = new Map<string, Buffer>();
+  let frontier = start.frontier;
   for await (const page of pages) {
     if (page.length === 0) continue;
+    const unseen = [...new Set(page.map((row) => row[1]))].filter((petId) => !entries.has(petId));
+    for (const [petId, entry] of await start.load(client, unseen)) entries.set(petId, entry);
     const cols = Array.from({ length: 10 }, (_, i) => page.map((row) => (typeof row[i] === 'bigint' ? String(row[i]) : row[i])));
     await client.query(INSERT_EVENTS, cols);
     const grown = extendTree(
-      events,
+      start.size + events,
       frontier,
       page.map((row) => eventLeaf(String(row[9]))),
     );
@@ -138,11 +154,29 @@ export async function importHistory(client: pg.ClientBase, history: HistoryImpor
   await importKeyLog(client, history.keyEvents);
   await importKeys(client, history.keys);
   const records = await importRecords(client, history.idempotency ?? []);
-  if (head) {
-    await client.query(
-      `UPDATE chain_head SET seq = $1, hash = $2, changes = changes + 1 RETURNING pg_notify('${CHANGES_CHANNEL}', changes::text)`,
-      [String(head.seq), head.hash],
-    );
-  }
+  await moveHead(client, head);
   return { events, keys: history.keys.length, entries: entries.size, idempotency: records };
+}
+
+/** The chain head after the imported events, announced to the instances (their feeds and lists). */
+async function moveHead(client: pg.ClientBase, head: { seq: bigint; hash: string } | undefined): Promise<void> {
+  if (!head) return;
+  await client.query(
+    `UPDATE chain_head SET seq = $1, hash = $2, changes = changes + 1 RETURNING pg_notify('${CHANGES_CHANNEL}', changes::text)`,
+    [String(head.seq), head.hash],
+  );
+}
+
+/** The events that follow the store's last (HistoryCopy.appendHistory), inside a
+ * transaction that holds the chain head. */
+export async function appendHistory(client: pg.ClientBase, pages: AsyncIterable<ChainRow[]>): Promise<{ events: number }> {
+  const { rows } = await client.query<{ seq: string; hash: string }>('SELECT seq::text, hash FROM chain_head');
+  const tip = { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash };
+  const nodes = await client.query<{ level: number; idx: string; hash: Buffer }>(FRONTIER);
+  const frontier = new Map(nodes.rows.map((row) => [nodeId(row.level, Number(row.idx)), row.hash]));
+  const start = { size: Number(tip.seq), frontier, load: loadEntries };
+  const { entries, events, head } = await importEvents(client, continuing(pages, tip), start);
+  await writeEntries(client, entries.values());
+  await moveHead(client, head);
+  return { events };
 }

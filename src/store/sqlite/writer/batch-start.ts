@@ -2,7 +2,7 @@
 // of its pets, the stored records of its keys and the tree's frontier (a handful of reads
 // by key); and the key log's head, which its receipts' checkpoint names.
 import type { Db } from '../database.ts';
-import { batchPets, batchScopes, nodeId, type BatchPlan, type PlanState } from '../../plan/batch-plan.ts';
+import { batchPets, batchScopes, type BatchPlan, type PlanState } from '../../plan/batch-plan.ts';
 import { GENESIS_HASH } from '../../hash-chain.ts';
 import { scopeId, type IdempotencyRecord } from '../../idempotency.ts';
 import type { Submission } from '../../event-log.ts';
@@ -11,7 +11,7 @@ import { makeEntryReader } from '../reads/entries.ts';
 import type { IdempotencyWriter } from '../idempotency.ts';
 import type { ProjectionTable } from '../projection.ts';
 import type { BatchToSign } from '../../receipts/receipts.ts';
-import { frontierNodes } from '../../../support/merkle.ts';
+import { makeFrontierReader } from '../tree-frontier.ts';
 
 interface BatchStart {
   /** The state the batch's submissions are planned against. */
@@ -26,17 +26,8 @@ export function makeBatchStart(db: Db, projection: ProjectionTable, idempotency:
   const newest = db.prepare('SELECT hash FROM events ORDER BY seq DESC LIMIT 1').pluck();
   const highestSeq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().safeIntegers(true);
   const currentEntry = makeEntryReader(db, projection);
-  const storedNode = db.prepare('SELECT hash FROM tree_nodes WHERE level = ? AND idx = ?').pluck();
   const keysHead = db.prepare('SELECT seq, hash FROM api_key_events ORDER BY seq DESC LIMIT 1');
-  /** The tree's frontier for a log of size events. */
-  const frontierOf = (size: number) => {
-    const frontier = new Map<string, Buffer>();
-    for (const { level, index } of frontierNodes(size)) {
-      const hash = storedNode.get(level, index) as Buffer | undefined;
-      if (hash) frontier.set(nodeId(level, index), hash);
-    }
-    return frontier;
-  };
+  const frontierOf = makeFrontierReader(db);
   return {
     planState(submissions, signs) {
       const entries = new Map<bigint, Entry>();

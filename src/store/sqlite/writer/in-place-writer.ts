@@ -5,7 +5,7 @@
 /* eslint-disable @typescript-eslint/require-await */
 import { WAL_LIMIT_BYTES, type Db } from '../database.ts';
 import type { StorageStatus } from '../../health.ts';
-import { importHistory } from '../import.ts';
+import { appendHistory, importHistory } from '../import.ts';
 import type { StoreWriter } from '../store-port.ts';
 import { walBytes } from '../wal-keeper.ts';
 import { forwardOperations, invoke, makeWriter, type AsyncWriter, type Writer } from './writer.ts';
@@ -25,5 +25,6 @@ export function writeInPlace(db: Db, close: () => void): StoreWriter {
     close: async () => close(),
     storageStatus: fileStatus(db),
     importHistory: (history) => importHistory(db, history),
+    appendHistory: (events) => appendHistory(db, events),
   };
 }
