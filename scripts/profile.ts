@@ -5,6 +5,8 @@
 // load (not the start, not the warm-up) summed by the stage their nearest JavaScript
 // frame belongs to, divided by the requests served. Prints a Markdown table per store.
 //   node --import tsx scripts/profile.ts [SECONDS]     (about two minutes with 10 s)
+//   ... [SECONDS] --top N   also the N functions of the main thread with the most samples
+//                           of their own (self time) per request, for each run
 // The service runs from its source (tsx), so that each frame keeps its file's name.
 // The V8 profiler samples wall time on each thread: a thread blocked in a call (the
 // writer waiting for its disk sync) counts as busy in that call. So the CPU itself is
@@ -33,7 +35,9 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const SECONDS = Number(scriptArgs(import.meta.url, {}, 1).positionals[0] ?? 10);
+const args = scriptArgs(import.meta.url, { top: { type: 'string', default: '0' } }, 1);
+const SECONDS = Number(args.positionals[0] ?? 10);
+const TOP = Number(args.values.top);
 const PETS = 1000;
 
 // A stage is known by where its code lives; the first that matches a frame wins.
@@ -111,7 +115,21 @@ function byStage(profile: Profile, from: number, to: number, requests: number): 
   return new Map([...sums].map(([stage, us]) => [stage, us / requests]));
 }
 
-/** Clock ticks per second of /proc's CPU times. */
+/** µs per request of each function's own samples (not its callees'), by "function file:line", the largest first. */
+function selfTimes(profile: Profile, from: number, to: number, requests: number): [string, number][] {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const sums = new Map<string, number>();
+  let t = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    t += delta;
+    const { functionName, url, lineNumber } = nodes.get(id)!.callFrame as ProfileNode['callFrame'] & { lineNumber: number };
+    if (t < from || t > to || functionName === '(idle)') return;
+    const where = `${functionName || '(anonymous)'} ${url.replace(/^file:\/\/.*?\/(src|node_modules)\//, '$1/')}:${lineNumber + 1}`;
+    sums.set(where, (sums.get(where) ?? 0) + delta);
+  });
+  return [...sums].map(([where, us]): [string, number] => [where, us / requests]).sort((a, b) => b[1] - a[1]);
+}
 
 /** The CPU of the service's main thread, its writer thread and, on PostgreSQL, the server processes serving it. */
 async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer?: number; server?: Map<number, number> }> {
@@ -137,6 +155,8 @@ async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer
 interface Run {
   main: Map<string, number>;
   writer: Map<string, number>;
+  /** The main thread's functions by self time (--top). */
+  top: [string, number][];
   rps: number;
   /** Kernel CPU µs per request: main thread, writer thread (SQLite), PostgreSQL server processes. */
   cpu: { main: number; writer?: number; server?: number };
@@ -185,7 +205,7 @@ async function profileUnder(mode: Mode, target: string): Promise<Run> {
     // Of the other threads (tsx's loader, the writer), the busiest is the writer.
     const [main, ...others] = stages;
     const writer = others.sort((a, b) => total(b) - total(a))[0] ?? new Map<string, number>();
-    return { main: main!, writer, rps: result.requests.average, cpu };
+    return { main: main!, writer, rps: result.requests.average, cpu, top: selfTimes(profiles[0]!, from, to, served).slice(0, TOP) };
   } finally {
     for (const child of children) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -215,6 +235,14 @@ function table(store: string, get: Run, patch: Run): void {
   console.log(
     `| **CPU (kernel: user + system)** | **${us(get.cpu.main)}** | **${us(patch.cpu.main)}** |${sqlite ? ` **${us(patch.cpu.writer)}** |` : ''}`,
   );
+  for (const [name, run] of [
+    ['GET', get],
+    ['PATCH', patch],
+  ] as const) {
+    if (run.top.length === 0) continue;
+    console.log(`\n${store}, ${name}, main thread: the ${run.top.length} functions with the most self time (µs per request)`);
+    for (const [where, us] of run.top) console.log(`${us.toFixed(2).padStart(8)}  ${where}`);
+  }
   if (!sqlite) {
     console.log(
       `\nPostgreSQL server processes serving the service, CPU per request: GET ${us(get.cpu.server)} µs, PATCH ${us(patch.cpu.server)} µs`,
