@@ -17,9 +17,8 @@ import { toLoggedEvent } from '../../replay-rows.ts';
 import { CHANGES_CHANNEL, KEYS_CHANNEL } from '../changes.ts';
 import { writeEntries } from '../projection.ts';
 import { loadEntries } from '../entries.ts';
-import { nodeId } from '../../../support/merkle.ts';
 import { FRONTIER } from './batch-start.ts';
-import { eventLeaf, extendTree } from '../../../support/merkle.ts';
+import { eventLeaf, extendTree, nodeId } from '../../../support/merkle.ts';
 import { adjustmentOf, type AdjustmentWrite } from '../../adjustment-rows.ts';
 
 const INSERT_ADJUSTMENTS = `
