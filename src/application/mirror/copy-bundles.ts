@@ -76,11 +76,12 @@ export async function* keptRows(size: number, dir: CopyDir, after = 0): AsyncIte
   if (first > 0 && before === undefined)
     throw new Error(`the copy lacks ${tilePath({ kind: 'entries', index: first - 1, width: TILE_WIDTH })}`);
   let prev = before === undefined ? GENESIS_HASH : lastHash(before);
+  const from = BigInt(after);
   for (const { index, width } of bundlesOf(size).slice(first)) {
     const text = await readFile(dir.path(fileOf({ kind: 'events', index, width })), 'utf8');
     const rows = bundleRows(text, index * TILE_WIDTH + 1, prev);
     if (typeof rows === 'string') throw new Error(`the copy's ${tilePath({ kind: 'events', index, width })}: ${rows}`);
     prev = rows.at(-1)![9]!;
-    yield rows.filter((row) => row[0] > BigInt(after));
+    yield rows.filter((row) => row[0] > from);
   }
 }

@@ -51,9 +51,7 @@ async function writeWhole({ file, logId, rowsAfter }: EventsDbUpdate): Promise<v
   }
 }
 
-/** Brings events.db to the copy's events: how it was brought there. */
-export async function updateEventsDb(update: EventsDbUpdate): Promise<'appended' | 'made'> {
-  if (await extended(update)) return 'appended';
-  await writeWhole(update);
-  return 'made';
+/** Brings events.db to the copy's events. */
+export async function updateEventsDb(update: EventsDbUpdate): Promise<void> {
+  if (!(await extended(update))) await writeWhole(update);
 }

@@ -30,7 +30,7 @@ interface MirrorRun {
   onProgress?: (events: number, total: number) => void;
 }
 
-type MirrorVerdict = { ok: true; size: number; kept: number; tiles: number; eventsDb: 'appended' | 'made' } | { ok: false; reason: string };
+type MirrorVerdict = { ok: true; size: number; kept: number; tiles: number } | { ok: false; reason: string };
 
 /** The newest checkpoint, trusted and extending the kept one, or why not. */
 async function checkpointToCopy(run: MirrorRun, get: (path: string) => Promise<string>) {
@@ -70,7 +70,7 @@ export async function mirror(run: MirrorRun): Promise<MirrorVerdict> {
   const onProgress = run.onProgress && ((events: number) => run.onProgress!(events, newest.size));
   const wrongBundles = await copyBundles({ size: newest.size, dir, fetchTile, ...(onProgress ? { onProgress } : {}) });
   if (wrongBundles) return { ok: false, reason: wrongBundles };
-  const eventsDb = await updateEventsDb({
+  await updateEventsDb({
     file: dir.path('events.db'),
     logId: newest.origin.slice(ORIGIN_PREFIX.length),
     size: newest.size,
@@ -79,5 +79,5 @@ export async function mirror(run: MirrorRun): Promise<MirrorVerdict> {
   dir.write('v1/log/signing-keys', await source.bytes('/v1/log/signing-keys'));
   dir.write(KEYS, checked.keys.map((k) => `${k}\n`).join(''));
   dir.write(CHECKPOINT, newest.note);
-  return { ok: true, size: newest.size, kept: kept?.size ?? 0, tiles, eventsDb };
+  return { ok: true, size: newest.size, kept: kept?.size ?? 0, tiles };
 }
