@@ -24,6 +24,9 @@
 //   npm run bench -- --only floors   the rows against the bare servers alone (GET, PATCH,
 //                                    both stores, memory, the readers; about seven minutes)
 //   npm run bench -- --only flood   one key's 2,000 proofs at once beside /healthz and another key
+//   npm run bench -- --only growth   PATCH, GET, proofs, the monitor, rebuild-projection and the
+//                                    bytes on disk as one log grows to 10,000,000 events (bench/growth.ts;
+//                                    BENCH_GROWTH_SIZES=10000,100000 for a short run)
 //   npm run bench -- --only log   the verifiable log's rows alone (bench/log.ts; a few minutes:
 //                                 it builds a log of 1,000,000 events)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
@@ -41,6 +44,7 @@ import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { quantile, readersRound } from './bench/many-readers.ts';
 import { atScale, receiptsCost } from './bench/log.ts';
 import { oneKeyFlood } from './bench/flood.ts';
+import { growthRows } from './bench/growth.ts';
 import {
   children,
   measure,
@@ -84,12 +88,14 @@ try {
   } else if (values.only === 'floors') await againstBareServers();
   else if (values.only === 'log') await logRows();
   else if (values.only === 'flood') await floodRows();
-  else if (values.only !== undefined) throw new Error(`--only takes many-readers, floors, log or flood, not ${values.only}`);
+  else if (values.only === 'growth') await growthRowsOfBoth();
+  else if (values.only !== undefined) throw new Error(`--only takes many-readers, floors, log, flood or growth, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
     await logRows();
     await floodRows();
+    await growthRowsOfBoth();
   }
 } finally {
   for (const child of children) child.kill('SIGKILL');
@@ -551,6 +557,23 @@ async function logRows(): Promise<void> {
   const rows = [await receiptsCost(dir, SECONDS, ROUNDS), ...(await atScale(dir, Number(process.env.BENCH_LOG_EVENTS ?? 1_000_000)))];
   printRows(rows);
   console.log(`the verifiable log: load average after: ${loadAverage()}`);
+}
+
+/** Costs as the log grows: SQLite at BENCH_GROWTH_SIZES events (a comma-separated list;
+ * 10,000, 1,000,000 and 10,000,000 unless set), PostgreSQL at the first and at
+ * BENCH_GROWTH_POSTGRES (1,000,000 unless set). */
+async function growthRowsOfBoth(): Promise<void> {
+  console.log(`the log growing: load average before: ${loadAverage()}`);
+  const sizes = (process.env.BENCH_GROWTH_SIZES ?? '10000,1000000,10000000').split(',').map(Number);
+  const postgres = await startPostgres('bench-growth');
+  try {
+    printRows(
+      await growthRows(dir, SECONDS, sizes, { url: postgres.url, largest: Number(process.env.BENCH_GROWTH_POSTGRES ?? 1_000_000) }),
+    );
+  } finally {
+    await postgres.stop();
+  }
+  console.log(`the log growing: load average after: ${loadAverage()}`);
 }
 
 /** Fair to every key: one key flooding proofs beside /healthz and another key. */

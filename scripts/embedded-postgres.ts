@@ -66,16 +66,28 @@ export async function startPostgres(who = 'test-run', options: { major?: 15 | 18
   };
 }
 
-/** Creates an empty database on the server; returns its URL. */
-export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+/** Creates an empty database on the server, or a copy of template (a database nobody is
+ * connected to); returns its URL. */
+export async function createDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   } finally {
     await client.end();
   }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** Drops a database on the server (its connections ended first). */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE ${name} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
 }
