@@ -13,7 +13,10 @@
 // read from the kernel: each thread's user and system time (/proc/<pid>/task/<tid>/stat,
 // the writer thread found by the name a --require preload gives it, bench/
 // name-threads.cjs), and on PostgreSQL that of the server processes serving the service's
-// sessions, before and after the measured load. Linux only; the same on Node 20 and 24.
+// sessions, before and after the measured load. On PostgreSQL the bare group commit
+// (bench/bare-group-commit-postgres.ts) runs last under the same PATCH load: its own
+// CPU and its server processes' per PATCH are the floor of the service's. Linux only;
+// the same on Node 20 and 24.
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,28 +61,45 @@ const STAGES: [string, (url: string, fn: string) => boolean][] = [
     'access log (pino)',
     (u) =>
       /node_modules\/(pino|sonic-boom|thread-stream|quick-format|atomic-sleep|safe-stable-stringify)/.test(u) ||
-      /src\/(http\/access-log|logger)\.ts/.test(u),
+      /src\/(http\/stages\/access-log|support\/logger)\.ts/.test(u),
   ],
-  ['metrics (prom-client)', (u) => /node_modules\/(prom-client|tdigest|bintrees)/.test(u) || /src\/metrics\.ts/.test(u)],
+  [
+    'metrics (prom-client)',
+    (u) =>
+      /node_modules\/(prom-client|tdigest|bintrees)/.test(u) ||
+      /src\/(application\/health\/(metrics|request-durations)|http\/stages\/metrics-observer)/.test(u),
+  ],
   [
     'authentication (key hash, cache, change token)',
-    (u) => /src\/(http\/auth|store\/keys|store\/sqlite\/key-table|store\/database)\.ts/.test(u) || /^node:internal\/crypto/.test(u),
+    (u) =>
+      /src\/(http\/stages\/(auth|key-fairness)|application\/access\/|store\/keys|store\/sqlite\/(keys|key-log|database|reads\/key-reads)|store\/postgres\/key-)/.test(
+        u,
+      ) || /^node:internal\/crypto/.test(u),
   ],
   [
     'body, strict JSON, validation (ajv)',
     (u) =>
-      /src\/(http\/(body|validation)|json\/)/.test(u) ||
+      /src\/(http\/input\/(body|validation|operation-input|parameters|text-schemas|accept|idempotency-key)|json\/)/.test(u) ||
       /node_modules\/(ajv|fast-uri|fast-deep-equal|raw-body|co-body|koa-bodyparser|iconv-lite|bytes)/.test(u),
   ],
-  [
-    'routes, preconditions, the GET list held in memory',
-    (u) => /src\/(http\/(inventory-routes|inventory-json|preconditions)|application\/inventory-cache)\.ts/.test(u),
-  ],
+  ['routes, preconditions, the GET list held in memory', (u) => /src\/(http\/(routes\/|input\/preconditions)|application\/read\/)/.test(u)],
   ['service middleware (errors, request id, Host, OPTIONS, stall guard)', (u) => /src\/http\//.test(u)],
-  ['command (decide, evolve, group commit)', (u) => /src\/(commands|domain\/|store\/group-commit)/.test(u)],
+  ['command (decide, evolve, group commit)', (u) => /src\/(domain|application\/write)\//.test(u)],
   [
-    'store: SQLite statements, hash chain, worker messages',
-    (u, f) => /src\/store\//.test(u) || /better-sqlite3/.test(u) || /^node:internal\/worker/.test(u) || f === 'postMessage',
+    "signing: checkpoints, receipts, the signer's state file",
+    (u, f) =>
+      /src\/(application\/signing|store\/receipts)\//.test(u) ||
+      /^node:(fs|internal\/fs)/.test(u) ||
+      f === 'openFileHandle' ||
+      f === 'rename',
+  ],
+  [
+    'store: statements, hash chain, worker messages',
+    (u, f) =>
+      /src\/(store\/|support\/merkle)/.test(u) ||
+      /node_modules\/(better-sqlite3|pg|pg-protocol|pg-types|pg-pool|postgres-)/.test(u) ||
+      /^node:internal\/worker/.test(u) ||
+      f === 'postMessage',
   ],
   [
     'promises, events, timers',
@@ -212,6 +232,27 @@ async function profileUnder(mode: Mode, target: string): Promise<Run> {
   }
 }
 
+/** The bare group commit on PostgreSQL (one transaction per batch) under the PATCH load:
+ * requests a second, and CPU µs per PATCH of its process and of the server processes
+ * serving it, the floor of the service's. */
+async function bareGroupCommit(url: string): Promise<{ rps: number; main: number; server: number }> {
+  const key = await makeDatabase(url, PETS);
+  const port = await freePort();
+  const bare = start(['scripts/bench/bare-group-commit-postgres.ts', String(port), url]);
+  try {
+    await ready(port);
+    await load(port, 'patch', WARMUP_SECONDS, 50, key, PETS);
+    const before = await cpuNow(bare.pid!, url);
+    const result = await load(port, 'patch', SECONDS, 50, key, PETS);
+    const after = await cpuNow(bare.pid!, url);
+    const served = result['2xx'];
+    const server = [...after.server!].reduce((total, [pid, us]) => total + us - (before.server!.get(pid) ?? 0), 0);
+    return { rps: result.requests.average, main: (after.main - before.main) / served, server: server / served };
+  } finally {
+    await stop(bare);
+  }
+}
+
 const stages = [...STAGES.map(([name]) => name), 'other'];
 const cell = (m: Map<string, number>, s: string) => (m.get(s) ?? 0).toFixed(1);
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0).toFixed(1);
@@ -258,6 +299,12 @@ try {
   const get = await profileUnder('get', await createDatabase(postgres.url, 'profile_get'));
   const patch = await profileUnder('patch', await createDatabase(postgres.url, 'profile_patch'));
   table('PostgreSQL', get, patch);
+  const bare = await bareGroupCommit(await createDatabase(postgres.url, 'profile_bare'));
+  console.log(
+    `The bare group commit (one transaction per batch) under the same PATCH load: ${bare.rps.toFixed(0)} req/s; CPU per PATCH: ` +
+      `its process ${us(bare.main)} µs, the PostgreSQL server processes serving it ${us(bare.server)} µs ` +
+      `(the service's: ${us(patch.cpu.server)} µs, ${((patch.cpu.server ?? 0) / bare.server).toFixed(2)}x)`,
+  );
 } finally {
   await postgres.stop();
 }
