@@ -12,9 +12,9 @@
 // (its GET alternated with the Koa floor started again beside it), a
 // bare server doing one transaction per PATCH that locks the chain head, a bare group
 // commit (one transaction per batch), and two service instances on one database. The SQLite GET and PATCH loads run again beside 300 change
-// feed streams. Last, a fresh service with 100,000 pets under 10 clients reading the
-// list, and another under a user's mix (600 PATCHes each followed by a GET of the whole
-// list), reading each one's peak RSS. Prints requests/s, p50 and p99 latency, errors, every ratio to
+// feed streams. Last, on each store, a fresh service with 100,000 pets under 10 clients
+// reading the list, and another under a user's mix (600 PATCHes each followed by a GET of
+// the whole list), reading each one's RSS idle, steady and at its peak (bench/memory.ts). Prints requests/s, p50 and p99 latency, errors, every ratio to
 // the limits, the targets (measured, target, met or missed) and the load average before
 // and after; writes them all to bench-results/bench.json. Last, 300 clients reading that
 // list together right after a PATCH, with /healthz probed beside them (its p99 is a
@@ -27,6 +27,7 @@
 //   npm run bench -- --only growth   PATCH, GET, proofs, the monitor, rebuild-projection and the
 //                                    bytes on disk as one log grows to 10,000,000 events (bench/growth.ts;
 //                                    BENCH_GROWTH_SIZES=10000,100000 for a short run)
+//   npm run bench -- --only memory   RSS idle, steady and at its peak, 100,000 pets, both stores
 //   npm run bench -- --only log   the verifiable log's rows alone (bench/log.ts; a few minutes:
 //                                 it builds a log of 1,000,000 events)
 //   BENCH_WARMUP_SECONDS=1 npm run bench -- --seconds 1   checks that every part runs
@@ -45,10 +46,10 @@ import { quantile, readersRound } from './bench/many-readers.ts';
 import { atScale, receiptsCost } from './bench/log.ts';
 import { oneKeyFlood } from './bench/flood.ts';
 import { growthRows } from './bench/growth.ts';
+import { MEMORY_PETS, memoryRun, memoryTarget, type MemoryRun } from './bench/memory.ts';
 import {
   children,
   measure,
-  peakRssMb,
   ready,
   start,
   startService,
@@ -89,7 +90,9 @@ try {
   else if (values.only === 'log') await logRows();
   else if (values.only === 'flood') await floodRows();
   else if (values.only === 'growth') await growthRowsOfBoth();
-  else if (values.only !== undefined) throw new Error(`--only takes many-readers, floors, log, flood or growth, not ${values.only}`);
+  else if (values.only === 'memory') await memoryRowsOfBoth();
+  else if (values.only !== undefined)
+    throw new Error(`--only takes many-readers, floors, log, flood, growth or memory, not ${values.only}`);
   else {
     await againstBareServers();
     await idempotencyKeyCost();
@@ -240,6 +243,7 @@ async function againstBareServers(): Promise<void> {
   // server doing one transaction per PATCH that takes the chain-head lock, and two
   // service instances on one database; and a bare group commit.
   const postgres = await startPostgres('bench');
+  let pgMemory: MemoryRun[];
   let pg: { get: Load; floor: Load; patch: Load; healthz: Load; bare: Load; group: Load; groupHealthz: Load; two: Load };
   try {
     const url = await createDatabase(postgres.url, 'bench');
@@ -277,30 +281,19 @@ async function againstBareServers(): Promise<void> {
     const two = report('PostgreSQL: two instances, PATCH, 25 conn. each', combine(halves));
     pg = { get, floor, patch, healthz, bare, group: pgGroup, groupHealthz, two };
     await Promise.all([...pgServices.map((s) => stop(s)), stop(barePg), stop(groupPg)]);
+    pgMemory = await pgMemoryRuns(postgres.url);
   } finally {
     await postgres.stop();
   }
 
-  // Memory: a fresh service with 100,000 pets under 10 clients.
-  const BIG = 100_000;
-  const bigKey = await makeDatabase(join(dir, 'big.db'), BIG);
-  const bigPort = await freePort();
-  const big = startService({ PORT: String(bigPort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'big.db'), LOG_LEVEL: 'info' });
-  await ready(bigPort, '/healthz');
-  const bigRun = await load(bigPort, 'get', SECONDS, 10, bigKey, BIG);
-  const rss = peakRssMb(big.pid!);
-  report(`SQLite: service GET, ${BIG} pets, 10 conn.`, bigRun, `  peak RSS ${rss.toFixed(0)} MB`);
-  await stop(big);
-  // A user's mix on a fresh service: each PATCH followed by a GET of the whole list, so
-  // that the list is rendered anew for nearly every GET while earlier renders are read.
-  const PAIRS = 600;
-  const mixPort = await freePort();
-  const mixed = startService({ PORT: String(mixPort), HOST: '127.0.0.1', INVENTORY_DB: join(dir, 'big.db'), LOG_LEVEL: 'info' });
-  await ready(mixPort, '/healthz');
-  const mixRun = await load(mixPort, 'pairs', 120, 10, bigKey, BIG, PAIRS);
-  const mixRss = peakRssMb(mixed.pid!);
-  report(`SQLite: ${PAIRS} PATCH-then-GET pairs, ${BIG} pets, 10 conn.`, mixRun, `  peak RSS ${mixRss.toFixed(0)} MB`);
-  await stop(mixed);
+  // Memory: a fresh service with 100,000 pets under 10 clients, GET alone and a user's mix.
+  const bigKey = await makeDatabase(join(dir, 'big.db'), MEMORY_PETS);
+  const memory = [
+    await memoryRun('SQLite', join(dir, 'big.db'), bigKey, 'get', SECONDS),
+    await memoryRun('SQLite', join(dir, 'big.db'), bigKey, 'pairs', SECONDS),
+    ...pgMemory,
+  ];
+  for (const m of memory) results[m.name] = m.load;
   const readers = await manyReaders(join(dir, 'big.db'), bigKey);
 
   const ratio = (a: Load, b: Load) => a.requests.average / b.requests.average;
@@ -353,13 +346,7 @@ async function againstBareServers(): Promise<void> {
     atLeast('PostgreSQL PATCH / bare group commit', pg.patch, pg.group, 0.5),
     atLeast('PostgreSQL GET / Koa floor', pg.get, pg.floor, 0.8),
     p99AtMost('PostgreSQL PATCH p99 (bare per-request server)', pg.patch, pg.bare),
-    { name: '100,000 pets: peak RSS, GET only', measured: `${rss.toFixed(0)} MB`, target: '<= 150 MB', met: rss <= 150 },
-    {
-      name: `100,000 pets: peak RSS, ${PAIRS} PATCH+GET pairs`,
-      measured: `${mixRss.toFixed(0)} MB`,
-      target: '<= 150 MB',
-      met: mixRss <= 150,
-    },
+    ...memory.map(memoryTarget),
     // Beside the PATCH load a probe waits for the machine's two cores as much as for the
     // service: the limit is what the bare group commit's own probe gets under its load.
     atMostFloor('/healthz p99 beside PATCH (SQLite)', sPatch, gHealthz),
@@ -391,7 +378,7 @@ async function againstBareServers(): Promise<void> {
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench-results', 'bench.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), peakRssMb100k: rss, peakRssMb100kPairs: mixRss, targets }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds: SECONDS, wallSeconds: seconds, loadAverage: { before: loadBefore, after: loadAfter }, results, ratios: Object.fromEntries(ratios), memory: memory.map(({ name, idleMb, steadyMb, peakMb }) => ({ name, idleMb, steadyMb, peakMb })), targets }, null, 2)}\n`,
   );
 }
 
@@ -574,6 +561,31 @@ async function growthRowsOfBoth(): Promise<void> {
     await postgres.stop();
   }
   console.log(`the log growing: load average after: ${loadAverage()}`);
+}
+
+/** The memory runs on PostgreSQL: a database of MEMORY_PETS pets on the server at url. */
+async function pgMemoryRuns(url: string): Promise<MemoryRun[]> {
+  const target = await createDatabase(url, 'bench_memory');
+  const key = await makeDatabase(target, MEMORY_PETS);
+  return [await memoryRun('PostgreSQL', target, key, 'get', SECONDS), await memoryRun('PostgreSQL', target, key, 'pairs', SECONDS)];
+}
+
+/** The memory rows alone, on both stores. */
+async function memoryRowsOfBoth(): Promise<void> {
+  console.log(`memory: load average before: ${loadAverage()}`);
+  const key = await makeDatabase(join(dir, 'big.db'), MEMORY_PETS);
+  const runs = [
+    await memoryRun('SQLite', join(dir, 'big.db'), key, 'get', SECONDS),
+    await memoryRun('SQLite', join(dir, 'big.db'), key, 'pairs', SECONDS),
+  ];
+  const postgres = await startPostgres('bench-memory');
+  try {
+    runs.push(...(await pgMemoryRuns(postgres.url)));
+  } finally {
+    await postgres.stop();
+  }
+  printRows(runs.map(memoryTarget));
+  console.log(`memory: load average after: ${loadAverage()}`);
 }
 
 /** Fair to every key: one key flooding proofs beside /healthz and another key. */
