@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { forkOf, makeSignedStateWriter, signedStatePath, writeSignedState } from '../../src/application/signing/signed-state.ts';
 import { appSuite } from '../kit/suites.ts';
 import { tempDir } from '../kit/paths.ts';
+import { waitUntil } from '../kit/wait.ts';
 
 const KEY = { pem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 const state = appSuite('what a key published', { app: { signingKey: KEY, writer: 'thread' } });
@@ -51,7 +52,7 @@ state('the writer keeps the largest tree per log, written whole', async () => {
   try {
     const path = dir.path('key.pem.signed');
     const errors: Error[] = [];
-    const writer = makeSignedStateWriter(path, (e) => errors.push(e));
+    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 0);
     const root = (b: number) => Buffer.alloc(32, b);
     writer.published('log-a', 3, root(1));
     writer.published('log-a', 5, root(2));
@@ -63,6 +64,46 @@ state('the writer keeps the largest tree per log, written whole', async () => {
     assert.equal(JSON.parse(readFileSync(path, 'utf8')), {
       logs: { 'log-a': { size: 5, root: root(2).toString('base64') }, 'log-b': { size: 1, root: root(4).toString('base64') } },
     });
+    assert.equal(errors, []);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+/** The size the state at path records for log-a, 0 before it exists. */
+const sizeIn = (path: string) =>
+  existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { logs: Record<string, { size: number }> }).logs['log-a']!.size : 0;
+
+state('the writer spaces its writes: the first at once, then at most one per spacing, the last tree; flush writes at once', async () => {
+  const dir = tempDir('signed-state-');
+  try {
+    const path = dir.path('key.pem.signed');
+    const errors: Error[] = [];
+    // A minute apart: nothing this test waits for comes near it.
+    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 60_000);
+    writer.published('log-a', 3, Buffer.alloc(32, 1));
+    await waitUntil(() => sizeIn(path) === 3, 'the first tree written');
+    writer.published('log-a', 4, Buffer.alloc(32, 2));
+    writer.published('log-a', 5, Buffer.alloc(32, 3));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.is(sizeIn(path), 3, 'the next write waits for its spacing');
+    await writer.flush();
+    assert.is(sizeIn(path), 5, 'flush wrote the newest tree at once');
+    assert.equal(errors, []);
+  } finally {
+    dir.cleanup();
+  }
+});
+
+state('a tree published within the spacing is written once the spacing has passed, without a flush', async () => {
+  const dir = tempDir('signed-state-');
+  try {
+    const path = dir.path('key.pem.signed');
+    const errors: Error[] = [];
+    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 20);
+    writer.published('log-a', 1, Buffer.alloc(32, 1));
+    writer.published('log-a', 2, Buffer.alloc(32, 2));
+    await waitUntil(() => sizeIn(path) === 2, 'the pending tree written after the spacing');
     assert.equal(errors, []);
   } finally {
     dir.cleanup();

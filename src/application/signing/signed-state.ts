@@ -2,9 +2,10 @@
 // forbids and which no monitor could tell from a rewrite. So the signer keeps, beside its
 // key file (`<key file>.signed`), the largest tree it has published for each log: its
 // size and root, updated once the commit it covers is done and its answers went out,
-// without waiting for the disk (a crash may leave the file behind, never ahead). A log
-// smaller than that, or whose tree at that size has another root (a restored backup, a
-// rewritten log), is refused before the key signs anything for it.
+// without waiting for the disk, at most every STATE_WRITE_SPACING_MS (a crash may leave
+// the file behind, never ahead). A log smaller than that, or whose tree at that size has
+// another root (a restored backup, a rewritten log), is refused before the key signs
+// anything for it.
 import { linkSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { writeFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -67,19 +68,33 @@ export async function forkOf(store: Pick<AuditReads, 'logHead' | 'treeNodes'>, p
   return undefined;
 }
 
+/** The least time between two writes of the state while trees keep being published. A
+ * write per batch cost the event loop a file open, write, close and rename for every few
+ * PATCHes; spaced out, the file may lag what was published by this much more after a
+ * crash, well within what an unsynced write already risks (the kernel writes it back
+ * seconds later), and a clean stop still writes the last tree (flush). */
+export const STATE_WRITE_SPACING_MS = 100;
+
 /**
  * Records trees as they are published: the newest one per log is written in the
- * background, one write at a time (renamed into place whole), never a smaller one. At
- * start, it removes the copies that writes cut short left beside the state.
+ * background, one write at a time (renamed into place whole), at most one write every
+ * spacingMs, never a smaller tree. flush() writes what is pending at once. At start, it
+ * removes the copies that writes cut short left beside the state.
  */
 export function makeSignedStateWriter(
   path: string,
   onError: (error: Error) => void,
+  spacingMs = STATE_WRITE_SPACING_MS,
 ): { published(logId: string, size: number, root: Buffer): void; flush(): Promise<void> } {
   const logs = readState(path);
   removeAbandonedWrites(path, onError);
   let writing: Promise<void> | undefined;
   let dirty = false;
+  let lastWrite = -Infinity;
+  /** Set by flush: every write from then on goes at once. */
+  let urgent = false;
+  /** Ends the wait before a write, when one is under way. */
+  let hurry: (() => void) | undefined;
   // What is published while a write is under way is written by the next one.
   const kick = () => {
     if (writing) return;
@@ -90,12 +105,25 @@ export function makeSignedStateWriter(
         if (dirty) kick();
       });
   };
+  const spaced = () => {
+    const wait = lastWrite + spacingMs - performance.now();
+    if (wait <= 0 || urgent) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      hurry = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (hurry = undefined));
+  };
   const write = async () => {
     while (dirty) {
+      await spaced();
       dirty = false;
       const whole = `${path}.${process.pid}.tmp`;
       await writeFile(whole, stateText(logs), { mode: 0o600 });
       await rename(whole, path);
+      lastWrite = performance.now();
     }
   };
   return {
@@ -107,7 +135,13 @@ export function makeSignedStateWriter(
       kick();
     },
     async flush() {
-      await writing;
+      urgent = true;
+      hurry?.();
+      try {
+        await writing;
+      } finally {
+        urgent = false;
+      }
     },
   };
 }
