@@ -58,33 +58,30 @@ async function growTo(target: string, events: number): Promise<void> {
   }
 }
 
-/** Bytes on disk by table, its indexes included (SQLite: dbstat; PostgreSQL: pg_total_relation_size). */
+/** Bytes on disk by table and by index (SQLite: dbstat; PostgreSQL: a table with its
+ * TOAST, each index on its own). */
 async function bytesByTable(target: string): Promise<Map<string, number>> {
   const byTable = new Map<string, number>();
   if (target.startsWith('postgres')) {
     const client = new pg.Client({ connectionString: target });
     await client.connect();
     const { rows } = await client.query<{ name: string; bytes: string }>(
-      `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c
-       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`,
+      `SELECT c.relname AS name, CASE c.relkind WHEN 'r' THEN pg_total_relation_size(c.oid) - pg_indexes_size(c.oid)
+         ELSE pg_relation_size(c.oid) END AS bytes
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')`,
     );
     await client.end();
     for (const row of rows) byTable.set(row.name, Number(row.bytes));
     return byTable;
   }
   const db = new Database(target, { readonly: true });
-  const rows = db
-    .prepare(
-      `SELECT coalesce(m.tbl_name, s.name) AS name, sum(s.pgsize) AS bytes FROM dbstat s
-       LEFT JOIN sqlite_schema m ON m.name = s.name GROUP BY 1`,
-    )
-    .all() as { name: string; bytes: number }[];
+  const rows = db.prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name').all() as { name: string; bytes: number }[];
   db.close();
   for (const row of rows) byTable.set(row.name, row.bytes);
   return byTable;
 }
 
-/** "events 312 B, tree_nodes 140 B, ..." per event, the largest first, and the total. */
+/** "events 212 B, events_by_actor 60 B, ..." per event, the largest first, and the total. */
 function perEvent(byTable: Map<string, number>, events: number): { text: string; total: number } {
   const shares = [...byTable].filter(([, bytes]) => bytes / events >= 1).sort((a, b) => b[1] - a[1]);
   const total = [...byTable.values()].reduce((a, b) => a + b, 0) / events;
