@@ -73,7 +73,7 @@ export async function forkOf(store: Pick<AuditReads, 'logHead' | 'treeNodes'>, p
  * PATCHes; spaced out, the file may lag what was published by this much more after a
  * crash, well within what an unsynced write already risks (the kernel writes it back
  * seconds later), and a clean stop still writes the last tree (flush). */
-export const STATE_WRITE_SPACING_MS = 100;
+const STATE_WRITE_SPACING_MS = 100;
 
 /**
  * Records trees as they are published: the newest one per log is written in the
