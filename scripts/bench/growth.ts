@@ -5,7 +5,7 @@
 // (the service as npm start runs it, with a signing key, in rounds alternated across the
 // sizes, each round on a fresh copy so that its PATCHes do not grow the log it measures),
 // inclusion and consistency proof p99, the monitor's bytes and time, rebuild-projection's
-// time, and the bytes on disk per event, by table with its indexes.
+// time, and the bytes on disk per event, by table and by index.
 import { copyFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
