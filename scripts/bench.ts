@@ -46,7 +46,7 @@ import { quantile, readersRound } from './bench/many-readers.ts';
 import { atScale, receiptsCost } from './bench/log.ts';
 import { oneKeyFlood } from './bench/flood.ts';
 import { growthRows } from './bench/growth.ts';
-import { MEMORY_PETS, memoryRun, memoryTarget, type MemoryRun } from './bench/memory.ts';
+import { MEMORY_PETS, memoryRuns, memoryTarget, type MemoryRun } from './bench/memory.ts';
 import {
   children,
   measure,
@@ -58,6 +58,7 @@ import {
   WARMUP_SECONDS,
   load,
   loadAverage,
+  loadLine,
   type Load,
   type Mode,
 } from './bench/harness.ts';
@@ -124,10 +125,7 @@ async function againstBareServers(): Promise<void> {
   const results: Record<string, Load> = {};
   const report = (name: string, r: Load, extra = '') => {
     results[name] = r;
-    console.log(
-      `${name.padEnd(52)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
-        `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}${extra}`,
-    );
+    console.log(`${loadLine(name, r)}${extra}`);
     return r;
   };
   const run = async (name: string, port: number, mode: Mode, connections: number, key: string) =>
@@ -288,11 +286,7 @@ async function againstBareServers(): Promise<void> {
 
   // Memory: a fresh service with 100,000 pets under 10 clients, GET alone and a user's mix.
   const bigKey = await makeDatabase(join(dir, 'big.db'), MEMORY_PETS);
-  const memory = [
-    await memoryRun('SQLite', join(dir, 'big.db'), bigKey, 'get', SECONDS),
-    await memoryRun('SQLite', join(dir, 'big.db'), bigKey, 'pairs', SECONDS),
-    ...pgMemory,
-  ];
+  const memory = [...(await memoryRuns('SQLite', join(dir, 'big.db'), bigKey, SECONDS)), ...pgMemory];
   for (const m of memory) results[m.name] = m.load;
   const readers = await manyReaders(join(dir, 'big.db'), bigKey);
 
@@ -444,10 +438,7 @@ async function idempotencyKeyCost(): Promise<void> {
       const name = `${store}: service PATCH${mode === 'patch' ? ', no key' : ', a fresh Idempotency-Key each'}, ${CONNECTIONS} conn.`;
       results[name] = r;
       rates.push(r.requests.average);
-      console.log(
-        `${name.padEnd(64)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
-          `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
-      );
+      console.log(loadLine(name, r, 64));
     }
     lines.push(`${store}: PATCH with a key / without: ${(rates[1]! / rates[0]!).toFixed(2)}x`);
   };
@@ -566,18 +557,14 @@ async function growthRowsOfBoth(): Promise<void> {
 /** The memory runs on PostgreSQL: a database of MEMORY_PETS pets on the server at url. */
 async function pgMemoryRuns(url: string): Promise<MemoryRun[]> {
   const target = await createDatabase(url, 'bench_memory');
-  const key = await makeDatabase(target, MEMORY_PETS);
-  return [await memoryRun('PostgreSQL', target, key, 'get', SECONDS), await memoryRun('PostgreSQL', target, key, 'pairs', SECONDS)];
+  return memoryRuns('PostgreSQL', target, await makeDatabase(target, MEMORY_PETS), SECONDS);
 }
 
 /** The memory rows alone, on both stores. */
 async function memoryRowsOfBoth(): Promise<void> {
   console.log(`memory: load average before: ${loadAverage()}`);
   const key = await makeDatabase(join(dir, 'big.db'), MEMORY_PETS);
-  const runs = [
-    await memoryRun('SQLite', join(dir, 'big.db'), key, 'get', SECONDS),
-    await memoryRun('SQLite', join(dir, 'big.db'), key, 'pairs', SECONDS),
-  ];
+  const runs = await memoryRuns('SQLite', join(dir, 'big.db'), key, SECONDS);
   const postgres = await startPostgres('bench-memory');
   try {
     runs.push(...(await pgMemoryRuns(postgres.url)));

@@ -14,7 +14,7 @@ import { commandsFor } from '../../src/application/write/commands.ts';
 import { openStore } from '../../src/store/open.ts';
 import { createDatabase, dropDatabase } from '../embedded-postgres.ts';
 import { makeDatabase, freePort } from './fixtures.ts';
-import { measure, median, ready, startService, stop, type Load } from './harness.ts';
+import { loadLine, measure, median, ready, startService, stop, type Load } from './harness.ts';
 import { monitorRun, proofP99s, type LogRow } from './log.ts';
 import { timedScript } from './tiles.ts';
 
@@ -105,11 +105,7 @@ async function serve(log: Sized, dir: string, name: string): Promise<Started> {
   return { port, child, target };
 }
 
-const line = (name: string, r: Load) =>
-  console.log(
-    `  ${name.padEnd(46)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
-      `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
-  );
+const line = (name: string, r: Load) => console.log(loadLine(`  ${name}`, r, 48));
 
 /** The rows of one store: its logs grown to each size, then measured. */
 async function storeRows(store: string, logs: Sized[], dir: string, seconds: number): Promise<LogRow[]> {

@@ -116,6 +116,15 @@ export async function measure(port: number, mode: Mode, seconds: number, connect
   return load(port, mode, seconds, connections, key, pets);
 }
 
+/** One load's line of the bench's output: its name padded to width, requests a second,
+ * p50 and p99, errors and non-2xx answers. */
+export function loadLine(name: string, r: Load, width = 52): string {
+  return (
+    `${name.padEnd(width)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  ` +
+    `p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`
+  );
+}
+
 /** Peak resident set size of a process so far, in MB (Linux: VmHWM). */
 export function peakRssMb(pid: number): number {
   const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];

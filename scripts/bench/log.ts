@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { loadMigrations, migrate } from '../../src/store/sqlite/migrate.ts';
 import { freePort, makeDatabase } from './fixtures.ts';
-import { measure, ready, start, startService, stop, type Load } from './harness.ts';
+import { loadLine, measure, ready, start, startService, stop, type Load } from './harness.ts';
 import { quantile } from './many-readers.ts';
 import { mirrorRuns, tileReads, timedScript } from './tiles.ts';
 
@@ -58,9 +58,7 @@ export async function receiptsCost(dir: string, seconds: number, rounds: number)
       ['SQLite service PATCH, receipts (median)', s],
       ['the same tree without a signing key (median)', u],
     ] as const) {
-      console.log(
-        `${name.padEnd(52)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  p99 ${String(r.latency.p99).padStart(4)} ms  errors ${r.errors + r.timeouts}  non-2xx ${r.non2xx}`,
-      );
+      console.log(loadLine(name, r));
     }
     const ratio = s.requests.average / u.requests.average;
     return {
@@ -120,9 +118,8 @@ async function countingProxy(port: number): Promise<{ port: number; bytes: () =>
 }
 
 /** Inclusion and consistency proofs at size events, 2,000 of each at random, one after
- * another on one connection, after 1,000 to warm up (on a service just started on
- * PostgreSQL the first 2,000 had a p99 nearly twice the next 2,000's: 6.3 against
- * 3.8 ms); their p99 rows, named after prefix. */
+ * another on one connection, after 1,000 to warm up (a service just started answers its
+ * first proofs slower: see docs/performance.md); their p99 rows, named after prefix. */
 export async function proofP99s(port: number, key: string, events: number, prefix = ''): Promise<LogRow[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const ask = (path: string) => timedGet(port, path, key, agent);
@@ -219,9 +216,7 @@ export async function atScale(dir: string, events: number): Promise<LogRow[]> {
   try {
     await ready(port, '/healthz');
     rows.push(...(await proofP99s(port, key, events)));
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     rows.push(...(await tileReads(events, (path, a) => timedGet(port, path, key, a))));
-    agent.destroy();
     const monitor = await monitorRun(port, key, dir);
     rows.push(...monitor.rows);
     const { proxy, trust, writeTen } = monitor;

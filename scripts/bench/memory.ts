@@ -29,7 +29,7 @@ function rssMb(pid: number): number {
 }
 
 /** A fresh service on target under mode ('get' or 'pairs') at 10 connections. */
-export async function memoryRun(store: string, target: string, key: string, mode: 'get' | 'pairs', seconds: number): Promise<MemoryRun> {
+async function memoryRun(store: string, target: string, key: string, mode: 'get' | 'pairs', seconds: number): Promise<MemoryRun> {
   const port = await freePort();
   const service = startService({ PORT: String(port), HOST: '127.0.0.1', INVENTORY_DB: target, LOG_LEVEL: 'info' });
   try {
@@ -57,6 +57,11 @@ export async function memoryRun(store: string, target: string, key: string, mode
   } finally {
     await stop(service);
   }
+}
+
+/** A store's two runs: GET alone, then the mix, each on a fresh service. */
+export async function memoryRuns(store: string, target: string, key: string, seconds: number): Promise<MemoryRun[]> {
+  return [await memoryRun(store, target, key, 'get', seconds), await memoryRun(store, target, key, 'pairs', seconds)];
 }
 
 /** The target row of a run: its peak, with idle and steady beside it. */
