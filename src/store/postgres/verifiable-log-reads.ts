@@ -97,11 +97,15 @@ export async function logHead(pool: pg.Pool): Promise<LogHead> {
   };
 }
 
+/** The nodes of the tree at the given levels ($1) and indexes ($2), each looked up by its
+ * key (the planner takes unnest for a few rows, so it never scans the whole tree). */
+export const TREE_NODES = `SELECT level, idx, hash FROM tree_nodes WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))`;
+
 export async function treeNodes(pool: pg.Pool, keys: readonly NodeKey[]): Promise<Map<string, Buffer>> {
-  const { rows } = await pool.query<{ level: number; idx: string; hash: Buffer }>(
-    'SELECT level, idx, hash FROM tree_nodes WHERE (level, idx) IN (SELECT * FROM unnest($1::smallint[], $2::bigint[]))',
-    [keys.map((k) => k.level), keys.map((k) => String(k.index))],
-  );
+  const { rows } = await pool.query<{ level: number; idx: string; hash: Buffer }>(TREE_NODES, [
+    keys.map((k) => k.level),
+    keys.map((k) => String(k.index)),
+  ]);
   return new Map(rows.map((r) => [nodeId(r.level, Number(r.idx)), r.hash]));
 }
 

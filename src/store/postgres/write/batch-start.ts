@@ -16,8 +16,12 @@ import { keyLockOf, loadRecords } from './idempotency.ts';
 // Read in the first round trip, under the chain head's lock: the Merkle tree's frontier
 // for the head's size (the complete subtree ending at each set bit of the size, whose
 // index at level n is (size >> n) - 1), and the key log's head, which checkpoints name.
+// Each node is looked up by its key (LATERAL ... LIMIT 1, which the planner cannot turn
+// into a join of the whole table): as a plain join, a table whose statistics are not yet
+// gathered was planned as a hash join over every node, a read that grows with the log.
 export const FRONTIER = `SELECT t.level, t.idx, t.hash FROM chain_head h CROSS JOIN generate_series(0, 62) AS l(n)
-  JOIN tree_nodes t ON t.level = l.n AND t.idx = (h.seq >> l.n) - 1 WHERE ((h.seq >> l.n) & 1) = 1`;
+  CROSS JOIN LATERAL (SELECT level, idx, hash FROM tree_nodes WHERE level = l.n AND idx = (h.seq >> l.n) - 1 LIMIT 1) t
+  WHERE ((h.seq >> l.n) & 1) = 1`;
 const KEYS_HEAD = 'SELECT seq AS keys_seq, hash AS keys_hash FROM key_chain_head';
 
 /** The advisory lock of each Idempotency-Key of the submissions, by scopeId. */
