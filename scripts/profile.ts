@@ -20,10 +20,10 @@
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
 import { freePort, makeDatabase } from './bench/fixtures.ts';
 import { children, cpuMicros, load, ready, start, stop, WARMUP_SECONDS, type Mode } from './bench/harness.ts';
+import { serverCpuNow, serverCpuSince } from './bench/server-cpu.ts';
 import { scriptArgs } from './script-args.ts';
 
 interface ProfileNode {
@@ -159,17 +159,7 @@ async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer
     main: cpuMicros(`/proc/${pid}/task/${pid}/stat`),
     writer: writer === undefined ? undefined : cpuMicros(`/proc/${pid}/task/${writer}/stat`),
   };
-  if (url === undefined) return result;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>(
-      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-    );
-    return { ...result, server: new Map(rows.map((r) => [r.pid, cpuMicros(`/proc/${r.pid}/stat`)])) };
-  } finally {
-    await client.end();
-  }
+  return url === undefined ? result : { ...result, server: await serverCpuNow(url) };
 }
 
 interface Run {
@@ -208,7 +198,7 @@ async function profileUnder(mode: Mode, target: string): Promise<Run> {
     const after = await cpuNow(service.pid!, url);
     await stop(service);
     const served = result['2xx'];
-    const serverCpu = after.server && [...after.server].reduce((sum, [pid, us]) => sum + us - (before.server?.get(pid) ?? 0), 0) / served;
+    const serverCpu = after.server && serverCpuSince(before.server!, after.server) / served;
     const cpu = {
       main: (after.main - before.main) / served,
       ...(after.writer === undefined ? {} : { writer: (after.writer - before.writer!) / served }),
@@ -246,7 +236,7 @@ async function bareGroupCommit(url: string): Promise<{ rps: number; main: number
     const result = await load(port, 'patch', SECONDS, 50, key, PETS);
     const after = await cpuNow(bare.pid!, url);
     const served = result['2xx'];
-    const server = [...after.server!].reduce((total, [pid, us]) => total + us - (before.server!.get(pid) ?? 0), 0);
+    const server = serverCpuSince(before.server!, after.server!);
     return { rps: result.requests.average, main: (after.main - before.main) / served, server: server / served };
   } finally {
     await stop(bare);
