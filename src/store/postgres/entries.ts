@@ -7,7 +7,7 @@ import type { ReplayRow } from '../event-log.ts';
 import { applyEvent, type Entry } from '../../domain/apply-event.ts';
 import { toLoggedEvent } from '../replay-rows.ts';
 
-interface EntryRow {
+export interface EntryRow {
   pet_id: bigint;
   quantity: number | null;
   status: PetStatus | null;
@@ -16,18 +16,36 @@ interface EntryRow {
   log_version: number;
 }
 
-const ENTRIES = `
+/** The entries of the pets in pets, an SQL array of bigint. */
+const entriesOf = (pets: string) => `
 SELECT p.pet_id, i.quantity, i.status, i.version, i.updated_at,
        (SELECT coalesce(max(e.version), 0) FROM events e WHERE e.pet_id = p.pet_id) AS log_version
-FROM unnest($1::bigint[]) AS p(pet_id)
+FROM unnest(${pets}) AS p(pet_id)
 LEFT JOIN inventory i ON i.pet_id = p.pet_id`;
+
+const ENTRIES = entriesOf('$1::bigint[]');
+
+/**
+ * The entries' read with the pet ids written into its text, for a round trip of several
+ * statements (which takes no parameters): a batch reads them in its first round trip,
+ * beside the chain head's lock, instead of a round trip of their own under it. The ids
+ * are the BigInts of decided commands, printed as digits: nothing a client wrote.
+ */
+export function entriesRead(petIds: readonly bigint[]): string {
+  return entriesOf(`'{${petIds.map(String).join(',')}}'::bigint[]`);
+}
 
 const PET_EVENTS = 'SELECT seq, pet_id, version, type, data, recorded_at FROM events WHERE pet_id = $1 ORDER BY seq';
 
 export async function loadEntries(client: pg.ClientBase | pg.Pool, petIds: readonly bigint[]): Promise<Map<bigint, Entry>> {
+  if (petIds.length === 0) return new Map();
+  return entriesFrom(client, (await client.query<EntryRow>(ENTRIES, [petIds.map(String)])).rows);
+}
+
+/** The entries of the rows of ENTRIES (or entriesRead); a pet whose row disagrees with the
+ * log is replayed from its events, read on client. */
+export async function entriesFrom(client: pg.ClientBase | pg.Pool, rows: readonly EntryRow[]): Promise<Map<bigint, Entry>> {
   const found = new Map<bigint, Entry>();
-  if (petIds.length === 0) return found;
-  const { rows } = await client.query<EntryRow>(ENTRIES, [petIds.map(String)]);
   for (const row of rows) {
     if ((row.version ?? 0) === row.log_version) {
       if (row.version !== null) {

@@ -1,13 +1,14 @@
-// A batch of submissions in ONE transaction and four round trips, however many requests
-// it holds: (1) BEGIN, the lock timeout and the chain head locked FOR UPDATE (and found
-// at the newest event, else nothing is written), (2) the entries of the batch's pets,
-// read after the lock so no other instance can change them meanwhile (batch-start.ts),
-// (3) every event inserted, every entry upserted and the head moved on in one statement
-// (batch-write.ts), (4) COMMIT. The batch planner (batch-plan.ts) decides the submissions
+// A batch of submissions in ONE transaction and three round trips, however many requests
+// it holds: (1) BEGIN, the lock timeout, the chain head locked FOR UPDATE (and found at
+// the newest event, else nothing is written) and, after the lock so no other instance
+// can change them meanwhile, the entries of the batch's pets (batch-start.ts; with
+// Idempotency-Keys, their stored answers take one more round trip), (2) every event
+// inserted, every entry upserted and the head moved on in one statement (batch-write.ts),
+// (3) COMMIT. The batch planner (batch-plan.ts) decides the submissions
 // and builds the rows and hashes, as it does for SQLite, so both stores give the same
 // chain; these modules only run the SQL. A submission that another instance's commit made
 // stale while this batch waited for the lock is decided again by the caller's
-// decideAgain between (2) and (3), against the entries read under the lock, so that it
+// decideAgain between (1) and (2), against the entries read under the lock, so that it
 // cannot lose to that instance again: no round trip is added. A batch holds the Idempotency-Keys of its
 // submissions (advisory locks, idempotency.ts) from its first round trip, before it
 // waits for the chain head; a submission whose key another batch holds is refused
@@ -109,7 +110,7 @@ export async function appendBatch(
   const written: Written = {};
   const outcomes = await inTransaction(
     pool,
-    beginBatch(waitMs, keyLocks),
+    beginBatch(waitMs, keyLocks, submissions),
     (client, begun) => planAndWrite(client, begun, submissions, keyLocks, options, signing, written),
     bounds,
   ).catch((error: unknown) => {

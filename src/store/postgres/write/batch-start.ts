@@ -1,16 +1,16 @@
 // The first round trip of a batch and the state its plan starts from. The round trip
 // begins the transaction, tries the advisory locks of the batch's Idempotency-Keys
 // (idempotency.ts) before it waits for the chain head, locks the head, and reads the
-// Merkle tree's frontier, the key log's head and the newest event beside it. Then the
-// entries of the batch's pets and the records of its keys are read, under the head's
-// lock, so no other instance can change them meanwhile.
+// Merkle tree's frontier, the key log's head, the newest event and the entries of the
+// batch's pets beside it: under the head's lock, so no other instance can change them
+// meanwhile. The records of the batch's Idempotency-Keys, if it has any, are read next.
 import type pg from 'pg';
 import { batchPets, batchScopes, nodeId, type PlanState } from '../../plan/batch-plan.ts';
 import type { Submission } from '../../event-log.ts';
 import { scopeId } from '../../idempotency.ts';
 import type { BatchToSign } from '../../receipts/receipts.ts';
 import { beginLocked, NEWEST, requireHeadAtNewest, resultsOf, resultWith } from './chain-head.ts';
-import { loadEntries } from '../entries.ts';
+import { entriesFrom, entriesRead, type EntryRow } from '../entries.ts';
 import { keyLockOf, loadRecords } from './idempotency.ts';
 
 // Read in the first round trip, under the chain head's lock: the Merkle tree's frontier
@@ -30,8 +30,10 @@ export function keyLocksOf(submissions: readonly Submission[]): Map<string, stri
 }
 
 /** The batch's first round trip; it ends in a savepoint that a failed write returns to. */
-export function beginBatch(waitMs: number, keyLocks: Map<string, string>): string {
-  return `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; ${FRONTIER}; ${KEYS_HEAD}; ${NEWEST}; SAVEPOINT batch`;
+export function beginBatch(waitMs: number, keyLocks: Map<string, string>, submissions: readonly Submission[]): string {
+  const pets = batchPets(submissions);
+  const entries = pets.length === 0 ? '' : ` ${entriesRead(pets)};`;
+  return `${beginLocked(waitMs, [...new Set(keyLocks.values())].map(BigInt))}; ${FRONTIER}; ${KEYS_HEAD}; ${NEWEST};${entries} SAVEPOINT batch`;
 }
 
 /** The tree's frontier and the key log's head, from the first round trip. */
@@ -67,7 +69,7 @@ export async function batchStart(
   const start: PlanState = {
     seq: head.seq,
     hash: head.hash,
-    entries: await loadEntries(client, batchPets(submissions)),
+    entries: await entriesFrom(client, (resultWith(begun, 'log_version')?.rows ?? []) as EntryRow[]),
     records: await loadRecords(client, batchScopes(submissions)),
     inFlight: inFlightOf(begun, keyLocks),
     frontier,
