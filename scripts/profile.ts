@@ -11,8 +11,8 @@
 // The V8 profiler samples wall time on each thread: a thread blocked in a call (the
 // writer waiting for its disk sync) counts as busy in that call. So the CPU itself is
 // read from the kernel: each thread's user and system time (/proc/<pid>/task/<tid>/stat,
-// the writer thread found by the name a --require preload gives it, bench/
-// name-threads.cjs), and on PostgreSQL that of the server processes serving the service's
+// the worker threads told apart by the names a --require preload gives them, bench/
+// name-threads.cjs, the writer being the busiest of them), and on PostgreSQL that of the server processes serving the service's
 // sessions, before and after the measured load. On PostgreSQL the bare group commit
 // (bench/bare-group-commit-postgres.ts) runs last under the same PATCH load: its own
 // CPU and its server processes' per PATCH are the floor of the service's. Linux only;
@@ -151,15 +151,23 @@ function selfTimes(profile: Profile, from: number, to: number, requests: number)
   return [...sums].map(([where, us]): [string, number] => [where, us / requests]).sort((a, b) => b[1] - a[1]);
 }
 
-/** The CPU of the service's main thread, its writer thread and, on PostgreSQL, the server processes serving it. */
-async function cpuNow(pid: number, url?: string): Promise<{ main: number; writer?: number; server?: Map<number, number> }> {
-  const tasks = readdirSync(`/proc/${pid}/task`);
-  const writer = tasks.find((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith('worker-'));
-  const result = {
-    main: cpuMicros(`/proc/${pid}/task/${pid}/stat`),
-    writer: writer === undefined ? undefined : cpuMicros(`/proc/${pid}/task/${writer}/stat`),
-  };
+/** The CPU of the service's main thread, of each of its worker threads (by thread id)
+ * and, on PostgreSQL, of the server processes serving it. */
+async function cpuNow(pid: number, url?: string): Promise<{ main: number; workers: Map<string, number>; server?: Map<number, number> }> {
+  const workers = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith('worker-'))
+      workers.set(tid, cpuMicros(`/proc/${pid}/task/${tid}/stat`));
+  }
+  const result = { main: cpuMicros(`/proc/${pid}/task/${pid}/stat`), workers };
   return url === undefined ? result : { ...result, server: await serverCpuNow(url) };
+}
+
+/** The CPU the busiest worker thread spent between two readings: on SQLite, the writer
+ * (the others are the signing thread and, from source, tsx's loader). */
+function busiestWorker(before: Map<string, number>, after: Map<string, number>): number | undefined {
+  const spent = [...after].map(([tid, us]) => us - (before.get(tid) ?? 0));
+  return spent.length === 0 ? undefined : Math.max(...spent);
 }
 
 interface Run {
@@ -201,7 +209,7 @@ async function profileUnder(mode: Mode, target: string): Promise<Run> {
     const serverCpu = after.server && serverCpuSince(before.server!, after.server) / served;
     const cpu = {
       main: (after.main - before.main) / served,
-      ...(after.writer === undefined ? {} : { writer: (after.writer - before.writer!) / served }),
+      ...(url !== undefined ? {} : { writer: (busiestWorker(before.workers, after.workers) ?? 0) / served }),
       ...(serverCpu === undefined ? {} : { server: serverCpu }),
     };
     // CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile: thread 0 is the main one.
