@@ -14,8 +14,8 @@ import pg from 'pg';
 import { commandsFor } from '../src/application/write/commands.ts';
 import { openStore } from '../src/store/open.ts';
 import { createDatabase, startPostgres } from './embedded-postgres.ts';
-import { freePort, makeDatabase } from './bench/fixtures.ts';
-import { load, loadAverage, ready, startService, stop, WARMUP_SECONDS } from './bench/harness.ts';
+import { serviceOnNewDatabase } from './bench/fixtures.ts';
+import { children, load, loadAverage, stop, WARMUP_SECONDS } from './bench/harness.ts';
 import { serverCpuNow, serverCpuSince } from './bench/server-cpu.ts';
 import { scriptArgs } from './script-args.ts';
 
@@ -65,19 +65,17 @@ function printStatements(rows: StatementRow[], patches: number): void {
 
 /** The service under PATCH load; the statements' cost per PATCH. */
 async function underLoad(url: string, dir: string): Promise<void> {
-  const key = await makeDatabase(url, PETS);
-  const port = await freePort();
-  const service = startService({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    INVENTORY_DB: url,
+  const {
+    key,
+    port,
+    child: service,
+  } = await serviceOnNewDatabase(url, PETS, false, {
     INVENTORY_SIGNING_KEY: join(dir, 'signing-key.pem'),
     LOG_LEVEL: 'warn',
   });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await ready(port, '/healthz');
     await load(port, 'patch', WARMUP_SECONDS, 50, key, PETS);
     await client.query('SELECT pg_stat_statements_reset()');
     const before = await serverCpuNow(url);
@@ -155,6 +153,8 @@ try {
   await explainBatches(url, plans);
   console.log(`\nload average after: ${loadAverage()}`);
 } finally {
+  // A service that failed to start is stopped too.
+  for (const child of children) child.kill('SIGKILL');
   await postgres.stop();
   rmSync(dir, { recursive: true, force: true });
 }

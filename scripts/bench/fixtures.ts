@@ -31,9 +31,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A service as npm start runs it on a new SQLite database at db with pets 1..pets
- * tracked, CORS on for the bench's origin when asked; resolves once /healthz answers. */
-export async function serviceOnNewDatabase(db: string, pets: number, cors: boolean) {
+/** A service as npm start runs it on a new database at db (a SQLite path or a
+ * PostgreSQL URL) with pets 1..pets tracked, CORS on for the bench's origin when asked,
+ * and env's settings besides; resolves once /healthz answers. */
+export async function serviceOnNewDatabase(db: string, pets: number, cors: boolean, env: Record<string, string> = {}) {
   const key = await makeDatabase(db, pets);
   const port = await freePort();
   const child = startService({
@@ -42,6 +43,7 @@ export async function serviceOnNewDatabase(db: string, pets: number, cors: boole
     INVENTORY_DB: db,
     LOG_LEVEL: 'info',
     ...(cors ? { CORS_ORIGINS: BENCH_ORIGIN } : {}),
+    ...env,
   });
   await ready(port, '/healthz');
   return { key, port, child };
