@@ -47,12 +47,25 @@ state('a log that extends what the key published passes; one smaller or with ano
   }
 });
 
-state('the writer keeps the largest tree per log, written whole', async () => {
+/** A state writer at path in a directory of its own, spacingMs apart, for run; the
+ * writer reported no error when run ends. */
+async function withWriter(spacingMs: number, run: (writer: ReturnType<typeof makeSignedStateWriter>, path: string) => Promise<void>) {
   const dir = tempDir('signed-state-');
   try {
     const path = dir.path('key.pem.signed');
     const errors: Error[] = [];
-    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 0);
+    await run(
+      makeSignedStateWriter(path, (e) => errors.push(e), spacingMs),
+      path,
+    );
+    assert.equal(errors, []);
+  } finally {
+    dir.cleanup();
+  }
+}
+
+state('the writer keeps the largest tree per log, written whole', () =>
+  withWriter(0, async (writer, path) => {
     const root = (b: number) => Buffer.alloc(32, b);
     writer.published('log-a', 3, root(1));
     writer.published('log-a', 5, root(2));
@@ -64,23 +77,16 @@ state('the writer keeps the largest tree per log, written whole', async () => {
     assert.equal(JSON.parse(readFileSync(path, 'utf8')), {
       logs: { 'log-a': { size: 5, root: root(2).toString('base64') }, 'log-b': { size: 1, root: root(4).toString('base64') } },
     });
-    assert.equal(errors, []);
-  } finally {
-    dir.cleanup();
-  }
-});
+  }),
+);
 
 /** The size the state at path records for log-a, 0 before it exists. */
 const sizeIn = (path: string) =>
   existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { logs: Record<string, { size: number }> }).logs['log-a']!.size : 0;
 
-state('the writer spaces its writes: the first at once, then at most one per spacing, the last tree; flush writes at once', async () => {
-  const dir = tempDir('signed-state-');
-  try {
-    const path = dir.path('key.pem.signed');
-    const errors: Error[] = [];
-    // A minute apart: nothing this test waits for comes near it.
-    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 60_000);
+// A minute apart: nothing this test waits for comes near it.
+state('the writer spaces its writes: the first at once, then at most one per spacing, the last tree; flush writes at once', () =>
+  withWriter(60_000, async (writer, path) => {
     writer.published('log-a', 3, Buffer.alloc(32, 1));
     await waitUntil(() => sizeIn(path) === 3, 'the first tree written');
     writer.published('log-a', 4, Buffer.alloc(32, 2));
@@ -89,26 +95,16 @@ state('the writer spaces its writes: the first at once, then at most one per spa
     assert.is(sizeIn(path), 3, 'the next write waits for its spacing');
     await writer.flush();
     assert.is(sizeIn(path), 5, 'flush wrote the newest tree at once');
-    assert.equal(errors, []);
-  } finally {
-    dir.cleanup();
-  }
-});
+  }),
+);
 
-state('a tree published within the spacing is written once the spacing has passed, without a flush', async () => {
-  const dir = tempDir('signed-state-');
-  try {
-    const path = dir.path('key.pem.signed');
-    const errors: Error[] = [];
-    const writer = makeSignedStateWriter(path, (e) => errors.push(e), 20);
+state('a tree published within the spacing is written once the spacing has passed, without a flush', () =>
+  withWriter(20, async (writer, path) => {
     writer.published('log-a', 1, Buffer.alloc(32, 1));
     writer.published('log-a', 2, Buffer.alloc(32, 2));
     await waitUntil(() => sizeIn(path) === 2, 'the pending tree written after the spacing');
-    assert.equal(errors, []);
-  } finally {
-    dir.cleanup();
-  }
-});
+  }),
+);
 
 state('the writer removes the copies that writes cut short left, once they are old, and nothing else', () => {
   const dir = tempDir('signed-state-');
